@@ -1,0 +1,198 @@
+"""Composable, batched update rules (optax-style) and the one engine that runs them.
+
+Every algorithm in the suite (GD, normalized GD, Polyak step, heavy-ball momentum,
+the preconditioned structure-aware GD of paper A, joint (u, W) training of paper B)
+is a chain of small *transformations* applied to a gradient, run by :func:`run`.
+
+Conventions
+-----------
+* ``params`` and ``grads`` are tuples of tensors whose **leading dimension indexes
+  independent runs** (batch ``B``); every transformation acts run-by-run along it,
+  so a batch of B runs costs one Python step, never B.
+* A transformation is a pair of pure functions::
+
+      init(params) -> state
+      update(grads, state, params, info) -> (updates, new_state)
+
+  ``info`` is a dict the objective fills in (loss values, the log of the gradient
+  norm, the optimal loss L*, ...) so that rules like the Polyak step can read
+  them without recomputing.  ``updates`` is added to ``params`` by :func:`apply`.
+* ``grads`` may be *directions* (unit Frobenius norm per run) when the objective
+  knows the gradient only up to scale, as in paper B's log-domain gradients;
+  ``info["log_grad_norm"]`` then carries the scale.  Rules that need the true
+  gradient (plain GD) multiply it back in with :func:`rescale_by_grad_norm`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple, Sequence
+
+import torch
+
+Params = tuple[torch.Tensor, ...]
+Info = dict[str, Any]
+
+
+class Transform(NamedTuple):
+    init: Callable[[Params], Any]
+    update: Callable[[Params, Any, Params, Info], tuple[Params, Any]]
+
+
+def _bshape(t: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Reshape a per-run vector ``v`` (B,) so it broadcasts against ``t`` (B, ...)."""
+    return v.reshape(v.shape + (1,) * (t.dim() - v.dim()))
+
+
+def batch_norm(tree: Params) -> torch.Tensor:
+    """Per-run Frobenius norm of a tuple of (B, ...) tensors: sqrt(sum_k ||t_k[b]||^2)."""
+    sq = sum(t.reshape(t.shape[0], -1).pow(2).sum(-1) for t in tree)
+    return sq.sqrt()
+
+
+def tree_scale(tree: Params, v: torch.Tensor) -> Params:
+    """Multiply every leaf by the per-run scalar ``v`` (B,) (or a Python float)."""
+    if not torch.is_tensor(v):
+        return tuple(t * v for t in tree)
+    return tuple(t * _bshape(t, v) for t in tree)
+
+
+def apply(params: Params, updates: Params) -> Params:
+    return tuple(p + u for p, u in zip(params, updates))
+
+
+# ---------------------------------------------------------------------------
+# Elementary transformations
+# ---------------------------------------------------------------------------
+
+def identity() -> Transform:
+    return Transform(lambda p: (), lambda g, s, p, i: (g, s))
+
+
+def scale(step: float) -> Transform:
+    r"""``u = -step * g``  (the sign makes it a descent step)."""
+    return Transform(lambda p: (), lambda g, s, p, i: (tree_scale(g, -step), s))
+
+
+def scale_by_schedule(schedule: Callable[[int], float]) -> Transform:
+    r"""``u_t = schedule(t) * g_t`` with ``t`` the step counter kept in the state."""
+
+    def update(g, t, p, info):
+        return tree_scale(g, float(schedule(t))), t + 1
+
+    return Transform(lambda p: 0, update)
+
+
+def normalize(eps: float = 0.0) -> Transform:
+    r"""``g <- g / ||g||`` run by run (normalized GD).
+
+    When the objective already supplies unit directions this is a no-op up to
+    rounding.  ``eps`` guards exact zeros only; it is *not* a substitute for the
+    log-domain directions paper B needs.
+    """
+
+    def update(g, s, p, info):
+        n = batch_norm(g)
+        return tree_scale(g, 1.0 / (n + eps)), s
+
+    return Transform(lambda p: (), update)
+
+
+def rescale_by_grad_norm() -> Transform:
+    r"""``g <- exp(info['log_grad_norm']) * g``: turn a unit direction back into the gradient."""
+
+    def update(g, s, p, info):
+        return tree_scale(g, info["log_grad_norm"].exp()), s
+
+    return Transform(lambda p: (), update)
+
+
+def momentum(beta: float) -> Transform:
+    r"""Heavy ball on whatever arrives: ``m_t = beta m_{t-1} + g_t``, output ``m_t``."""
+
+    def init(p):
+        return tuple(torch.zeros_like(t) for t in p)
+
+    def update(g, m, p, info):
+        m = tuple(beta * mi + gi for mi, gi in zip(m, g))
+        return m, m
+
+    return Transform(init, update)
+
+
+def chain(*transforms: Transform) -> Transform:
+    """Compose transformations left to right (the first sees the raw gradient)."""
+
+    def init(p):
+        return tuple(t.init(p) for t in transforms)
+
+    def update(g, states, p, info):
+        new = []
+        for t, s in zip(transforms, states):
+            g, s = t.update(g, s, p, info)
+            new.append(s)
+        return g, tuple(new)
+
+    return Transform(init, update)
+
+
+# ---------------------------------------------------------------------------
+# The engine
+# ---------------------------------------------------------------------------
+
+Objective = Callable[[Params], tuple[Params, Info]]
+"""``objective(params) -> (grads, info)``; grads with the same structure as params."""
+
+
+@dataclass
+class Trajectory:
+    """Recorded metrics: ``steps`` (K,) and for each metric a (K, B, ...) tensor."""
+
+    steps: torch.Tensor
+    metrics: dict[str, torch.Tensor]
+    final: Params
+
+    def __getitem__(self, key: str) -> torch.Tensor:
+        return self.metrics[key]
+
+
+def log_spaced_steps(n_steps: int, n_points: int = 60) -> list[int]:
+    """0, 1, ... then roughly log-spaced integers up to ``n_steps`` inclusive."""
+    import numpy as np
+
+    if n_steps <= 0:
+        return [0]
+    pts = np.unique(np.round(np.logspace(0, np.log10(n_steps), n_points)).astype(int))
+    return [0] + [int(x) for x in pts if 0 < x <= n_steps]
+
+
+def run(
+    params: Params,
+    objective: Objective,
+    transform: Transform,
+    n_steps: int,
+    record: Callable[[Params, Info], dict[str, torch.Tensor]] | None = None,
+    record_at: Sequence[int] | None = None,
+) -> Trajectory:
+    """Run ``n_steps`` of ``params <- params + transform(grad)`` for a batch of runs.
+
+    ``record(params, info)`` is called at the steps in ``record_at`` (default:
+    log-spaced) *before* the update of that step, and once more at ``n_steps``
+    on the final iterate; it returns per-run metrics.
+    """
+    record_at = set(log_spaced_steps(n_steps) if record_at is None else record_at)
+    state = transform.init(params)
+    rows: dict[str, list[torch.Tensor]] = {}
+    steps: list[int] = []
+    for t in range(n_steps + 1):
+        grads, info = objective(params)
+        if record is not None and (t in record_at or t == n_steps):
+            for k, v in record(params, info).items():
+                rows.setdefault(k, []).append(v.detach().clone())
+            steps.append(t)
+        if t == n_steps:
+            break
+        info["step"] = t
+        updates, state = transform.update(grads, state, params, info)
+        params = apply(params, updates)
+    metrics = {k: torch.stack(v) for k, v in rows.items()}
+    return Trajectory(torch.tensor(steps), metrics, params)

@@ -1,0 +1,147 @@
+"""Registry, runner verdicts, results records, CLI errors and the HTML report."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from verify import cli, registry, report, results, runner
+
+
+def _fake_claim(check_status="pass", control_status="fail", extra=None):
+    def check(ctx):
+        import torch
+
+        v = float(torch.rand((), generator=ctx.generator("fake", "check")))
+        return Outcome(check_status, f"value {v}", details={"v": v})
+
+    return Claim(id="Z.T0", paper="Z", title="fake", statement=r"x = x", fidelity="exact", fidelity_note="test",
+                 checks=(Check("c", "numeric", "d", check),),
+                 controls=(Control("k", "c", "wrong", lambda ctx: Outcome(control_status, "ctl")),), module=__name__)
+
+
+@pytest.mark.parametrize("check, control, expected", [
+    ("pass", "fail", "verified"),
+    ("fail", "fail", "violated"),
+    ("inconclusive", "fail", "inconclusive"),
+    ("pass", "pass", "inconclusive"),  # a control that is not rejected voids the pass
+])
+def test_verdict_rules(check, control, expected):
+    rec = runner.run_claim(_fake_claim(check, control), Context())
+    assert rec["verdict"] == expected
+
+
+def test_crashing_check_is_inconclusive_not_passed():
+    def boom(ctx):
+        raise RuntimeError("kaput")
+
+    c = Claim(id="Z.T1", paper="Z", title="t", statement="x", fidelity="exact", fidelity_note="n",
+              checks=(Check("c", "symbolic", "d", boom, stochastic=False),), module=__name__)
+    rec = runner.run_claim(c, Context())
+    assert rec["verdict"] == "inconclusive" and "kaput" in rec["reason"]
+
+
+def test_numeric_check_without_control_is_refused():
+    with pytest.raises(ValueError, match="no negative control"):
+        Claim(id="Z.T2", paper="Z", title="t", statement="x", fidelity="exact", fidelity_note="n",
+              checks=(Check("c", "numeric", "d", lambda ctx: Outcome("pass", "")),))
+
+
+def test_same_seed_same_record(tmp_path):
+    a = runner.run_claim(_fake_claim(), Context(seed=3))
+    b = runner.run_claim(_fake_claim(), Context(seed=3))
+    c = runner.run_claim(_fake_claim(), Context(seed=4))
+    assert results.replay_view(a) == results.replay_view(b)
+    assert results.replay_view(a) != results.replay_view(c)
+
+
+def test_real_claim_check_replays():
+    claim = registry.get("A.T1.1")
+    check = next(c for c in claim.checks if c.name == "closed-form-vs-monte-carlo")
+    o1, o2 = check.run(Context(seed=7)), check.run(Context(seed=7))
+    assert [m.as_dict() for m in o1.measurements] == [m.as_dict() for m in o2.measurements]
+
+
+def test_records_written_atomically_and_readable(tmp_path):
+    rec = runner.run_claim(_fake_claim(), Context())
+    path = results.write_record(tmp_path, rec)
+    assert json.loads(path.read_text())["verdict"] == "verified"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files left behind
+    assert results.read_records(tmp_path)[0]["claim"]["id"] == "Z.T0"
+
+
+def test_registry_finds_claims_and_rejects_unknown_ids():
+    assert registry.get("a.t1.1").id == "A.T1.1"
+    with pytest.raises(registry.UnknownClaimError):
+        registry.get("A.T99")
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "verify.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=600)
+
+
+def _cli_in_process(capsys, *args):
+    code = cli.main(list(args))
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["run", "-k", "no-such-claim"], "no claim matches"),
+    (["probe", "A.T99"], "unknown claim id"),
+    (["run", "--budget", "huge"], "invalid choice"),
+    (["report", "--out", "/proc/nope/report.html"], "cannot write the report"),
+    (["run", "--results", "/proc/nope"], "cannot write results"),
+    (["run", "--seed", "-1"], "non-negative"),
+    (["probe", "A.T1.1", "--max-examples", "0"], "at least 1"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_bad_input_is_one_line_and_nonzero(capsys, args, needle):
+    code, out, err = _cli_in_process(capsys, *args)
+    assert code == 2
+    assert err.count("\n") == 1 and needle in err and err.startswith("verify: error: ")
+
+
+def test_bad_input_from_the_shell_has_no_traceback():
+    p = _cli("probe", "A.T99")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr
+
+
+def test_cuda_asked_for_but_absent(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    code, out, err = _cli_in_process(capsys, "run", "--device", "cuda")
+    assert code == 2 and "no CUDA device" in err and err.count("\n") == 1
+
+
+def test_list_names_the_claim(capsys):
+    code, out, err = _cli_in_process(capsys, "list")
+    assert code == 0 and "A.T1.1" in out and "exact" in out
+
+
+def test_report_html_is_self_contained(tmp_path):
+    recs = [runner.run_claim(registry.get("A.T1.1"), Context(), kinds={"symbolic"}),
+            runner.run_claim(_fake_claim(), Context())]
+    out = tmp_path / "r.html"
+    report.write_report(out, recs, Context(), command="verify report")
+    html = out.read_text()
+    assert "<math" in html and "<mfrac" in html  # statement and derivation as MathML
+    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
+    assert 'href="#A.T1.1"' in html and 'id="A.T1.1"' in html
+    assert (tmp_path / "r.json").exists()
+    assert oct(out.stat().st_mode & 0o777) == "0o644"
+
+
+def test_report_embeds_a_plot(tmp_path):
+    claim = registry.get("A.T1.1")
+    rec = runner.run_claim(claim, Context(), kinds={"numeric"})
+    report.write_report(tmp_path / "r.html", [rec], Context(), command="verify report")
+    html = (tmp_path / "r.html").read_text()
+    assert len(re.findall(r"<svg", html)) >= 2

@@ -1,0 +1,170 @@
+"""What a claim is: statement, fidelity, assumptions, evidence and negative controls.
+
+A claim module in ``theorems/paper_*/`` defines a module-level ``CLAIM`` (or a
+list ``CLAIMS``) built from these types; the registry in ``verify`` finds it, so
+adding a claim means writing one module and nothing else.
+
+Evidence comes in three kinds:
+
+* ``symbolic``: a sympy derivation that ends in something sympy proves;
+* ``numeric``: a Monte Carlo / torch computation with a decision rule whose
+  false-alarm rate is stated (``Context.alpha`` per decision);
+* ``probe``: a hypothesis search over instances for a violation of the conclusion.
+
+Each numeric check names one or more **negative controls**: deliberately wrong
+variants that the same decision rule must reject (come back ``fail``).
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+import torch
+from scipy import stats as _st
+
+Fidelity = Literal["exact", "reconstructed", "qualitative"]
+Status = Literal["pass", "fail", "inconclusive", "out of scope"]
+Kind = Literal["symbolic", "numeric", "probe"]
+BUDGETS = ("quick", "standard", "full")
+
+#: Family-wise false-alarm budget for one full run, split by Bonferroni over at
+#: most ``MAX_DECISIONS`` stochastic decisions: each decision runs at
+#: ``alpha = FAMILY_ALPHA / MAX_DECISIONS``.  A run with fewer decisions has a
+#: family-wise rate below ``FAMILY_ALPHA``.
+FAMILY_ALPHA = 0.01
+MAX_DECISIONS = 200
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a check may depend on: seed, budget, device.  Nothing else (so records replay)."""
+
+    seed: int = 0
+    budget: str = "quick"
+    device: str = "cpu"
+    alpha: float = FAMILY_ALPHA / MAX_DECISIONS
+    max_examples: int | None = None  # overrides every probe's example count (``verify probe --max-examples``)
+
+    @property
+    def z(self) -> float:
+        """Two-sided normal quantile for the per-decision false-alarm rate ``alpha``."""
+        return float(_st.norm.isf(self.alpha / 2))
+
+    def pick(self, quick: Any, standard: Any, full: Any | None = None) -> Any:
+        """Choose a size by budget (``full`` defaults to ``standard``)."""
+        return {"quick": quick, "standard": standard, "full": standard if full is None else full}[self.budget]
+
+    def generator(self, *keys: object) -> torch.Generator:
+        """A torch generator seeded from the run seed and ``keys`` (claim id, check name, ...).
+
+        Seeds are derived by hashing, so a check's random stream does not depend on
+        which other checks ran before it.
+        """
+        h = hashlib.sha256(repr((self.seed,) + keys).encode()).digest()
+        return torch.Generator(device="cpu").manual_seed(int.from_bytes(h[:8], "little") & (2**63 - 1))
+
+
+@dataclass
+class Measurement:
+    """A measured quantity, optionally with a confidence interval and the claimed value/envelope."""
+
+    name: str
+    value: float
+    lo: float | None = None
+    hi: float | None = None
+    claimed: str | None = None
+    level: float | None = None  # confidence level of [lo, hi]
+
+    def as_dict(self) -> dict:
+        f = lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)  # noqa: E731
+        return {"name": self.name, "value": f(self.value), "lo": f(self.lo), "hi": f(self.hi),
+                "claimed": self.claimed, "level": self.level}
+
+
+@dataclass
+class Figure:
+    """A plot, already rendered to an SVG string (inline in the report)."""
+
+    title: str
+    svg: str
+    caption: str = ""
+
+
+@dataclass
+class Step:
+    """One step of a symbolic derivation: prose plus a formula (LaTeX and MathML)."""
+
+    text: str
+    latex: str = ""
+    mathml: str = ""
+
+
+@dataclass
+class Outcome:
+    """The result of one check or control run."""
+
+    status: Status
+    summary: str
+    measurements: list[Measurement] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A named assumption of the claim; ``holds(instance)`` is its predicate, where one is defined."""
+
+    name: str
+    description: str
+    holds: Callable[[Any], bool] | None = None
+
+
+@dataclass(frozen=True)
+class Check:
+    """One piece of evidence. ``run(ctx)`` returns an :class:`Outcome`."""
+
+    name: str
+    kind: Kind
+    description: str
+    run: Callable[[Context], Outcome]
+    stochastic: bool = True  # counts against the false-alarm budget
+
+
+@dataclass(frozen=True)
+class Control:
+    """A negative control: a deliberately wrong variant that check ``target`` must reject."""
+
+    name: str
+    target: str
+    description: str
+    run: Callable[[Context], Outcome]
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    paper: str
+    title: str
+    statement: str  # LaTeX
+    fidelity: Fidelity
+    fidelity_note: str
+    assumptions: tuple[Assumption, ...] = ()
+    checks: tuple[Check, ...] = ()
+    controls: tuple[Control, ...] = ()
+    not_checked: str | None = None  # the reason, for claims the suite cannot check
+    module: str = ""  # filled in by the registry
+
+    def __post_init__(self):
+        if self.fidelity not in ("exact", "reconstructed", "qualitative"):
+            raise ValueError(f"{self.id}: unknown fidelity {self.fidelity!r}")
+        names = {c.name for c in self.checks}
+        for c in self.controls:
+            if c.target not in names:
+                raise ValueError(f"{self.id}: control {c.name!r} targets unknown check {c.target!r}")
+        if self.not_checked is None:
+            for c in self.checks:
+                if c.kind == "numeric" and not any(k.target == c.name for k in self.controls):
+                    raise ValueError(f"{self.id}: numeric check {c.name!r} has no negative control")

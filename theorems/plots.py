@@ -1,0 +1,26 @@
+"""Plot helpers: matplotlib (Agg) figures rendered to inline SVG strings for the report."""
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams.update({"figure.figsize": (5.2, 3.4), "font.size": 9, "svg.fonttype": "none",
+                     "axes.spines.top": False, "axes.spines.right": False})
+
+
+def new_figure():
+    return plt.subplots()
+
+
+def to_svg(fig) -> str:
+    """Render and close ``fig``; strip the XML prolog so the SVG can be inlined in HTML."""
+    buf = io.StringIO()
+    fig.tight_layout()
+    fig.savefig(buf, format="svg")
+    plt.close(fig)
+    svg = buf.getvalue()
+    return svg[svg.index("<svg"):]

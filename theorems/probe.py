@@ -1,0 +1,65 @@
+"""Run a hypothesis search for instances that violate a claim's conclusion.
+
+A probe is a strategy over instances plus the claim's conclusion as a predicate.
+Hypothesis draws instances (seeded from the run seed, so a probe replays), and
+when the conclusion fails it shrinks the instance to a minimal counterexample,
+which is returned in the outcome's details.
+
+Because each probed instance may itself be a stochastic decision, the per-example
+false-alarm rate is ``ctx.alpha / max_examples`` (Bonferroni within the probe):
+the whole probe raises a false alarm with probability at most ``ctx.alpha``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from theorems.claim import Context, Outcome
+
+
+def run_probe(
+    ctx: Context,
+    strategy: st.SearchStrategy,
+    conclusion: Callable[[Any, float], tuple[bool, str, str]],
+    max_examples: int,
+    describe: Callable[[Any], dict] = lambda inst: {"instance": repr(inst)},
+) -> Outcome:
+    """Search for a counterexample.
+
+    ``conclusion(instance, alpha_each) -> (holds, cell, detail)`` where ``cell`` names
+    which side of the claim's assumptions the instance fell on (e.g. ``"in scope"``,
+    ``"out of scope"``); counts per cell are reported.
+    """
+    max_examples = ctx.max_examples or max_examples
+    alpha_each = ctx.alpha / max_examples
+    cells: dict[str, int] = {}
+    failures: list[tuple[Any, str]] = []
+    phases = (Phase.explicit, Phase.generate, Phase.shrink)
+
+    @settings(max_examples=max_examples, database=None, deadline=None, phases=phases,
+              suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
+    @hypothesis.seed(ctx.seed)
+    @given(strategy)
+    def prop(inst):
+        holds, cell, detail = conclusion(inst, alpha_each)
+        cells[cell] = cells.get(cell, 0) + 1
+        if not holds:
+            failures.append((inst, detail))
+            raise AssertionError(detail)
+
+    try:
+        prop()
+    except AssertionError:
+        pass  # hypothesis re-raises the shrunk example last; it is failures[-1]
+    n = sum(cells.values())
+    details = {"cells": cells, "examples_evaluated": n, "max_examples": max_examples,
+               "alpha_per_example": alpha_each, "hypothesis_seed": ctx.seed}
+    if failures:
+        inst, detail = failures[-1]
+        details["counterexample"] = describe(inst) | {"why": detail}
+        return Outcome("fail", f"counterexample found (shrunk): {detail}", details=details)
+    cell_txt = ", ".join(f"{v} {k}" for k, v in sorted(cells.items()))
+    return Outcome("pass", f"no counterexample in {n} examples ({cell_txt})", details=details)

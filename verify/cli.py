@@ -1,0 +1,207 @@
+"""``verify``: list, run, report and probe the claims of the two papers.
+
+Every bad input ends in one line on stderr (``verify: error: ...``) and exit
+status 2; a check that finds a claim violated is a finding, not an error.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from theorems.claim import BUDGETS, Context
+
+DEFAULT_RESULTS = Path("reports/results")
+DEFAULT_REPORT = Path("reports/report.html")
+
+
+class UsageError(Exception):
+    """Bad input: reported as one line and a non-zero exit, never a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: one line, exit 2
+        raise UsageError(message)
+
+
+def resolve_device(name: str) -> str:
+    import torch
+
+    if name == "cuda" and not torch.cuda.is_available():
+        raise UsageError("--device cuda was asked for but no CUDA device is available")
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return name
+
+
+def ensure_writable_dir(path: Path, what: str) -> Path:
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".probe-"):
+            pass
+    except OSError as e:
+        raise UsageError(f"cannot write {what} to {path}: {e.strerror or e}") from None
+    return path
+
+
+def _context(args) -> Context:
+    if args.seed < 0:
+        raise UsageError("--seed must be a non-negative integer")
+    return Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device))
+
+
+def _progress_bar(total: int, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="check", file=sys.stderr, dynamic_ncols=True,
+                disable=None if total else True)
+
+
+def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kinds=None) -> list[dict]:
+    """Run (or, with ``reuse``, load unchanged stored results for) ``claims``; write one record each."""
+    from verify import registry, results, runner
+
+    stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if reuse else {}
+
+    def fresh(c) -> dict | None:
+        r = stored.get(c.id)
+        if r and r["seed"] == ctx.seed and r["budget"] == ctx.budget and r["kinds"] == "all" \
+                and r["code_hash"] == registry.code_hash(c):
+            return r
+        return None
+
+    todo = [c for c in claims if fresh(c) is None]
+    records = {c.id: fresh(c) for c in claims if fresh(c) is not None}
+    bar = _progress_bar(sum(runner.units(c, kinds) for c in todo), f"checks ({ctx.budget})")
+    for c in todo:
+        rec = runner.run_claim(c, ctx, progress=lambda label: bar.set_postfix_str(label[:60]), kinds=kinds)
+        bar.update(runner.units(c, kinds))
+        results.write_record(results_dir, rec)
+        records[c.id] = rec
+    bar.close()
+    return [records[c.id] for c in claims]
+
+
+def _print_table(records: list[dict]) -> None:
+    w = max([len(r["claim"]["id"]) for r in records] + [5])
+    for r in records:
+        ctl = r["controls"]
+        rej = sum(c["rejected"] for c in ctl)
+        print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {r['claim']['fidelity']:<13} "
+              f"controls {rej}/{len(ctl)} rejected  {r['claim']['title']}")
+
+
+def cmd_list(args) -> int:
+    from verify import registry
+
+    for c in registry.select(args.k):
+        kinds = ",".join(sorted({ch.kind for ch in c.checks})) or "-"
+        extra = f"  [not checked: {c.not_checked}]" if c.not_checked else ""
+        print(f"{c.id:<10} {c.fidelity:<13} {kinds:<24} {c.title}{extra}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from verify import registry
+
+    claims = registry.select(args.k)
+    ctx = _context(args)
+    results_dir = ensure_writable_dir(args.results, "results")
+    records = run_claims(claims, ctx, results_dir)
+    _print_table(records)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from verify import registry, report
+
+    out = Path(args.out)
+    ensure_writable_dir(out.parent if str(out.parent) else Path("."), "the report")
+    if out.exists() and out.is_dir():
+        raise UsageError(f"--out {out} is a directory; give a file path such as {out / 'report.html'}")
+    claims = registry.select(args.k)
+    ctx = _context(args)
+    results_dir = ensure_writable_dir(args.results, "results")
+    records = run_claims(claims, ctx, results_dir, reuse=not args.rerun)
+    report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]))
+    _print_table(records)
+    print(f"report written to {out}")
+    return 0
+
+
+def cmd_probe(args) -> int:
+    from verify import registry, runner
+
+    claim = registry.get(args.claim)
+    if not any(c.kind == "probe" for c in claim.checks):
+        raise UsageError(f"claim {claim.id} has no probe")
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
+    ctx = Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device),
+                  max_examples=args.max_examples)
+    rec = runner.run_claim(claim, ctx, kinds={"probe"})
+    for c in rec["checks"] + rec["controls"]:
+        label = f"control '{c['name']}'" if c["kind"] == "control" else c["name"]
+        print(f"{claim.id} {label}: {c['status']}: {c['summary']}")
+        cx = c["details"].get("counterexample")
+        if cx and c["kind"] != "control":
+            print(f"  COUNTEREXAMPLE (shrunk): {cx}")
+    bad = any(c["status"] == "fail" for c in rec["checks"])
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="verify", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+
+    def common(sp, k=True):
+        if k:
+            sp.add_argument("-k", metavar="PATTERN", help="claims whose id or title matches (substring or glob)")
+        sp.add_argument("--budget", choices=BUDGETS, default="quick")
+        sp.add_argument("--seed", type=int, default=0)
+        sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+
+    s = sub.add_parser("list", help="list the registered claims")
+    s.add_argument("-k", metavar="PATTERN")
+    s.set_defaults(fn=cmd_list)
+    s = sub.add_parser("run", help="run claims and write one results record each")
+    common(s)
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory")
+    s.set_defaults(fn=cmd_run)
+    s = sub.add_parser("report", help="write the HTML verification report (runs what is missing or stale)")
+    common(s)
+    s.add_argument("--out", type=Path, default=DEFAULT_REPORT)
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    s.add_argument("--rerun", action="store_true", help="ignore stored results")
+    s.set_defaults(fn=cmd_report)
+    s = sub.add_parser("probe", help="run a claim's property-based probe")
+    s.add_argument("claim")
+    s.add_argument("--max-examples", type=int, default=None)
+    common(s, k=False)
+    s.set_defaults(fn=cmd_probe)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.fn(args)
+    except UsageError as e:
+        print(f"verify: error: {e}", file=sys.stderr)
+        return 2
+    except LookupError as e:  # unknown claim ids
+        print(f"verify: error: {e.args[0] if e.args else e}", file=sys.stderr)
+        return 2
+    except ValueError as e:  # bad input caught deeper (e.g. a non-positive-definite covariance)
+        print(f"verify: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("verify: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""One versioned JSON record per claim and run, written atomically.
+
+The record holds everything needed to read and replay a verdict: claim identity and
+fidelity, verdict and reason, each check's and control's outcome (measurements with
+intervals, figures as SVG, derivation steps), seed, budget, device, library versions
+and the claim code's content hash.  Wall-clock fields (``timing``, ``created_utc``)
+are the only parts that differ between two runs with the same seed on the same
+machine; :func:`replay_view` strips them for comparisons.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from dataclasses import asdict
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+VOLATILE = ("timing", "created_utc")
+
+
+def library_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("attention-verify", "torch", "numpy", "scipy", "sympy", "hypothesis", "jinja2", "matplotlib"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def outcome_dict(name: str, kind: str, outcome, extra: dict | None = None) -> dict:
+    d = {"name": name, "kind": kind, "status": outcome.status, "summary": outcome.summary,
+         "measurements": [m.as_dict() for m in outcome.measurements],
+         "figures": [asdict(f) for f in outcome.figures],
+         "steps": [asdict(s) for s in outcome.steps],
+         "details": outcome.details}
+    return d | (extra or {})
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file in the same directory and ``os.replace`` (atomic on POSIX)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results and reports are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def record_path(results_dir: Path, claim_id: str) -> Path:
+    return Path(results_dir) / f"{claim_id}.json"
+
+
+def write_record(results_dir: Path, record: dict) -> Path:
+    path = record_path(results_dir, record["claim"]["id"])
+    atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True, default=float))
+    return path
+
+
+def read_records(results_dir: Path) -> list[dict]:
+    out = []
+    for p in sorted(Path(results_dir).glob("*.json")):
+        try:
+            rec = json.loads(p.read_text())
+        except json.JSONDecodeError as e:
+            raise ValueError(f"corrupt results file {p}: {e}") from None
+        if rec.get("schema_version") == SCHEMA_VERSION:
+            out.append(rec)
+    return out
+
+
+def replay_view(record: dict) -> dict:
+    """The record without wall-clock fields: equal for equal seeds on the same machine."""
+    r = {k: v for k, v in record.items() if k not in VOLATILE}
+    return r
