@@ -41,8 +41,9 @@ class Derivation:
         (self.proved if ok else self.failed).append(text)
         return ok
 
-    def prove_equal(self, text: str, lhs, rhs) -> bool:
-        return self.prove_zero(text, lhs - rhs, shown=sp.Eq(lhs, rhs, evaluate=False))
+    def prove_equal(self, text: str, lhs, rhs, shown=None) -> bool:
+        """Prove ``lhs == rhs``; ``shown`` is a compact display form (e.g. with MatrixSymbols)."""
+        return self.prove_zero(text, lhs - rhs, shown=shown if shown is not None else sp.Eq(lhs, rhs, evaluate=False))
 
     def outcome(self, summary: str) -> Outcome:
         if self.failed:

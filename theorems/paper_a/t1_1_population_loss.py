@@ -95,7 +95,13 @@ def symbolic_derivation(closed_form=None) -> Outcome:
     lhs = (-(x.T * Si * x) / 2 + a.T * x)[0]
     rhs = (-((x - Sig * a).T * Si * (x - Sig * a)) / 2 + (a.T * Sig * a) / 2)[0]
     D.say("Gaussian density of x ~ N(0, Σ) times the tilt e^{a·x}; complete the square in the exponent:")
-    D.prove_equal("exponent of e^{a·x} φ_Σ(x) equals that of N(Σa, Σ) up to the constant a'Σa/2", lhs, rhs)
+    xs, as_ = sp.MatrixSymbol("x", 2, 1), sp.MatrixSymbol("a", 2, 1)
+    Ss = sp.MatrixSymbol("Sigma", 2, 2)
+    shown = sp.Eq(-sp.Rational(1, 2) * xs.T * Ss.I * xs + as_.T * xs,
+                  -sp.Rational(1, 2) * (xs - Ss * as_).T * Ss.I * (xs - Ss * as_) + sp.Rational(1, 2) * as_.T * Ss * as_,
+                  evaluate=False)
+    D.prove_equal("exponent of e^{a·x} φ_Σ(x) equals that of N(Σa, Σ) up to the constant a'Σa/2 "
+                  "(proved entrywise for a symbolic 2×2 Σ)", lhs, rhs, shown=shown)
     D.say("Hence e^{a·x} φ_Σ(x) = e^{a'Σa/2} φ(x; Σa, Σ): E[e^{a·x}] = e^{a'Σa/2} and "
           "E[x e^{a·x}] = Σa e^{a'Σa/2}, so the ratio of expectations is the tilted mean Σa.")
     # -- the same in one dimension by direct integration
@@ -104,7 +110,10 @@ def symbolic_derivation(closed_form=None) -> Outcome:
     dens = sp.exp(-t**2 / (2 * s**2)) / sp.sqrt(2 * sp.pi * s**2)
     num = sp.integrate(t * sp.exp(al * t) * dens, (t, -sp.oo, sp.oo))
     den = sp.integrate(sp.exp(al * t) * dens, (t, -sp.oo, sp.oo))
-    D.prove_equal("direct integration in d = 1: E[x e^{αx}]/E[e^{αx}] = s²α", sp.simplify(num / den), s**2 * al)
+    shown = sp.Eq(sp.Integral(t * sp.exp(al * t) * dens, (t, -sp.oo, sp.oo))
+                  / sp.Integral(sp.exp(al * t) * dens, (t, -sp.oo, sp.oo)), s**2 * al, evaluate=False)
+    D.prove_equal("direct integration in d = 1: E[x e^{αx}]/E[e^{αx}] = s²α", sp.simplify(num / den), s**2 * al,
+                  shown=shown)
     # -- with a = K^T x the population predictor is V Σ K^T x; expected loss by exact moments
     D.say("With a = Kᵀx the population predictor is V Σ Kᵀ x =: P x.  Write x = C z (Σ = C Cᵀ), eps = σ e, "
           "z, e standard normal, and E = P − W*; the loss is E‖e σ − E C z‖² with exact Gaussian moments.")
@@ -119,8 +128,11 @@ def symbolic_derivation(closed_form=None) -> Outcome:
     expected = _std_normal_expectation((resid.T * resid)[0], z + e)
     Sigma_CC = C * C.T
     candidate = (closed_form or (lambda E_, S_, r_, sg: (E_ * S_ * E_.T).trace()))(Emat, Sigma_CC, 2, sig)
-    D.prove_equal("E‖y − P x‖² = tr(E Σ Eᵀ) + r σ² = ‖(VΣKᵀ − W*)Σ^{1/2}‖²_F + r σ²  (r = 2 shown)",
-                  expected, candidate + 2 * sig**2)
+    Es, Cs = sp.MatrixSymbol("E", 2, 2), sp.MatrixSymbol("C", 2, 2)
+    shown = sp.Eq(sp.Symbol(r"\mathbb{E}\|\sigma e - E C z\|^2"), sp.Trace(Es * Cs * Cs.T * Es.T) + 2 * sig**2,
+                  evaluate=False)
+    D.prove_equal("E‖y − P x‖² = tr(E Σ Eᵀ) + r σ² = ‖(VΣKᵀ − W*)Σ^{1/2}‖²_F + r σ²  (r = 2, proved for symbolic "
+                  "E and lower-triangular C)", expected, candidate + 2 * sig**2, shown=shown)
     return D.outcome("tilting identity and closed form derived")
 
 
