@@ -111,6 +111,9 @@ class Outcome:
     figures: list[Figure] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     details: dict = field(default_factory=dict)
+    #: one quotable line for the report's overview, e.g. "fitted exponent -1.02 [-1.05, -0.99], claimed <= -1";
+    #: when no check sets it the report uses the first measurement with an interval
+    headline: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,46 +1,436 @@
 """Render results records into one self-contained HTML file (no scripts, no network).
 
 Math is MathML (claim statements converted from LaTeX by latex2mathml, derivation
-steps printed by sympy), plots are inline SVG, styling is inline CSS.  The JSON
-bundle of the records is written beside the HTML.
+steps printed by sympy), plots are inline SVG, styling is inline CSS; templating
+is Jinja2 (``verify/templates``).  The JSON bundle of the records (plus the
+report's run metadata) is written beside the HTML.
+
+What the report derives from a record (and nothing else, so a stored record
+renders the same tomorrow):
+
+* a **headline** per claim: the first check's ``headline`` when a check set one,
+  else the first measurement with an interval (``name value [lo, hi], claimed X``);
+  ``not checked`` claims show their reason;
+* the **evidence** that ran, per kind (symbolic / numeric / probe / controls);
+* **counterexamples**: a check (not a control) whose probe shrank one, or whose
+  four-cell accounting has instances in the counterexample cell;
+* **constants** a check chose (``details["constants"]``), shown as a table;
+* an **interval glyph** per measurement (interval, point, claimed value or envelope).
 """
 from __future__ import annotations
 
+import html
 import json
+import math
+import os
 import platform
+import re
 from collections import Counter
 from pathlib import Path
 
 import jinja2
 from latex2mathml.converter import convert as latex_to_mathml
+from markupsafe import Markup
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context
+from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
 from verify import results
 
 VERDICTS = ("verified", "violated", "inconclusive", "not checked")
+KINDS = ("symbolic", "numeric", "probe")
+FOUR_CELLS = (HOLD_HOLD, FAIL_FAIL, FAIL_HOLD, COUNTEREXAMPLE)
+PAPERS = {
+    "A": "Goel, Soltanolkotabi, Bartlett (2026), Training Dynamics of Softmax Self-Attention: "
+         "Fast Global Convergence via Preconditioning",
+    "B": "Vasudeva, Deora, Thrampoulidis (TMLR 2025), Implicit Bias and Fast Convergence Rates for Self-attention",
+}
+FIDELITY = {
+    "exact": "the seed's words pin the statement down (up to notation); a verdict is about the paper's statement",
+    "reconstructed": "the formula was rebuilt from the seed's prose and the proofs' structure; "
+                     "a verdict is about our reconstruction",
+    "qualitative": "only the shape of the claim survives; constants or exponents are measured and reported",
+}
+_STATUS_RANK = {"fail": 3, "inconclusive": 2, "out of scope": 1, "pass": 0}
+
+
+# ---------------------------------------------------------------------------
+# numbers
+# ---------------------------------------------------------------------------
+
+def fmt(v, digits: int = 4) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def fmt_interval(value, lo, hi) -> tuple[str, str, str]:
+    """Shortest significant-digit formatting (3..6) that tells value, lo and hi apart."""
+    for d in range(3, 7):
+        s = tuple(fmt(x, d) for x in (value, lo, hi))
+        if len({x for x in s if x != "—"}) == len([x for x in s if x != "—"]):
+            return s
+    return s
+
+
+def fmt_value(v) -> str:
+    """A constant or counterexample field: numbers short, lists element-wise, the rest as text."""
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(fmt_value(x) for x in v[:12])
+        return f"[{inner}{', …' if len(v) > 12 else ''}]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {fmt_value(x)}" for k, x in v.items()) + "}"
+    return fmt(v)
+
+
+_CLAIMED = re.compile(r"^\s*(==|=|≈|~|<=|≤|<|>=|≥|>)?\s*([-−+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-−+]?\d+)?)")
+
+
+def parse_claimed(claimed: str | None) -> tuple[str, float] | None:
+    """``"= −1"`` -> ``("=", -1.0)``, ``"<= 0.5 (derived)"`` -> ``("<=", 0.5)``; None if not numeric."""
+    if not claimed:
+        return None
+    m = _CLAIMED.match(claimed)
+    if not m:
+        return None
+    rel = {"==": "=", "≈": "=", "~": "=", None: "=", "≤": "<=", "<": "<=", "≥": ">=", ">": ">="}.get(m.group(1),
+                                                                                                 m.group(1))
+    try:
+        return rel, float(m.group(2).replace("−", "-"))
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------
+# per-record derivations
+# ---------------------------------------------------------------------------
+
+def _measurement_headline(m: dict) -> str:
+    v, lo, hi = fmt_interval(m.get("value"), m.get("lo"), m.get("hi"))
+    s = f"{m['name']} {v}"
+    if m.get("lo") is not None and m.get("hi") is not None:
+        s += f" [{lo}, {hi}]"
+    if m.get("claimed"):
+        s += f", claimed {m['claimed']}"
+    return s
+
+
+def headline(rec: dict) -> str:
+    """One number a reader can quote: a check's own headline, else its first measured interval."""
+    if rec["verdict"] == "not checked":
+        return rec.get("reason") or "not checked"
+    checks = rec.get("checks", [])
+    # a violated claim leads with what failed
+    ordered = sorted(checks, key=lambda c: c["status"] != "fail") if rec["verdict"] == "violated" else checks
+    for c in ordered:
+        if c.get("headline"):
+            return c["headline"]
+    for c in ordered:
+        for m in c.get("measurements", []):
+            if m.get("lo") is not None and m.get("hi") is not None:
+                return _measurement_headline(m)
+    for c in ordered:
+        for m in c.get("measurements", []):
+            return _measurement_headline(m)
+    if ordered:
+        s = ordered[0].get("summary", "")
+        return s if len(s) <= 160 else s[:157] + "…"
+    return rec.get("reason", "")
+
+
+def evidence(rec: dict) -> list[dict]:
+    """Per evidence kind that ran: its worst status and how many checks; then the controls."""
+    out = []
+    for kind in KINDS:
+        cs = [c for c in rec.get("checks", []) if c["kind"] == kind]
+        if cs:
+            worst = max((c["status"] for c in cs), key=lambda s: _STATUS_RANK.get(s, 2))
+            out.append({"kind": kind, "status": worst, "n": len(cs),
+                        "title": "; ".join(f"{c['name']}: {c['status']}" for c in cs)})
+    ctl = rec.get("controls", [])
+    if ctl:
+        rej = sum(bool(k["rejected"]) for k in ctl)
+        out.append({"kind": "controls", "status": "pass" if rej == len(ctl) else "inconclusive",
+                    "n": len(ctl), "label": f"{rej}/{len(ctl)}",
+                    "title": "; ".join(f"{k['name']}: {'rejected' if k['rejected'] else 'NOT rejected'}"
+                                       for k in ctl)})
+    return out
+
+
+def counterexamples(rec: dict) -> list[dict]:
+    """Counterexamples found by the claim's own checks (a control's counterexample is its rejection)."""
+    out = []
+    for c in rec.get("checks", []):
+        d = c.get("details") or {}
+        n_cell = (d.get("cells") or {}).get(COUNTEREXAMPLE, 0)
+        if d.get("counterexample") or n_cell:
+            out.append({"check": c["name"], "counterexample": d.get("counterexample")
+                        or (d.get("cell_examples") or {}).get(COUNTEREXAMPLE), "n": n_cell,
+                        "summary": c.get("summary", "")})
+    return out
+
+
+def four_cells(details: dict) -> dict | None:
+    """The probe's 2x2 table (assumptions hold/fail x conclusion holds/fails), if it used the four cells."""
+    cells = details.get("cells") or {}
+    if not cells or not set(cells) <= set(FOUR_CELLS):
+        return None
+    ex = details.get("cell_examples") or {}
+    keys = {HOLD_HOLD: "hold_hold", FAIL_FAIL: "fail_fail", FAIL_HOLD: "fail_hold", COUNTEREXAMPLE: "counter"}
+    return {keys[lab]: {"label": lab, "n": cells.get(lab, 0), "example": ex.get(lab)} for lab in FOUR_CELLS}
+
+
+def is_figure(rec: dict) -> bool:
+    return ".Fig" in rec["claim"]["id"]
+
+
+# ---------------------------------------------------------------------------
+# markup helpers
+# ---------------------------------------------------------------------------
+
+_UNKNOWN_COMMAND = re.compile(r"<m(?:i|o|text)[^>]*>(\\[A-Za-z]+)")
+_TEXT_ONLY = re.compile(r"\s*\\text\{([^{}\\$]*)\}\s*")
+
+
+_BREAK = re.compile(r"\\(?:qquad|quad)(?![A-Za-z])|\\\\")
+_DEPTH = re.compile(r"\\begin\{[^}]*\}|\\end\{[^}]*\}|\\left(?![A-Za-z])|\\right(?![A-Za-z])|\\[{}]|[{}]")
+
+
+def split_top_level(tex: str) -> list[str]:
+    r"""Split a statement at its top-level ``\quad``, ``\qquad`` and ``\\`` (outside braces,
+    ``\left..\right`` and environments): the parts of a conjunction, which the report may lay out
+    on separate lines."""
+    depth_after = []  # (end position of a grouping token, depth after it)
+    depth = 0
+    for m in _DEPTH.finditer(tex):
+        tok = m.group(0)
+        if tok == "{" or tok == "\\left" or tok.startswith("\\begin{"):
+            depth += 1
+        elif tok == "}" or tok == "\\right" or tok.startswith("\\end{"):
+            depth -= 1
+        depth_after.append((m.end(), depth))
+    parts, last = [], 0
+    for m in _BREAK.finditer(tex):
+        d = next((dd for pos, dd in reversed(depth_after) if pos <= m.start()), 0)
+        if d == 0:
+            parts.append(tex[last:m.start()])
+            last = m.end()
+    parts.append(tex[last:])
+    parts = [p.strip() for p in parts if p.strip()]
+    return parts or [tex]
+
+
+def _one_mathml(tex: str) -> tuple[Markup, list[str]]:
+    try:
+        ml = Markup(latex_to_mathml(tex, display="block"))
+    except Exception:  # noqa: BLE001 -- third-party parser, any error means "show the source"
+        return Markup('<pre class="latex">') + tex + Markup("</pre>"), []
+    return ml, _UNKNOWN_COMMAND.findall(ml)
+
+
+def statement_mathml(tex: str) -> Markup:
+    r"""LaTeX -> display MathML; LaTeX latex2mathml cannot parse is shown as code, never a crash.
+
+    A statement that is only ``\text{...}`` (a figure's description in words) becomes a
+    paragraph, so it wraps like prose instead of overflowing as one long math token.  A
+    statement whose parts are separated by a top-level ``\quad`` becomes one math element
+    per part in a wrapping row: side by side where they fit, stacked where they do not.
+    """
+    m = _TEXT_ONLY.fullmatch(tex)
+    if m:
+        return Markup('<p class="prose-statement">') + m.group(1) + Markup("</p>")
+    parts = split_top_level(tex)
+    rendered = [_one_mathml(p) for p in parts]
+    unknown = sorted({u for _, us in rendered for u in us})
+    ml = Markup("").join(r for r, _ in rendered)
+    if len(parts) > 1:
+        ml = Markup('<div class="math-lines">') + ml + Markup("</div>")
+    if unknown:  # e.g. a typo like \quadZ: latex2mathml keeps it as a literal identifier
+        ml += Markup('<p class="note latex-warning">LaTeX not understood (shown literally): ') \
+            + ", ".join(unknown) + Markup("</p>")
+    return ml
+
+
+_LEAKED_TEX = re.compile(r"<(mi|mo|mtext)[^>]*>[^<]*\\[A-Za-z|{]")
+
+
+def step_mathml(step: dict) -> Markup:
+    """A derivation step's MathML; when sympy leaked raw LaTeX into a token, re-render from the LaTeX."""
+    ml = step.get("mathml") or ""
+    if ml and step.get("latex") and _LEAKED_TEX.search(ml):
+        return statement_mathml(step["latex"])
+    if ml:
+        return Markup(ml)
+    if step.get("latex"):
+        return statement_mathml(step["latex"])
+    return Markup("")
+
+
+_SVG_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_SVG_ID = re.compile(r'\bid="([^"]+)"')
+_SVG_REF = re.compile(r'(url\(#|href="#)([^")]+)')
+
+
+def scoped_svg(svg: str, prefix: str, label: str) -> Markup:
+    """Inline an SVG with its ids prefixed (many matplotlib SVGs share ids like ``figure_1``).
+
+    Also strips an XML prolog and the metadata block, and labels it for screen readers.
+    """
+    svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
+    svg = _SVG_METADATA.sub("", svg)  # matplotlib's RDF block: creator URLs, no content
+    svg = _SVG_ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', svg)
+    svg = _SVG_REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
+    svg = svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(label, quote=True)}" class="plot"', 1)
+    return Markup(svg)
+
+
+def interval_glyph(m: dict, width: int = 170, height: int = 22) -> Markup:
+    """A small SVG: the interval as a bar, the measured value as a dot, the claim as a line or region."""
+    v, lo, hi = m.get("value"), m.get("lo"), m.get("hi")
+    claim = parse_claimed(m.get("claimed"))
+    has_ci = lo is not None and hi is not None
+    # without an interval a point against "= c" says nothing a number does not (and its scale misleads)
+    if v is None or not (has_ci or (claim and claim[0] != "=")):
+        return Markup("")
+    pts = [v] + ([lo, hi] if has_ci else []) + ([claim[1]] if claim else [])
+    if not all(math.isfinite(p) for p in pts):
+        return Markup("")
+    a, b = min(pts), max(pts)
+    span = (b - a) or max(abs(a), 1.0) * 0.1
+    a, b = a - 0.12 * span, b + 0.12 * span
+    x = lambda t: 4 + (width - 8) * (t - a) / (b - a)  # noqa: E731
+    y = height / 2
+    parts = [f'<line x1="2" x2="{width - 2}" y1="{y}" y2="{y}" class="g-axis"/>']
+    if claim:
+        rel, c = claim
+        cx = x(c)
+        if rel == "<=":
+            parts.append(f'<rect x="2" y="3" width="{max(cx - 2, 0):.1f}" height="{height - 6}" class="g-env"/>')
+        elif rel == ">=":
+            parts.append(f'<rect x="{cx:.1f}" y="3" width="{max(width - 2 - cx, 0):.1f}" height="{height - 6}" '
+                         f'class="g-env"/>')
+        parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="2" y2="{height - 2}" class="g-claim"/>')
+    if has_ci:
+        x0, x1 = x(lo), x(hi)
+        parts.append(f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{y}" y2="{y}" class="g-ci"/>')
+        for xx in (x0, x1):
+            parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{y - 5}" y2="{y + 5}" class="g-ci"/>')
+    parts.append(f'<circle cx="{x(v):.1f}" cy="{y}" r="3.2" class="g-pt"/>')
+    tip = html.escape(_measurement_headline(m), quote=False)
+    return Markup(f'<svg class="glyph" role="img" aria-label="{html.escape(tip, quote=True)}" '
+                  f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{tip}</title>'
+                  + "".join(parts) + "</svg>")
+
+
+# ---------------------------------------------------------------------------
+# view model
+# ---------------------------------------------------------------------------
+
+def _anchor(claim_id: str) -> str:
+    return claim_id  # claim ids are already valid, readable fragment ids (A.T1.1, B.Fig2)
+
+
+def _check_view(c: dict, rec: dict, prefix: str) -> dict:
+    per = (rec.get("timing") or {}).get("per_check") or {}
+    secs = per.get(("control: " if c["kind"] == "control" else "") + c["name"])
+    d = c.get("details") or {}
+    return c | {
+        "seconds": secs,
+        "figures_html": [{"title": f["title"], "caption": f.get("caption", ""),
+                          "svg": scoped_svg(f["svg"], f"{prefix}-f{i}", f["title"])}
+                         for i, f in enumerate(c.get("figures", []))],
+        "steps_html": [{"text": s.get("text", ""), "math": step_mathml(s)} for s in c.get("steps", [])],
+        "measurements_view": [m | {"shown": fmt_interval(m.get("value"), m.get("lo"), m.get("hi")),
+                                   "glyph": interval_glyph(m)} for m in c.get("measurements", [])],
+        "four": four_cells(d) if c["kind"] != "control" else None,
+        "constants": d.get("constants") if isinstance(d.get("constants"), dict) else None,
+    }
+
+
+def claim_view(rec: dict, index: int) -> dict:
+    prefix = f"c{index}"
+    checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
+    controls = [_check_view(k, rec, f"{prefix}-n{i}") for i, k in enumerate(rec.get("controls", []))]
+    constants = [(c["name"], c["constants"]) for c in checks if c["constants"]]
+    return {"r": rec, "id": rec["claim"]["id"], "anchor": _anchor(rec["claim"]["id"]),
+            "headline": headline(rec), "evidence": evidence(rec), "counterexamples": counterexamples(rec),
+            "figure": is_figure(rec), "checks": checks, "controls": controls, "constants": constants,
+            "verdict_class": rec["verdict"].replace(" ", "-"),
+            "statement": statement_mathml(rec["claim"]["statement"])}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _device(device: str) -> str:
+    s = f"{device}; CPU {_cpu_model()}, {os.cpu_count()} logical cores"
+    if device.startswith("cuda"):
+        try:
+            import torch
+
+            if torch.cuda.is_available():
+                s += f"; GPU {torch.cuda.get_device_name(0)}"
+        except Exception:  # noqa: BLE001 -- metadata only
+            pass
+    return s
+
+
+def metadata(records: list[dict], ctx: Context, command: str) -> dict:
+    versions = records[0]["versions"] if records else results.library_versions()
+    return {"seed": ctx.seed, "budget": ctx.budget, "device": ctx.device, "device_info": _device(ctx.device),
+            "command": command, "created": results.now_utc(), "platform": platform.platform(),
+            "versions": versions, "alpha": ctx.alpha, "family_alpha": FAMILY_ALPHA,
+            "max_decisions": MAX_DECISIONS,
+            "total_seconds": round(sum((r.get("timing") or {}).get("total_seconds", 0) for r in records), 1)}
 
 
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("verify", "templates"),
-                             autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-    env.filters["mathml"] = lambda tex: jinja2.filters.Markup(latex_to_mathml(tex, display="block"))
-    env.filters["fmt"] = lambda v: "—" if v is None else f"{v:.4g}"
+                             autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["fmt"] = fmt
+    env.filters["fmt_value"] = fmt_value
+    env.filters["cls"] = lambda s: str(s).replace(" ", "-")
     return env
 
 
-def render(records: list[dict], ctx: Context, command: str) -> str:
-    counts = Counter(r["verdict"] for r in records)
-    versions = records[0]["versions"] if records else results.library_versions()
-    meta = {"seed": ctx.seed, "budget": ctx.budget, "device": ctx.device, "command": command,
-            "created": results.now_utc(), "platform": platform.platform(), "versions": versions,
-            "alpha": ctx.alpha, "family_alpha": FAMILY_ALPHA, "max_decisions": MAX_DECISIONS}
-    papers = sorted({r["claim"]["paper"] for r in records})
+def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
+           meta: dict | None = None) -> str:
+    meta = meta or metadata(records, ctx, command)
+    views = [claim_view(r, i) for i, r in enumerate(records)]
+    papers = []
+    for p in sorted({r["claim"]["paper"] for r in records}):
+        vs = [v for v in views if v["r"]["claim"]["paper"] == p]
+        papers.append({"id": p, "anchor": f"paper-{p}", "title": PAPERS.get(p, ""),
+                       "counts": Counter(v["r"]["verdict"] for v in vs), "claims": vs,
+                       "body": [v for v in vs if not v["figure"]]})
     return _env().get_template("report.html").render(
-        records=records, counts=counts, verdicts=VERDICTS, meta=meta, papers=papers)
+        views=views, papers=papers, figures=[v for v in views if v["figure"]],
+        counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
+        alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY)
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str) -> None:
+    """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``)."""
     out = Path(out)
-    results.atomic_write_text(out, render(records, ctx, command))
-    bundle = {"schema_version": results.SCHEMA_VERSION, "records": records}
-    results.atomic_write_text(out.with_suffix(".json"), json.dumps(bundle, indent=1, sort_keys=True))
+    bundle_path = out.with_suffix(".json")
+    if bundle_path == out:  # --out report.json: keep the HTML, put the bundle beside it
+        bundle_path = out.with_suffix(".bundle.json")
+    meta = metadata(records, ctx, command)
+    results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta))
+    bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records}
+    results.atomic_write_text(bundle_path, json.dumps(bundle, indent=1, sort_keys=True))

@@ -37,7 +37,7 @@ def outcome_dict(name: str, kind: str, outcome, extra: dict | None = None) -> di
          "measurements": [m.as_dict() for m in outcome.measurements],
          "figures": [asdict(f) for f in outcome.figures],
          "steps": [asdict(s) for s in outcome.steps],
-         "details": outcome.details}
+         "details": outcome.details, "headline": getattr(outcome, "headline", "")}
     return d | (extra or {})
 
 

@@ -1,0 +1,321 @@
+"""The HTML report (without a browser): headline, probe table, counterexample flag, figures, environment,
+self-containment, the JSON bundle, and `verify report` reusing stored results."""
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+from hypothesis import strategies as st
+
+from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.plots import new_figure, to_svg
+from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD, run_probe
+from verify import cli, registry, report, results, runner
+
+# ---------------------------------------------------------------------------
+# synthetic claims exercising every part of the report (also used by test_report_browser.py)
+# ---------------------------------------------------------------------------
+
+
+def _figure_check(ctx):
+    import numpy as np
+
+    t = np.arange(1, 200)
+    fig, ax = new_figure()
+    ax.loglog(t, 3 / t, label="train loss")
+    ax.loglog(t, 4 / t, "--", label="claimed envelope 4/t")
+    ax.set_xlabel("iteration t")
+    ax.legend()
+    return Outcome("pass", "loss stays under the envelope",
+                   [Measurement("fitted exponent", -1.02, -1.05, -0.99, "<= -1", level=0.99995)],
+                   [Figure("Train loss of GD and NGD", to_svg(fig), "log-log; dashed: the claimed envelope")],
+                   details={"constants": {"n": 6, "T": 8, "d": 10, "step size": 0.05, "seeds": [0, 1, 2]}},
+                   headline="fitted exponent -1.02 [-1.05, -0.99], claimed <= -1")
+
+
+def _four_cell_probe(ctx):
+    return run_probe(ctx, st.integers(0, 100), lambda x, a: (x % 7 != 3, "", f"x={x} is 3 mod 7"), 60,
+                     describe=lambda x: {"x": x},
+                     assumptions=lambda x: {"x < 50": x < 50, "x even": x % 2 == 0})
+
+
+def synthetic_claims():
+    claims = [
+        Claim("Z.T1", "Z", "A violated theorem", r"\forall x:\ x \bmod 7 \neq 3", "reconstructed",
+              "Made up: a probe that finds a counterexample.",
+              assumptions=(),
+              checks=(Check("probe", "probe", "four-cell probe", _four_cell_probe),
+                      Check("derivation", "symbolic", "nothing to derive", lambda ctx: Outcome("pass", "trivially"),
+                            stochastic=False))),
+        Claim("Z.L2", "Z", "An inconclusive lemma", r"\alpha \le \frac{1}{2}", "qualitative", "Made up.",
+              checks=(Check("rate", "numeric", "a rate", lambda ctx: Outcome(
+                  "pass", "ok", [Measurement("alpha", 0.72, 0.70, 0.74, "= 0.09 (derived)")])),),
+              controls=(Control("wrong", "rate", "a wrong variant", lambda ctx: Outcome("pass", "not rejected")),)),
+        Claim("Z.Fig1", "Z", "Loss curves",
+              r"\text{GD, NGD and the Polyak step: train loss against iteration; NGD beats GD}", "qualitative",
+              "The seed describes the figure in words only.",
+              checks=(Check("curves", "numeric", "draw the figure", _figure_check),),
+              controls=(Control("flat", "curves", "a flat curve", lambda ctx: Outcome("fail", "rejected")),)),
+        Claim("Z.Fig4", "Z", "BERT on MNLI", r"\text{BERT fine-tuned on MNLI: attention sparsifies}", "qualitative",
+              "Seed text only.", not_checked="needs pretrained BERT and MNLI; not reproducible offline"),
+    ]
+    for c in claims:
+        object.__setattr__(c, "module", __name__)
+    return claims
+
+
+def synthetic_records(ctx=Context()):
+    return [runner.run_claim(c, ctx) for c in synthetic_claims()]
+
+
+@pytest.fixture(scope="module")
+def synth():
+    return synthetic_records()
+
+
+@pytest.fixture(scope="module")
+def html_and_bundle(synth, tmp_path_factory):
+    out = tmp_path_factory.mktemp("rep") / "report.html"
+    report.write_report(out, synth, Context(), command="verify report -k Z")
+    return out.read_text(), json.loads(out.with_suffix(".json").read_text())
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.ids, self.hrefs, self.tags = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append((tag, a))
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "a" and "href" in a:
+            self.hrefs.append(a["href"])
+
+
+def _parse(html):
+    p = _Ids()
+    p.feed(html)
+    return p
+
+
+def _section(html, sid):
+    """The HTML of the <section> with id ``sid`` (sections are not nested in the report)."""
+    start = html.rindex("<section", 0, html.index(f'id="{sid}"'))
+    depth = 0
+    for m in re.finditer(r"<(/?)section\b", html[start:]):
+        depth += -1 if m.group(1) else 1
+        if depth == 0:
+            return html[start:start + m.end()]
+    return html[start:]
+
+
+# ---------------------------------------------------------------------------
+# headline
+# ---------------------------------------------------------------------------
+
+def test_outcome_headline_is_stored_in_the_record(synth):
+    fig = next(r for r in synth if r["claim"]["id"] == "Z.Fig1")
+    assert fig["checks"][0]["headline"] == "fitted exponent -1.02 [-1.05, -0.99], claimed <= -1"
+    assert Outcome("pass", "x").headline == ""
+
+
+def test_headline_rules(synth):
+    by = {r["claim"]["id"]: r for r in synth}
+    assert report.headline(by["Z.Fig1"]) == "fitted exponent -1.02 [-1.05, -0.99], claimed <= -1"  # set by the check
+    assert report.headline(by["Z.L2"]) == "alpha 0.72 [0.7, 0.74], claimed = 0.09 (derived)"  # auto from interval
+    assert report.headline(by["Z.Fig4"]) == "needs pretrained BERT and MNLI; not reproducible offline"
+    assert report.headline(by["Z.T1"]).startswith("counterexample found")  # violated: leads with the failure
+
+
+def test_headline_digits_tell_value_and_bounds_apart():
+    rec = {"verdict": "verified", "checks": [{"status": "pass", "measurements": [
+        {"name": "L", "value": 2.35671, "lo": 2.35612, "hi": 2.35733, "claimed": "= 2.3566"}]}]}
+    assert report.headline(rec) == "L 2.3567 [2.3561, 2.3573], claimed = 2.3566"
+
+
+@pytest.mark.parametrize("claimed, parsed", [("= −1", ("=", -1.0)), ("<= 0.5 (derived)", ("<=", 0.5)),
+                                             ("≥ 2e-3", (">=", 0.002)), ("= 10.23 (derived)", ("=", 10.23)),
+                                             ("monotone", None), (None, None)])
+def test_parse_claimed(claimed, parsed):
+    assert report.parse_claimed(claimed) == parsed
+
+
+# ---------------------------------------------------------------------------
+# content of the HTML
+# ---------------------------------------------------------------------------
+
+def test_overview_lists_every_claim_with_verdict_fidelity_evidence_and_headline(html_and_bundle, synth):
+    html, _ = html_and_bundle
+    overview = _section(html, "overview")
+    for r in synth:
+        assert f'href="#{r["claim"]["id"]}"' in overview
+        assert report.headline(r).split(" [")[0] in overview
+    assert 'id="paper-Z"' in overview
+    for kind in ("symbolic", "numeric", "probe", "controls 0/1", "controls 1/1"):
+        assert kind in overview
+    counts = re.findall(r'<div class="count ([\w-]+)"><b>(\d+)</b>', html)
+    assert dict(counts) == {"verified": "1", "violated": "1", "inconclusive": "1", "not-checked": "1"}
+
+
+def test_counterexample_is_flagged_at_the_top_in_the_overview_and_in_the_claim(html_and_bundle):
+    html, _ = html_and_bundle
+    top = html[:html.index('id="overview"')]
+    assert 'id="counterexamples"' in top and 'href="#Z.T1"' in top
+    row = re.search(r'<tr class="has-counterexample">.*?</tr>', html, re.S).group(0)
+    assert "Z.T1" in row and "COUNTEREXAMPLE" in row
+    claim = _section(html, "Z.T1")
+    first_alert = claim.index('class="alert"')
+    assert first_alert < claim.index('class="statement"')  # the red box comes before everything else
+    assert "x=10 is 3 mod 7" in claim[first_alert:]
+
+
+def test_four_cell_probe_table_with_first_examples(html_and_bundle, synth):
+    html, _ = html_and_bundle
+    claim = _section(html, "Z.T1")
+    probe = next(c for c in synth[0]["checks"] if c["kind"] == "probe")
+    cells = probe["details"]["cells"]
+    assert set(cells) <= {HOLD_HOLD, FAIL_FAIL, FAIL_HOLD, COUNTEREXAMPLE}
+    table = re.search(r'<table class="four">.*?</table>', claim, re.S).group(0)
+    nums = [int(n) for n in re.findall(r'<span class="n">(\d+)</span>', table)]
+    assert nums == [cells.get(k, 0) for k in (HOLD_HOLD, COUNTEREXAMPLE, FAIL_HOLD, FAIL_FAIL)]
+    assert 'class="counter hit"' in table
+    for ex in probe["details"]["cell_examples"].values():
+        assert ex["detail"] in table
+
+
+def test_figures_section_shows_figure_next_to_description_and_constants(html_and_bundle):
+    html, _ = html_and_bundle
+    figs = _section(html, "figures")
+    assert 'id="Z.Fig1"' in figs and 'id="Z.Fig4"' in figs
+    grid = re.search(r'<div class="figure-grid">.*?<div class="desc">(.*?)</div>\s*</div>', figs, re.S)
+    assert "<svg" in grid.group(0) and "NGD beats GD" in grid.group(1)
+    assert "step size" in grid.group(1) and "0.05" in grid.group(1) and "[0, 1, 2]" in grid.group(1)
+    assert "not reproducible offline" in _section(html, "Z.Fig4")
+    # figure claims are not repeated in the per-paper claim list
+    assert 'id="Z.Fig1"' not in _section(html, "claims-Z")
+
+
+def test_constants_table_in_an_ordinary_claim(tmp_path):
+    c = Claim("Z.T9", "Z", "t", "x=1", "exact", "n", checks=(Check(
+        "s", "symbolic", "d", lambda ctx: Outcome("pass", "ok", details={"constants": {"eta": 0.25}})),),
+              module=__name__)
+    html = report.render([runner.run_claim(c, Context())], Context(), "verify report")
+    assert re.search(r"<th>eta</th><td[^>]*>0.25</td>", html)
+
+
+def test_self_contained_valid_links_unique_ids(html_and_bundle):
+    html, _ = html_and_bundle
+    p = _parse(html)
+    assert "<script" not in html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # no network fetches
+    assert not re.search(r"https?://(?!www\.w3\.org/)", html)
+    assert not [a for t, a in p.tags if t == "link" and a.get("rel") == "stylesheet"]
+    assert len(p.ids) == len(set(p.ids)), "duplicate element ids (SVG ids must be scoped)"
+    internal = [h[1:] for h in p.hrefs if h.startswith("#")]
+    assert internal and not set(internal) - set(p.ids)
+    assert "report.json" in p.hrefs  # the machine-readable bundle, linked
+
+
+def test_svg_references_stay_inside_their_own_plot(synth):
+    svg = synth[2]["checks"][0]["figures"][0]["svg"]
+    scoped = report.scoped_svg(svg, "p7", "t")
+    ids = set(re.findall(r'id="([^"]+)"', scoped))
+    refs = set(re.findall(r'(?:url\(#|href="#)([^")]+)', scoped))
+    assert ids and all(i.startswith("p7-") for i in ids) and refs <= ids
+
+
+def test_environment_section_and_bundle(html_and_bundle, synth):
+    html, bundle = html_and_bundle
+    env = _section(html, "environment")
+    for key in ("verify report -k Z", "torch", "sympy", "logical cores", "Bonferroni"):
+        assert key in env
+    for r in synth:
+        assert r["code_hash"] in env and r["claim"]["id"] in env
+    assert bundle["schema_version"] == results.SCHEMA_VERSION
+    assert [r["claim"]["id"] for r in bundle["records"]] == [r["claim"]["id"] for r in synth]
+    assert bundle["report"]["command"] == "verify report -k Z" and bundle["report"]["seed"] == 0
+
+
+def test_bad_latex_and_leaked_latex_do_not_break_the_report():
+    assert "<pre" in report.statement_mathml(r"\frac{1}{")
+    step = {"text": "t", "latex": r"\mathbb{E}\|x\|^2 = 1",
+            "mathml": r'<math display="block"><msup><mi>\mathbb{E}\|x\|</mi><mi>2</mi></msup></math>'}
+    out = str(report.step_mathml(step))
+    assert "<math" in out and "\\mathbb" not in out
+
+
+def test_long_statements_split_at_top_level_quad_and_typos_are_flagged():
+    assert report.split_top_level(r"a\quad b\qquad c\\ d") == ["a", "b", "c", "d"]
+    assert report.split_top_level(r"\left(a \quad b\right) \quad {x \quad y}") == [
+        r"\left(a \quad b\right)", r"{x \quad y}"]
+    cases = r"f=\begin{cases}1 & x>0\\ 0 & x\le 0\end{cases}"
+    assert report.split_top_level(cases + r"\quad g=1") == [cases, "g=1"]
+    html = str(report.statement_mathml(r"x \le 1,\quad y \ge 2"))
+    assert html.startswith('<div class="math-lines">') and html.count("<math") == 2
+    assert "not understood" in report.statement_mathml(r"a:\quadZ = 1")  # a typo, shown and flagged
+
+
+def test_html_output_beside_a_json_named_out(tmp_path, synth):
+    report.write_report(tmp_path / "r.json", synth[:1], Context(), "verify report")
+    assert (tmp_path / "r.json").read_text().startswith("<!DOCTYPE html>")
+    assert json.loads((tmp_path / "r.bundle.json").read_text())["records"]
+
+
+# ---------------------------------------------------------------------------
+# reuse of stored results
+# ---------------------------------------------------------------------------
+
+def _counting_claim(calls):
+    def check(ctx):
+        calls.append(ctx.seed)
+        return Outcome("pass", "ok", [Measurement("v", 1.0, 0.9, 1.1, "= 1")])
+
+    return Claim(id="Z.R1", paper="Z", title="reuse", statement="x=x", fidelity="exact", fidelity_note="n",
+                 checks=(Check("c", "numeric", "d", check),),
+                 controls=(Control("k", "c", "w", lambda ctx: Outcome("fail", "rejected")),), module=__name__)
+
+
+def test_report_reuses_unchanged_records_and_reruns_stale_ones(tmp_path, monkeypatch):
+    calls, totals = [], []
+    real_bar = cli._progress_bar
+    monkeypatch.setattr(cli, "_progress_bar", lambda total, desc: totals.append(total) or real_bar(total, desc))
+    claim = _counting_claim(calls)
+    first = cli.run_claims([claim], Context(seed=0), tmp_path, reuse=True)[0]
+    stored = json.loads(results.record_path(tmp_path, "Z.R1").read_text())
+    again = cli.run_claims([claim], Context(seed=0), tmp_path, reuse=True)[0]
+    assert calls == [0] and totals == [2, 0]  # second run: nothing ran, the progress bar had nothing to do
+    assert again["created_utc"] == first["created_utc"] == stored["created_utc"]
+    assert again["timing"] == stored["timing"]
+    assert json.loads(results.record_path(tmp_path, "Z.R1").read_text()) == stored  # not rewritten
+
+    cli.run_claims([claim], Context(seed=1), tmp_path, reuse=True)  # changed seed: stale
+    assert calls == [0, 1]
+    cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=True)  # changed budget: stale
+    assert calls == [0, 1, 1]
+    monkeypatch.setattr(registry, "code_hash", lambda c: "changed-code")  # changed claim code: stale
+    cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=True)
+    assert calls == [0, 1, 1, 1]
+    cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=False)  # --rerun
+    assert len(calls) == 5
+
+
+def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch, capsys):
+    claim = registry.get("A.T1.1")
+    rec = runner.run_claim(claim, Context(), kinds={"symbolic"})
+    rec["kinds"] = "all"  # stands in for a full stored run with the same code, seed and budget
+    results.write_record(tmp_path / "res", rec)
+    ran = []
+
+    def fake_run(c, ctx, progress=lambda s: None, kinds=None):
+        ran.append((c.id, ctx.seed))
+        return rec | {"seed": ctx.seed, "created_utc": "now"}
+
+    monkeypatch.setattr(runner, "run_claim", fake_run)
+    args = ["report", "-k", "A.T1.1", "--results", str(tmp_path / "res"), "--out", str(tmp_path / "r.html")]
+    assert cli.main(args) == 0 and ran == []
+    bundle = json.loads((tmp_path / "r.json").read_text())
+    assert bundle["records"][0]["created_utc"] == rec["created_utc"]
+    assert cli.main(args + ["--seed", "1"]) == 0 and ran == [("A.T1.1", 1)]
+    capsys.readouterr()

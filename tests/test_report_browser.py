@@ -1,0 +1,166 @@
+"""The report as a person sees it: opened in headless Chromium (Debian's ``chromium`` + ``chromium-driver``).
+
+Generated once per session from real records (A.T1.1's derivation, n-law and probe, with their negative
+controls, run in-process) plus the synthetic claims of ``test_report.py`` (a figure with constants, a
+counterexample in the four-cell probe table, an inconclusive and a not-checked claim).  Checks that the math
+is laid out as MathML, every plot is visible, every internal link resolves, the console has no errors and
+nothing is fetched; saves screenshots to ``reports/screenshots/``.  Skipped, with the reason, when Chromium,
+its driver or selenium is missing (``.ci/run`` installs them).
+"""
+import base64
+import dataclasses
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from theorems.claim import Context
+from verify import registry, report, runner
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "reports" / "screenshots"
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()), None)
+CHROMEDRIVER = next((p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver") or "")
+                     if p and Path(p).exists()), None)
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                                reason="headless browser test needs Debian's chromium and chromium-driver "
+                                       "(apt-get install chromium chromium-driver; .ci/run does this)")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium not installed (pip install -e .[test])")
+
+# A.T1.1's checks that give the report math (derivation), a plot and intervals (n-law) and probe cells, and
+# the controls of those two (the probe's control and the closed-form ones add time, nothing a browser sees)
+REAL_CHECKS = ("derivation", "n-law", "probe")
+REAL_CONTROLS = ("symbolic: dropped Σ", "include-self softmax")
+
+
+def _real_records(ctx: Context) -> list[dict]:
+    claim = registry.get("A.T1.1")
+    checks = tuple(c for c in claim.checks if c.name in REAL_CHECKS)
+    controls = tuple(k for k in claim.controls if k.name in REAL_CONTROLS)
+    return [runner.run_claim(dataclasses.replace(claim, checks=checks, controls=controls), ctx)]
+
+
+@pytest.fixture(scope="session")
+def report_file(tmp_path_factory):
+    from test_report import synthetic_records
+
+    ctx = Context(seed=0, budget="quick", device="cpu")
+    records = _real_records(ctx) + synthetic_records(ctx)
+    out = tmp_path_factory.mktemp("browser") / "report.html"
+    report.write_report(out, records, ctx, command="verify report -k A.T1.1 (browser test)")
+    return out, records
+
+
+@pytest.fixture(scope="session")
+def browser(report_file):
+    """One headless Chromium with the report loaded; yields (driver, console log captured at load)."""
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--hide-scrollbars", f"--user-data-dir={profile}"):
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # an explicit driver path: selenium-manager is never asked to download anything
+    driver = webdriver.Chrome(options=opts, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
+    try:
+        driver.set_page_load_timeout(60)
+        driver.set_window_size(1280, 900)  # a laptop screen
+        driver.get(report_file[0].as_uri())
+        driver.execute_script("return document.fonts.ready")
+        log = driver.get_log("browser")
+        yield driver, log
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_math_is_mathml_laid_out_with_size(browser, report_file):
+    driver, _ = browser
+    boxes = driver.execute_script(
+        "return [...document.querySelectorAll('math')].map(m => {const r = m.getBoundingClientRect();"
+        " return [r.width, r.height, m.namespaceURI]})")
+    n_steps = sum(1 for r in report_file[1] for c in r["checks"] for s in c["steps"] if s["mathml"])
+    assert len(boxes) >= n_steps + 1, "statements and derivation steps must be MathML"
+    empty = [i for i, (w, h, ns) in enumerate(boxes) if not (w > 0 and h > 0)]
+    assert not empty, f"{len(empty)} <math> elements have zero size (first: #{empty[0]})"
+    assert {ns for *_, ns in boxes} == {"http://www.w3.org/1998/Math/MathML"}
+    # laid out as math, not as a run of text: a fraction stacks its numerator above its denominator
+    stacked = driver.execute_script(
+        "return [...document.querySelectorAll('mfrac')].map(f => {"
+        " const [a, b] = [f.children[0].getBoundingClientRect(), f.children[1].getBoundingClientRect()];"
+        " return a.bottom <= b.top + 1 && a.height > 0 && b.height > 0})")
+    assert stacked and all(stacked), "MathML fractions are not laid out (no native MathML rendering?)"
+
+
+def test_every_plot_is_visible(browser, report_file):
+    driver, _ = browser
+    svgs = driver.find_elements("css selector", "svg")
+    n_figures = sum(len(c["figures"]) for r in report_file[1] for c in r["checks"])
+    plots = driver.find_elements("css selector", "svg.plot")
+    assert len(plots) == n_figures >= 2
+    for el in svgs:
+        r = el.rect
+        assert el.is_displayed() and r["width"] > 0 and r["height"] > 0, el.get_attribute("aria-label")
+    # the plots are drawn, not empty boxes: each has path or line content with extent
+    drawn = driver.execute_script(
+        "return [...document.querySelectorAll('svg.plot')].map(s => {const b = s.getBBox();"
+        " return s.querySelectorAll('path, line, use').length > 0 && b.width > 50 && b.height > 50})")
+    assert all(drawn)
+
+
+def test_internal_links_resolve_and_navigate(browser):
+    driver, _ = browser
+    hrefs = driver.execute_script(
+        "return [...document.querySelectorAll('a[href^=\"#\"]')].map(a => a.getAttribute('href'))")
+    assert len(hrefs) > 10
+    missing = driver.execute_script(
+        "return arguments[0].filter(h => !document.getElementById(decodeURIComponent(h.slice(1))))", hrefs)
+    assert not missing, f"internal links without a target: {missing}"
+    assert {"#overview", "#environment", "#figures", "#A.T1.1", "#paper-A"} <= set(hrefs)
+    # following an overview link brings the claim to the top of the window
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.find_element("css selector", "table.overview a[href='#Z.Fig1']").click()
+    top = driver.execute_script("return document.getElementById('Z.Fig1').getBoundingClientRect().top")
+    assert abs(top) < 40 and driver.execute_script("return location.hash") == "#Z.Fig1"
+    driver.execute_script("window.scrollTo(0, 0)")
+
+
+def test_console_has_no_errors_and_nothing_is_fetched(browser):
+    driver, log = browser
+    severe = [e for e in log + driver.get_log("browser") if e.get("level") == "SEVERE"]
+    assert not severe, severe
+    fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert fetched == [], f"the report fetched {fetched}"
+
+
+def test_counterexample_is_a_visible_red_box(browser):
+    driver, _ = browser
+    box = driver.find_element("id", "counterexamples")
+    assert box.is_displayed() and "Z.T1" in box.text
+    color = driver.execute_script("return getComputedStyle(arguments[0]).borderTopColor", box)
+    r, g, b = (int(x) for x in color[color.index("(") + 1:color.index(")")].split(",")[:3])
+    assert r > 150 and g < 100 and b < 100, color
+
+
+def test_print_layout_and_screenshots(browser):
+    driver, _ = browser
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    driver.execute_script("window.scrollTo(0, 0)")
+    time.sleep(0.1)
+    assert driver.save_screenshot(str(SCREENSHOTS / "report.png"))
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1280, min(height + 50, 16000))
+    try:
+        assert driver.save_screenshot(str(SCREENSHOTS / "report-full.png"))
+    finally:
+        driver.set_window_size(1280, 900)
+    assert (SCREENSHOTS / "report.png").stat().st_size > 10_000
+    pdf = base64.b64decode(driver.print_page())  # the print stylesheet: a multi-page PDF
+    assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 3
+    (SCREENSHOTS / "report.pdf").write_bytes(pdf)
