@@ -13,7 +13,19 @@ instance lands in one of four cells:
 * an assumption fails, the conclusion still holds: the assumption may be stronger than needed;
 * assumptions hold, the conclusion fails: a **counterexample** (the probe fails and shrinks it).
 
-Without ``assumptions`` every failure of the conclusion is a counterexample.
+Without ``assumptions`` every failure of the conclusion is a counterexample.  For the
+two "assumption fails" cells a second, bounded hypothesis search (``hypothesis.find``)
+shrinks a minimal example of the cell.  With ``parameters`` (``instance -> {name: float}``,
+e.g. the Ass 1 parameter ``nu`` or the A3 bound) every example is kept as a point and
+plotted against each parameter, showing where along it the conclusion starts to fail.
+
+Profiles (chosen by budget):
+
+* ``quick`` (CI): examples as the claim asks at quick budget, fixed seed, **no database**:
+  deterministic, nothing read from or written to disk.
+* ``standard`` / ``full``: more examples and hypothesis's example database in
+  ``$VERIFY_HYPOTHESIS_DB`` (default ``.hypothesis/verify-probes``, git-ignored):
+  a counterexample found once is replayed first on every later run.
 
 Because each probed instance may itself be a stochastic decision, the per-example
 false-alarm rate is ``ctx.alpha / max_examples`` (Bonferroni within the probe):
@@ -21,18 +33,42 @@ the whole probe raises a false alarm with probability at most ``ctx.alpha``.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 from typing import Any, Callable
 
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from theorems.claim import Context, Outcome
+from theorems.claim import Context, Figure, Outcome
 
 HOLD_HOLD = "assumptions hold, conclusion holds"
 FAIL_FAIL = "assumption fails, conclusion fails"
 FAIL_HOLD = "assumption fails, conclusion holds"
 COUNTEREXAMPLE = "assumptions hold, conclusion fails"
+DEFAULT_DB = ".hypothesis/verify-probes"
+
+
+def example_database(ctx: Context):
+    """None for the quick (CI) profile; a directory database otherwise."""
+    if ctx.budget == "quick":
+        return None
+    return DirectoryBasedExampleDatabase(os.environ.get("VERIFY_HYPOTHESIS_DB", DEFAULT_DB))
+
+
+def _settings(ctx: Context, max_examples: int, database=None) -> settings:
+    return settings(max_examples=max_examples, database=database, deadline=None,
+                    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+                    suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
+
+
+def _cell(holds: bool, assumptions_ok: bool) -> str:
+    if assumptions_ok:
+        return HOLD_HOLD if holds else COUNTEREXAMPLE
+    return FAIL_HOLD if holds else FAIL_FAIL
 
 
 def run_probe(
@@ -42,51 +78,119 @@ def run_probe(
     max_examples: int,
     describe: Callable[[Any], dict] = lambda inst: {"instance": repr(inst)},
     assumptions: Callable[[Any], dict[str, bool]] | None = None,
+    parameters: Callable[[Any], dict[str, float]] | None = None,
+    shrink_cells: bool = True,
 ) -> Outcome:
     """Search for a counterexample.
 
     ``conclusion(instance, alpha_each) -> (holds, label, detail)``: ``label`` names a
     sub-case for the counts (e.g. ``"in scope"``), ``detail`` says why it failed.
-    ``assumptions(instance) -> {name: bool}`` turns on the four-cell accounting.
+    ``assumptions(instance) -> {name: bool}`` turns on the four-cell accounting;
+    ``parameters(instance) -> {name: float}`` records each example for the plot.
     """
     max_examples = ctx.max_examples or max_examples
     alpha_each = ctx.alpha / max_examples
     cells: dict[str, int] = {}
     examples: dict[str, dict] = {}  # first example seen in each non-expected cell
+    points: list[dict] = []
     failures: list[tuple[Any, str]] = []
-    phases = (Phase.explicit, Phase.generate, Phase.shrink)
 
-    @settings(max_examples=max_examples, database=None, deadline=None, phases=phases,
-              suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
+    def classify(inst):
+        holds, label, detail = conclusion(inst, alpha_each)
+        if assumptions is None:
+            return holds, label, not holds, detail, {}
+        a = assumptions(inst)
+        ok = all(a.values())
+        return holds, _cell(holds, ok), ok and not holds, detail, a
+
+    @_settings(ctx, max_examples, example_database(ctx))
     @hypothesis.seed(ctx.seed)
     @given(strategy)
     def prop(inst):
-        holds, label, detail = conclusion(inst, alpha_each)
-        if assumptions is None:
-            cell, counter = label, not holds
-        else:
-            a = assumptions(inst)
-            ok = all(a.values())
-            cell = (HOLD_HOLD if holds else COUNTEREXAMPLE) if ok else (FAIL_HOLD if holds else FAIL_FAIL)
-            counter = ok and not holds
-            if cell != HOLD_HOLD and cell not in examples:
-                examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
-                                                   "detail": detail}
+        holds, cell, counter, detail, a = classify(inst)
         cells[cell] = cells.get(cell, 0) + 1
+        if assumptions is not None and cell != HOLD_HOLD and cell not in examples:
+            examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
+                                               "detail": detail, "shrunk": False}
+        if parameters is not None:
+            points.append(parameters(inst) | {"holds": bool(holds), "assumptions_hold": all(a.values()) if a else True})
         if counter:
             failures.append((inst, detail))
             raise AssertionError(detail)
 
+    # one database key per probe (all probes share this wrapper's source, hypothesis's default key)
+    where = f"{getattr(conclusion, '__module__', '')}.{getattr(conclusion, '__qualname__', '')}:{strategy!r}"
+    prop._hypothesis_internal_database_key = hashlib.sha256(where.encode()).digest()[:16]
     try:
         prop()
     except AssertionError:
         pass  # hypothesis re-raises the shrunk example last; it is failures[-1]
     n = sum(cells.values())
+
+    if assumptions is not None and shrink_cells:
+        for cell in (FAIL_FAIL, FAIL_HOLD):
+            if cell in examples:
+                minimal = _shrink_cell(ctx, strategy, classify, cell, max_examples)
+                if minimal is not None:
+                    inst, detail, a = minimal
+                    examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
+                                                       "detail": detail, "shrunk": True}
+
     details = {"cells": cells, "examples_evaluated": n, "max_examples": max_examples,
-               "alpha_per_example": alpha_each, "hypothesis_seed": ctx.seed, "cell_examples": examples}
+               "alpha_per_example": alpha_each, "hypothesis_seed": ctx.seed, "cell_examples": examples,
+               "profile": "ci (no database)" if ctx.budget == "quick" else "standard (example database)"}
+    if points:
+        details["points"] = points
+    figures = [_parameter_plot(points)] if points else []
     if failures:
         inst, detail = failures[-1]
         details["counterexample"] = describe(inst) | {"why": detail}
-        return Outcome("fail", f"counterexample found (shrunk): {detail}", details=details)
+        return Outcome("fail", f"COUNTEREXAMPLE found (shrunk): {detail}", figures=figures, details=details)
     cell_txt = ", ".join(f"{v} {k}" for k, v in sorted(cells.items()))
-    return Outcome("pass", f"no counterexample in {n} examples ({cell_txt})", details=details)
+    return Outcome("pass", f"no counterexample in {n} examples ({cell_txt})", figures=figures, details=details)
+
+
+def _shrink_cell(ctx, strategy, classify, cell, max_examples):
+    """A minimal instance of ``cell`` via ``hypothesis.find`` (bounded; None if none found)."""
+    found = {}
+
+    def in_cell(inst):
+        holds, c, _, detail, a = classify(inst)
+        if c == cell:
+            found["last"] = (inst, detail, a)
+            return True
+        return False
+
+    try:
+        hypothesis.find(strategy, in_cell, settings=settings(
+            max_examples=max_examples, database=None, deadline=None, derandomize=True,
+            suppress_health_check=list(HealthCheck)))
+    except (NoSuchExample, Unsatisfiable):
+        return None
+    return found.get("last")
+
+
+def _parameter_plot(points: list[dict]) -> Figure:
+    """Conclusion holds (1) / fails (0) against each recorded assumption parameter."""
+    import numpy as np
+
+    from theorems.plots import new_figure, to_svg
+
+    names = [k for k in points[0] if k not in ("holds", "assumptions_hold")]
+    fig, axes = new_figure()
+    fig.set_size_inches(2.6 * max(len(names), 1) + 0.6, 2.6)
+    fig.clear()
+    axes = fig.subplots(1, max(len(names), 1), squeeze=False)[0]
+    rng = np.random.default_rng(0)  # jitter only, for legibility
+    for ax, name in zip(axes, names):
+        x = np.array([p[name] for p in points], float)
+        y = np.array([p["holds"] for p in points], float) + rng.uniform(-0.06, 0.06, len(points))
+        inside = np.array([p["assumptions_hold"] for p in points])
+        ax.scatter(x[inside], y[inside], s=14, c="tab:blue", label="assumptions hold")
+        ax.scatter(x[~inside], y[~inside], s=14, c="tab:orange", marker="x", label="an assumption fails")
+        ax.set_yticks([0, 1], ["fails", "holds"])
+        ax.set_xlabel(name)
+    axes[0].set_ylabel("conclusion")
+    axes[0].legend(loc="center left", fontsize=7)
+    return Figure("Where the conclusion starts to fail", to_svg(fig),
+                  "Each probed instance: whether the claim's conclusion held, against each assumption parameter.")

@@ -133,24 +133,36 @@ def cmd_report(args) -> int:
 
 
 def cmd_probe(args) -> int:
+    """Run probes; print each probe's cells; exit 1 if any finds a counterexample."""
     from verify import registry, runner
 
-    claim = registry.get(args.claim)
-    if not any(c.kind == "probe" for c in claim.checks):
-        raise UsageError(f"claim {claim.id} has no probe")
+    if args.all == bool(args.claim):
+        raise UsageError("give one CLAIM or --all")
+    claims = [c for c in registry.all_claims() if any(ch.kind == "probe" for ch in c.checks)] if args.all \
+        else [registry.get(args.claim)]
+    if not args.all and not any(c.kind == "probe" for c in claims[0].checks):
+        raise UsageError(f"claim {claims[0].id} has no probe")
     if args.max_examples is not None and args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
     ctx = Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device),
                   max_examples=args.max_examples)
-    rec = runner.run_claim(claim, ctx, kinds={"probe"})
-    for c in rec["checks"] + rec["controls"]:
-        label = f"control '{c['name']}'" if c["kind"] == "control" else c["name"]
-        print(f"{claim.id} {label}: {c['status']}: {c['summary']}")
-        cx = c["details"].get("counterexample")
-        if cx and c["kind"] != "control":
-            print(f"  COUNTEREXAMPLE (shrunk): {cx}")
-    bad = any(c["status"] == "fail" for c in rec["checks"])
-    return 1 if bad else 0
+    found = []
+    for claim in claims:
+        rec = runner.run_claim(claim, ctx, kinds={"probe"})
+        for c in rec["checks"] + rec["controls"]:
+            label = f"control '{c['name']}'" if c["kind"] == "control" else c["name"]
+            print(f"{claim.id} {label}: {c['status']}: {c['summary']}")
+            if c["kind"] == "control":
+                continue
+            for cell, count in sorted(c["details"].get("cells", {}).items()):
+                print(f"    {count:5d}  {cell}")
+            cx = c["details"].get("counterexample")
+            if cx:
+                found.append(claim.id)
+                print(f"  !!! COUNTEREXAMPLE to {claim.id} (shrunk; replay with --seed {args.seed}): {cx}")
+    if found:
+        print(f"verify: counterexamples found for {', '.join(found)}", file=sys.stderr)
+    return 1 if found else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,8 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     s.add_argument("--rerun", action="store_true", help="ignore stored results")
     s.set_defaults(fn=cmd_report)
-    s = sub.add_parser("probe", help="run a claim's property-based probe")
-    s.add_argument("claim")
+    s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
+    s.add_argument("claim", nargs="?")
+    s.add_argument("--all", action="store_true", help="every claim that has a probe")
     s.add_argument("--max-examples", type=int, default=None)
     common(s, k=False)
     s.set_defaults(fn=cmd_probe)

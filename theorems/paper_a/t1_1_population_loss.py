@@ -333,7 +333,9 @@ def describe(inst) -> dict:
 
 def check_probe(ctx: Context, closed_form=model.population_loss) -> Outcome:
     n = ctx.pick(25, 100, 300)
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, closed_form), n, describe)
+    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, closed_form), n, describe,
+                     parameters=lambda i: {"‖Σ^½KΣ^½‖op (scope < 1/2)": i["B_op"], "noise σ": i["sigma"],
+                                           "cond(Σ)": max(i["spectrum"]) / min(i["spectrum"])})
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,494 @@
+r"""Monte Carlo engines for paper A's gradient-approximation results (Theorems 3-5, Lemmas 9-23).
+
+Two kinds of samples, both with variance reduction by exact-mean control variates:
+
+* **gradient bias** (:func:`gradient_bias_samples`): per fresh batch of ``n`` samples, the gradient of the
+  leave-one-out empirical loss ``Lhat_n`` minus the gradient of the *oracle loss*
+  ``(1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` (whose expectation is exactly ``grad L``, Theorem 1.1), and the
+  gradient of ``Rhat = R(theta; Sigmahat)`` minus its first-order Taylor expansion around ``Sigma`` (whose
+  expectation is exactly ``grad R``, because ``E Sigmahat = Sigma``).  Both differences have mean equal to the
+  bias being measured and standard deviation O(1/n) instead of O(n^{-1/2}), so an O(1/n) bias is resolved
+  with a few hundred batches at every ``n``.
+* **softmax rows** (:func:`softmax_row_stats`): for a fixed query ``x_i`` and ``n' = n - 1`` fresh context
+  points, the softmax weights ``s_ij`` and the weighted sums the lemmas bound, with the mean-zero linear
+  terms of the self-normalized ratio as control variates;
+* **Gaussian Poincare** (:func:`poincare_samples`): both sides of ``Var f <= sum_j E ||grad_{x_j} f||_Sigma^2``
+  for the row functions, the gradients by autograd.
+
+Shapes: ``V`` (B, r, d), ``K`` (B, d, d) or (d, d), ``Sigma`` (d, d), ``W_star`` (B, r, d) or (r, d).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from numerics import DTYPE
+from numerics.paper_a.geometry import loss_grad, regularizer_grad, sample_covariance
+from numerics.paper_a.model import check_covariance, sym_inv_sqrt, sym_sqrt
+from numerics.stats import weighted_fit
+
+
+# ---------------------------------------------------------------------------
+# Per-batch gradient of the empirical loss in closed form (Lemma 8)
+# ---------------------------------------------------------------------------
+
+def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Tensor | None = None):
+    r"""``(Lhat_n, dLhat/dV, dLhat/dK)`` per data set, x (..., B, n, d), y (..., B, n, r).
+
+    With ``xbar_i = sum_j s_ij x_j``, ``e_i = y_i - V xbar_i``, ``u_i = -2 V^T e_i`` and the softmax-weighted
+    covariance ``C_i = sum_j s_ij x_j x_j^T - xbar_i xbar_i^T``, Lemma 8 (``ds_ij/dK = s_ij x_i (x_j - xbar_i)^T``)
+    gives ``dl_i/dV = -2 e_i xbar_i^T`` and ``dl_i/dK = x_i u_i^T C_i``.  Cost O(n^2 d) per data set, no autograd.
+
+    The gradient is affine in ``y``; with ``noise`` (same shape as ``y``) the function also returns the
+    gradient's change when ``y`` is replaced by ``y + noise`` (the pair ``(dV, dK)``) as a fourth element.
+    """
+    scores = x @ K @ x.mT
+    if not include_self:  # leave-one-out, as model.context_weights, without the mask copy
+        scores.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
+    s = torch.softmax(scores, dim=-1)  # (..., B, n, n)
+    xbar = s @ x
+    n = x.shape[-2]
+
+    def grads(e):
+        u = -2 * e @ V  # rows u_i^T = -2 e_i^T V
+        # C_i u_i = sum_j s_ij x_j (x_j . u_i) - xbar_i (xbar_i . u_i)
+        Cu = (s * (u @ x.mT)) @ x - xbar * (xbar * u).sum(-1, keepdim=True)
+        return -2 * e.mT @ xbar / n, x.mT @ Cu / n
+
+    e = y - xbar @ V.mT
+    gV, gK = grads(e)
+    loss = e.pow(2).sum((-1, -2)) / n
+    if noise is None:
+        return loss, gV, gK
+    return loss, gV, gK, grads(noise)
+
+
+def oracle_loss_grad(V, K, Sigma, x, y):
+    r"""``(L_o, dL_o/dV, dL_o/dK)`` of the oracle loss ``L_o = (1/n) sum_i ||y_i - P x_i||^2``, ``P = V Sigma K^T``.
+
+    ``E L_o(theta) = L(theta)`` for every ``theta``, hence ``E grad L_o = grad L`` (differentiate under E).
+    Per sample: ``mu_i = Sigma K^T x_i``, ``dl/dV = -2 e_i mu_i^T``, ``dl/dK = x_i u_i^T Sigma``.
+    """
+    mu = x @ K @ Sigma  # rows mu_i^T = x_i^T K Sigma
+    e = y - mu @ V.mT
+    u = -2 * e @ V
+    n = x.shape[-2]
+    return e.pow(2).sum((-1, -2)) / n, -2 * e.mT @ mu / n, x.mT @ u @ Sigma / n
+
+
+# ---------------------------------------------------------------------------
+# Regularizer: exact first- and second-order terms in Sigmahat - Sigma
+# ---------------------------------------------------------------------------
+
+def regularizer_grad_linear(V, K, Sigma, Delta):
+    r"""``D(grad R)(Sigma)[Delta]``: the derivative of ``S -> grad R(theta; S)`` at ``Sigma`` along ``Delta``.
+
+    ``Delta`` (..., B, d, d); forward-mode autodiff of the polynomial map (exact up to rounding).
+    """
+    S = Sigma.expand_as(Delta).clone()
+    _, tangents = torch.func.jvp(lambda T: regularizer_grad(V, K, T), (S,), (Delta,))
+    return tangents
+
+
+def regularizer_bias_coefficient(V, K, Sigma, pairings: str = "isserlis"):
+    r"""Leading coefficient ``c_R`` in ``E grad Rhat - grad R = c_R / n + O(n^{-2})``, per instance (pair V, K).
+
+    ``f(S) = grad R(theta; S)`` is a polynomial of degree 4 in ``S``; ``Sigmahat = Sigma + Delta`` with
+    ``Delta = (1/n) sum_k (x_k x_k^T - Sigma)``, so ``E Delta = 0``, ``E Delta (x) Delta = (1/n) E H (x) H``
+    (``H = x x^T - Sigma``) and the third and fourth moments of ``Delta`` are O(n^{-2}).  Hence, exactly,
+    ``c_R = (1/2) E D^2 f(Sigma)[H, H]``.  Isserlis: ``E H_ab H_cd = Sigma_ac Sigma_bd + Sigma_ad Sigma_bc``, i.e.
+    ``E H (x) H = (1/2) sum_{a,b} G_ab (x) G_ab`` with ``G_ab = S (E_ab + E_ba) S``, ``S = Sigma^{1/2}``, so
+    ``c_R = (1/4) sum_{a,b} D^2 f(Sigma)[G_ab, G_ab]``.  ``D^2 f[G, G] = p''(0)`` for the quartic
+    ``p(t) = f(Sigma + t G)``, computed by the five-point stencil, which is exact for polynomials of degree <= 5.
+
+    ``pairings="first_only"`` (a negative control) keeps only the ``Sigma_ac Sigma_bd`` pairing,
+    ``c_R = (1/2) sum_{a,b} D^2 f(Sigma)[S E_ab S, S E_ab S]`` -- a classic slip.
+    """
+    d = Sigma.shape[-1]
+    R = sym_sqrt(Sigma)
+    E = torch.eye(d * d, dtype=DTYPE).reshape(d * d, d, d)  # E_ab, (d^2, d, d)
+    if pairings == "isserlis":
+        G, w = R @ (E + E.mT) @ R, 0.25
+    elif pairings == "first_only":
+        G, w = R @ E @ R, 0.5
+    else:
+        raise ValueError(f"unknown pairings {pairings!r}")
+    G = G.unsqueeze(1)  # (d^2, 1, d, d): broadcast over instances
+    stencil = {-2: -1.0, -1: 16.0, 0: -30.0, 1: 16.0, 2: -1.0}
+    acc_V, acc_K = 0.0, 0.0
+    for t, c in stencil.items():
+        fV, fK = regularizer_grad(V, K, Sigma + t * G)
+        acc_V = acc_V + c * fV.sum(0)
+        acc_K = acc_K + c * fK.sum(0)
+    return w * acc_V / 12, w * acc_K / 12
+
+
+# ---------------------------------------------------------------------------
+# Leading gradient-bias coefficient assembled from the lemmas (a second route to grad c)
+# ---------------------------------------------------------------------------
+
+def lemma_route_coefficient(V, K, Sigma, W_star, drop_third_moment: bool = False):
+    r"""Leading coefficient of ``E grad Lhat_n - grad L`` (times ``n - 1``) from the conditional lemmas, exactly.
+
+    Per query ``x`` (``mu = Sigma K^T x``, ``q = x^T K Sigma K^T x``, ``A = V^T V``, noise-free responses), the
+    delta method gives, to O(1/n'): ``E_{-i} xbar - mu = -e^q mu/n'``, ``E_{-i} xbar xbar^T - mu mu^T =
+    e^q (Sigma - mu mu^T)/n'``, ``E_{-i} C - Sigma = -e^q (Sigma + 2 mu mu^T)/n'`` for the softmax covariance
+    ``C = sum_j s_j x_j x_j^T - xbar xbar^T``, and the tilted third moment
+    ``n' E[delta_a (Delta C)_bc] -> e^q (mu_a mu_b mu_c + Sigma_ab mu_c + Sigma_ac mu_b)``.  With Lemma 8's per-sample
+    gradients ``-2 e xbar^T`` and ``x u^T C`` (``u = -2 V^T e``) this yields the per-query coefficients
+
+    * V: ``e^q [2 W* x mu^T + 2 V (Sigma - mu mu^T)]``
+    * K: ``e^q x r(x)`` with the row vector
+      ``r = 2 (W* x)^T V (Sigma + 2 mu mu^T) - 2 mu^T A Sigma - 2 (mu^T A mu) mu^T + 2 tr(A Sigma) mu^T``
+
+    (the last three terms of ``r`` come from ``E[xbar^T A C]``; ``drop_third_moment`` omits the tilted third
+    moment's share ``(mu^T A mu) mu^T + tr(A Sigma) mu^T + mu^T A Sigma``, a negative control).  The outer average
+    ``E_x[e^{x^T M x} h(x)] = Z E_{N(0,S)} h`` (``M = K Sigma K^T``) is done exactly with Gaussian moments up to
+    order 4: ``E[x x^T B x x^T] = tr(B S) S + S (B + B^T) S``.  Returns (cV, cK), per instance.
+    """
+    M = K @ Sigma @ K.mT
+    d = Sigma.shape[-1]
+    R = sym_sqrt(Sigma)
+    S = torch.linalg.inv(torch.linalg.inv(Sigma) - 2 * M)
+    Z = torch.linalg.det(torch.eye(d, dtype=DTYPE) - 2 * R @ M @ R).rsqrt()[..., None, None]
+    P0 = Sigma @ K.mT  # mu = P0 x
+    A = V.mT @ V
+    tr = lambda X: X.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None]  # noqa: E731
+
+    def quartic(Bm):  # E[x (x^T Bm x) x^T] under N(0, S)
+        return tr(Bm @ S) * S + S @ (Bm + Bm.mT) @ S
+
+    cV = 2 * Z * (W_star @ S @ P0.mT + V @ Sigma - V @ P0 @ S @ P0.mT)
+    B1 = W_star.mT @ V @ P0
+    B2 = P0.mT @ A @ P0
+    cK = 2 * S @ W_star.mT @ V @ Sigma + 4 * quartic(B1) @ P0.mT
+    if drop_third_moment:
+        cK = cK - 4 * S @ P0.mT @ A @ Sigma - 4 * quartic(B2) @ P0.mT
+    else:
+        cK = cK - 2 * S @ P0.mT @ A @ Sigma - 2 * quartic(B2) @ P0.mT + 2 * tr(A @ Sigma) * S @ P0.mT
+    return cV, Z * cK
+
+
+# ---------------------------------------------------------------------------
+# Gradient-bias samples
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GradientBiasSamples:
+    r"""Per-batch draws, leading dims (n_batches, B).
+
+    ``dL``: ``grad Lhat_n - grad L_o`` (mean = ``E grad Lhat_n - grad L``), pair (V part, K part);
+    ``dR``: ``grad Rhat - grad R(Sigma) - D(grad R)(Sigma)[Sigmahat - Sigma]`` (mean = ``E grad Rhat - grad R``);
+    ``err_L``: ``grad Lhat_n - grad L`` itself, with noisy responses (``sigma_err``); no control variate, so its
+    mean squared norm decays like 1/n (the oracle's single-batch error);
+    ``dR_raw``: ``grad Rhat - grad R`` itself;
+    ``loss_gap``: ``Lhat_n - L_o`` (mean = ``E Lhat_n - L``).
+    """
+
+    dL: tuple[torch.Tensor, torch.Tensor]
+    dR: tuple[torch.Tensor, torch.Tensor]
+    err_L: tuple[torch.Tensor, torch.Tensor]
+    dR_raw: tuple[torch.Tensor, torch.Tensor]
+    loss_gap: torch.Tensor
+    n: int
+
+
+def gradient_bias_samples(
+    V, K, Sigma, W_star, n: int, n_batches: int, gen: torch.Generator, sigma: float = 0.0,
+    include_self: bool = False, max_elems: int = 2**22, sigma_err: float = 0.5, n_err: int = 300,
+) -> GradientBiasSamples:
+    r"""Draw ``n_batches`` fresh batches of ``n`` and return the control-variated gradient differences.
+
+    Why ``sigma = 0`` by default: the noise enters each per-sample gradient linearly, with mean zero given
+    the covariates (it is independent of them), so ``E grad Lhat_n`` does not depend on ``sigma``; leaving
+    it out only removes variance.  ``err_L`` alone uses responses with noise level ``sigma_err``, and only
+    on the first chunks of batches (at least ``n_err`` batches): its mean squared norm needs few draws.
+    """
+    Sigma = check_covariance(Sigma)
+    Bsz = V.shape[0]
+    C = torch.linalg.cholesky(Sigma)
+    d, r = Sigma.shape[-1], W_star.shape[-2]
+    gL = loss_grad(V, K, Sigma, W_star)
+    gR = regularizer_grad(V, K, Sigma)
+    per = max(1, max_elems // (Bsz * n * n))
+    out = {k: [] for k in ("dLV", "dLK", "dRV", "dRK", "eV", "eK", "rV", "rK", "gap")}
+    done = 0
+    while done < n_batches:
+        k = min(per, n_batches - done)
+        x = torch.randn(k, Bsz, n, d, generator=gen, dtype=DTYPE) @ C.mT
+        y = x @ W_star.mT
+        if sigma:
+            y = y + sigma * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
+        if done < n_err:
+            eps = sigma_err * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
+            lh, hV, hK, (nV, nK) = empirical_loss_grad(V, K, x, y, include_self, noise=eps)
+            out["eV"].append(hV + nV - gL[0])
+            out["eK"].append(hK + nK - gL[1])
+        else:
+            lh, hV, hK = empirical_loss_grad(V, K, x, y, include_self)
+        lo, oV, oK = oracle_loss_grad(V, K, Sigma, x, y)
+        out["dLV"].append(hV - oV)
+        out["dLK"].append(hK - oK)
+        out["gap"].append(lh - lo)
+        Sh = sample_covariance(x)
+        rV, rK = regularizer_grad(V, K, Sh)
+        lV, lK = regularizer_grad_linear(V, K, Sigma, Sh - Sigma)
+        out["rV"].append(rV - gR[0])
+        out["rK"].append(rK - gR[1])
+        out["dRV"].append(rV - gR[0] - lV)
+        out["dRK"].append(rK - gR[1] - lK)
+        done += k
+    c = {k: torch.cat(v) for k, v in out.items()}
+    return GradientBiasSamples((c["dLV"], c["dLK"]), (c["dRV"], c["dRK"]), (c["eV"], c["eK"]),
+                               (c["rV"], c["rK"]), c["gap"], n)
+
+
+def to_factor_coords(G_V, G_K, Sigma):
+    r"""Flatten a gradient into factor coordinates ``(G_V S^{-1}, S^{-1} G_K S^{-1})`` (..., r d + d d).
+
+    The Euclidean norm of the result is the dual norm ``||G||_*`` of the Sigmatilde geometry.
+    """
+    Si = sym_inv_sqrt(Sigma)
+    return torch.cat([(G_V @ Si).flatten(-2), (Si @ G_K @ Si).flatten(-2)], -1)
+
+
+def flat(G_V, G_K):
+    """Flatten a gradient pair into one vector per run (Frobenius coordinates)."""
+    return torch.cat([G_V.flatten(-2), G_K.flatten(-2)], -1)
+
+
+@dataclass(frozen=True)
+class SquaredNormEstimate:
+    """Unbiased estimate of ``||E D||^2`` from iid draws ``D_k`` and its standard error (per run)."""
+
+    value: torch.Tensor  # (B,)
+    se: torch.Tensor  # (B,)
+    naive: torch.Tensor  # ||mean||^2, biased upward by tr Cov / N
+
+
+def squared_norm_of_mean(D: torch.Tensor) -> SquaredNormEstimate:
+    r"""``||E D||^2`` from draws ``D`` (N, B, p) by the U-statistic ``(1/(N(N-1))) sum_{k != l} <D_k, D_l>``.
+
+    ``||Dbar||^2`` has expectation ``||E D||^2 + tr Cov(D)/N``; the U-statistic removes the second term
+    exactly: ``U = (N^2 ||Dbar||^2 - sum_k ||D_k||^2) / (N(N-1))``.  Its variance is
+    ``(4/N) m^T C m + (2/(N(N-1))) tr(C^2)`` (``m = E D``, ``C = Cov D``), estimated by plug-in.
+    """
+    N = D.shape[0]
+    m = D.mean(0)
+    naive = m.pow(2).sum(-1)
+    U = (N**2 * naive - D.pow(2).sum((0, -1))) / (N * (N - 1))
+    Dc = D - m
+    proj = (Dc * m).sum(-1)  # (N, B): <D_k - Dbar, m>
+    mCm = proj.pow(2).sum(0) / (N - 1)  # m^T C m
+    Cov = torch.einsum("kbi,kbj->bij", Dc, Dc) / (N - 1)
+    trC2 = Cov.pow(2).sum((-1, -2))
+    var = 4 * mCm.clamp_min(0) / N + 2 * trC2 / (N * (N - 1))
+    return SquaredNormEstimate(U, var.sqrt(), naive)
+
+
+# ---------------------------------------------------------------------------
+# Softmax rows at a fixed query (Lemmas 9-23)
+# ---------------------------------------------------------------------------
+
+def query_scale(K, Sigma, xq):
+    r"""``q = x^T K Sigma K^T x = ||Sigma^{1/2} K^T x||^2`` per query: ``a_j = x^T K x_j ~ N(0, q)``."""
+    a = xq @ K
+    return (a @ Sigma * a).sum(-1)
+
+
+@dataclass(frozen=True)
+class RowStats:
+    r"""Per draw (N, Q) statistics of the softmax row of query ``x_q`` over ``n' = n - 1`` fresh context points.
+
+    ``ss = sum_j s_j^2``; ``xbar = sum_j s_j x_j``; ``M2 = sum_j s_j x_j x_j^T``; ``*_lin`` are the
+    first-order (linear) terms of the ratio estimator, ``(1/n') sum_j (w_j / E w)(g(x_j) - G)``
+    with ``w_j = e^{a_j}``, which have mean exactly zero (Gaussian tilting), used as control variates.
+    """
+
+    ss: torch.Tensor
+    xbar: torch.Tensor  # (N, Q, d)
+    M2: torch.Tensor  # (N, Q, d, d)
+    xbar_lin: torch.Tensor
+    M2_lin: torch.Tensor
+    mu: torch.Tensor  # (Q, d) tilted mean Sigma K^T x_q
+    q: torch.Tensor  # (Q,)
+    n: int
+
+
+def softmax_row_stats(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
+                      max_elems: int = 2**22) -> RowStats:
+    r"""``n_draws`` independent contexts of ``n - 1`` points ``x_j ~ N(0, Sigma)`` for each query ``xq`` (Q, d)."""
+    Sigma = check_covariance(Sigma)
+    C = torch.linalg.cholesky(Sigma)
+    Q, d = xq.shape
+    m = n - 1
+    mu = xq @ K @ Sigma
+    q = query_scale(K, Sigma, xq)
+    G2 = Sigma + mu.unsqueeze(-1) * mu.unsqueeze(-2)  # tilted second moment (Q, d, d)
+    per = max(1, max_elems // (Q * m * d * d))
+    parts = {k: [] for k in ("ss", "xbar", "M2", "xl", "Ml")}
+    done = 0
+    while done < n_draws:
+        k = min(per, n_draws - done)
+        x = torch.randn(k, Q, m, d, generator=gen, dtype=DTYPE) @ C.mT
+        a = (x @ (K.mT @ xq.unsqueeze(-1))).squeeze(-1)  # a_j = x_q^T K x_j, K (d, d)
+        s = torch.softmax(a, -1)
+        outer = x.unsqueeze(-1) * x.unsqueeze(-2)
+        wr = torch.exp(a - (q / 2).unsqueeze(-1))  # w_j / E w
+        parts["ss"].append(s.pow(2).sum(-1))
+        parts["xbar"].append((s.unsqueeze(-1) * x).sum(-2))
+        parts["M2"].append((s[..., None, None] * outer).sum(-3))
+        parts["xl"].append((wr.unsqueeze(-1) * (x - mu.unsqueeze(-2))).mean(-2))
+        parts["Ml"].append((wr[..., None, None] * (outer - G2.unsqueeze(-3))).mean(-3))
+        done += k
+    c = {k: torch.cat(v) for k, v in parts.items()}
+    return RowStats(c["ss"], c["xbar"], c["M2"], c["xl"], c["Ml"], mu, q, n)
+
+
+# ---------------------------------------------------------------------------
+# Leading constants of the softmax-weighted sums (delta method, derived in theorems/paper_a/technical_lemmas.py)
+# ---------------------------------------------------------------------------
+
+def tilted_limits(K, Sigma, xq) -> dict[str, torch.Tensor]:
+    r"""Limits ``n' * (...)`` as ``n -> inf`` at query ``x_q`` (``mu = Sigma K^T x_q``, ``q = mu^T Sigma^{-1} mu``).
+
+    For a ratio estimator ``sum_j w_j g(x_j) / sum_j w_j`` of ``G = E_{N(mu,Sigma)} g`` (``w_j = e^{a_j}``):
+    MSE ``~ (e^q / n') E_{N(2 mu, Sigma)} ||g - G||^2`` and bias ``~ (e^q / n') (G - E_{N(2mu,Sigma)} g)``.
+    Closed forms (``t = tr Sigma``, ``F = ||Sigma||_F^2``, ``m2 = ||mu||^2``, ``mSm = mu^T Sigma mu``):
+
+    * ``ss``: ``n' E sum_j s_j^2 -> e^q``;  ``n'^2 E (sum_j s_j^2)^2 -> e^{2q}``
+    * ``xbar_mse``: ``e^q (t + m2)``;  ``xbar_bias``: ``-e^q mu``
+    * ``outer_mse`` (xbar xbar^T): ``e^q (4 m2^2 + 2 m2 t + 2 mSm)``;  ``outer_bias``: ``e^q (Sigma - mu mu^T)``
+    * ``M2_mse``: ``e^q (9 m2^2 + 8 m2 t + 8 mSm + t^2 + F)``;  ``M2_bias``: ``-3 e^q mu mu^T``
+    """
+    mu = xq @ K @ Sigma
+    q = query_scale(K, Sigma, xq)
+    eq = torch.exp(q)
+    t = torch.diagonal(Sigma).sum()
+    F = Sigma.pow(2).sum()
+    m2 = mu.pow(2).sum(-1)
+    mSm = (mu @ Sigma * mu).sum(-1)
+    mm = mu.unsqueeze(-1) * mu.unsqueeze(-2)
+    return {
+        "ss": eq, "ss2": eq**2,
+        "xbar_mse": eq * (t + m2), "xbar_bias": -eq.unsqueeze(-1) * mu,
+        "outer_mse": eq * (4 * m2**2 + 2 * m2 * t + 2 * mSm),
+        "outer_bias": eq[:, None, None] * (Sigma - mm),
+        "M2_mse": eq * (9 * m2**2 + 8 * m2 * t + 8 * mSm + t**2 + F),
+        "M2_bias": -3 * eq[:, None, None] * mm,
+    }
+
+
+def amgm_bounds(q: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
+    r"""Lemma 9's AM-GM bounds at query scale ``q`` (``n' = n - 1``), derived in ``l9_softmax_moments.py``:
+
+    ``E_{-i} sum_j s_ij^2 <= e^{2q(1 - 1/n')} / n'`` and
+    ``E_{-i} (sum_j s_ij^2)^2 <= [e^{8q(1-1/n')} + (n'-1) e^{4q(1-2/n')}] / n'^3``.
+    """
+    m = n - 1
+    return {
+        "ss": torch.exp(2 * q * (1 - 1 / m)) / m,
+        "ss2": (torch.exp(8 * q * (1 - 1 / m)) + (m - 1) * torch.exp(4 * q * (1 - 2 / m))) / m**3,
+    }
+
+
+def exp_quadratic_moment(M: torch.Tensor, Sigma: torch.Tensor) -> torch.Tensor:
+    r"""``E exp(x^T M x)``, ``x ~ N(0, Sigma)``, ``M`` symmetric: ``det(I - 2 Sigma^{1/2} M Sigma^{1/2})^{-1/2}``,
+    ``inf`` unless ``lambda_max(Sigma^{1/2} M Sigma^{1/2}) < 1/2`` (Lemma 7)."""
+    R = sym_sqrt(Sigma)
+    G = torch.eye(Sigma.shape[-1], dtype=DTYPE) - 2 * R @ M @ R
+    lam = torch.linalg.eigvalsh(G)
+    val = lam.prod(-1).rsqrt()
+    return torch.where(lam.min(-1).values > 0, val, torch.full_like(val, math.inf))
+
+
+# ---------------------------------------------------------------------------
+# Gaussian Poincare: Var_{-i} f  vs  sum_j E ||grad_{x_j} f||_Sigma^2  (autograd)
+# ---------------------------------------------------------------------------
+
+POINCARE_FUNCTIONS = ("weights", "xbar", "outer", "M2")
+
+
+def _row_functions(K, xq, X):
+    """The softmax-weighted sums of one context X (n', d) at query xq (d,): weights, xbar, xbar xbar^T, M2."""
+    s = torch.softmax(X @ (K.mT @ xq), -1)
+    xbar = s @ X
+    M2 = (X.mT * s) @ X
+    return s, xbar, torch.outer(xbar, xbar).flatten(), M2.flatten()
+
+
+@dataclass(frozen=True)
+class PoincareSamples:
+    r"""Per draw (M iid contexts at one query): ``dev_sq[f] = ||f(X_k) - fbar||^2 M/(M-1)``, whose mean is the
+    unbiased sample estimate of ``Var_{-i} f`` (the trace of the covariance) and which, treated as iid, gives
+    its delta-method standard error; ``grad_sq[(f, W)] = sum_j tr(J_j W J_j^T)`` for the weightings ``W`` in
+    ``weightings`` ("Sigma": the Poincare weight; others are controls)."""
+
+    dev_sq: dict[str, torch.Tensor]
+    grad_sq: dict[tuple[str, str], torch.Tensor]
+    n: int
+
+
+def poincare_samples(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
+                     weightings: dict[str, torch.Tensor] | None = None, chunk: int = 128) -> PoincareSamples:
+    r"""Both sides of the Gaussian Poincare inequality for the four row functions at query ``xq`` (d,).
+
+    ``Var f(X) <= E sum_j tr(J_j W J_j^T)`` with ``J_j = d f / d x_j`` (autograd, ``torch.func.jacrev``) and
+    ``W = Sigma`` for ``x_j ~ N(0, Sigma)``.  ``weightings`` maps names to extra weight matrices (controls).
+    """
+    Sigma = check_covariance(Sigma)
+    C = torch.linalg.cholesky(Sigma)
+    d, m = Sigma.shape[-1], n - 1
+    Ws = {"Sigma": Sigma} | (weightings or {})
+    jac = torch.func.vmap(torch.func.jacrev(lambda X: _row_functions(K, xq, X)))
+    vals = {f: [] for f in POINCARE_FUNCTIONS}
+    grad = {(f, w): [] for f in POINCARE_FUNCTIONS for w in Ws}
+    done = 0
+    while done < n_draws:
+        k = min(chunk, n_draws - done)
+        X = torch.randn(k, m, d, generator=gen, dtype=DTYPE) @ C.mT
+        fv = torch.func.vmap(lambda Y: _row_functions(K, xq, Y))(X)
+        for f, v, J in zip(POINCARE_FUNCTIONS, fv, jac(X)):  # J: (k, out, m, d)
+            vals[f].append(v.reshape(k, -1))
+            for wname, W in Ws.items():
+                grad[(f, wname)].append(((J @ W) * J).sum((-1, -2, -3)))
+        done += k
+    dev = {}
+    for f, v in vals.items():
+        v = torch.cat(v)
+        dev[f] = (v - v.mean(0)).pow(2).sum(-1) * (v.shape[0] / (v.shape[0] - 1))
+    return PoincareSamples(dev, {key: torch.cat(v) for key, v in grad.items()}, n)
+
+
+# ---------------------------------------------------------------------------
+# Fits shared by the checks
+# ---------------------------------------------------------------------------
+
+def limit_fit(m, y, se, order: int = 1):
+    r"""WLS fit ``y(m) = a + b_1/m + ... + b_order/m^order`` (``m`` = n - 1 or n): ``a`` is the limit of ``m * stat``.
+
+    A quantity that is ``a/m + O(m^{-2})`` has ``m * stat = a + b/m + O(m^{-2})``: the fitted ``a`` and its
+    interval test the leading constant without the O(1/m) correction biasing it.  ``order=2`` also absorbs
+    an O(1/m^2) correction, for quantities whose subleading terms are large over the sampled range.
+    """
+    m = np.asarray(m, float)
+    X = np.column_stack([m**-k for k in range(order + 1)])
+    return weighted_fit(X, np.asarray(y, float), np.asarray(se, float))
+
+
+def projected_series(samples_by_n, direction, scale):
+    r"""Scaled projections ``scale_n <Dbar_n, e>`` and standard errors, ``e = direction / ||direction||``.
+
+    ``samples_by_n``: list of (N, B, p) draws; ``direction`` (B, p); ``scale``: list of numbers.
+    Returns ``(y, se)`` as arrays (len(ns), B).
+    """
+    e = direction / direction.norm(dim=-1, keepdim=True)
+    ys, ses = [], []
+    for D, s in zip(samples_by_n, scale):
+        p = (D * e).sum(-1)  # (N, B)
+        ys.append((s * p.mean(0)).numpy())
+        ses.append((s * p.std(0) / math.sqrt(p.shape[0])).numpy())
+    return np.array(ys), np.array(ses)

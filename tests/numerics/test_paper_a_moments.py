@@ -1,0 +1,147 @@
+"""Paper A Monte Carlo engines for the gradient-approximation results (numerics/paper_a/moments.py)."""
+import math
+
+import torch
+
+from numerics import DTYPE
+from numerics.paper_a import geometry as ge
+from numerics.paper_a import moments as mo
+from numerics.paper_a import oracle as orc
+from numerics.paper_a.algorithms import random_instance
+from numerics.paper_a.model import loo_bias_coefficient, sym_sqrt
+
+
+def _setup(seed=0, B=2, m_op=0.1):
+    g = torch.Generator().manual_seed(seed)
+    Sigma, W = random_instance(3, 4, g, m_op=m_op)
+    (V, K), _ = ge.perturb_from_manifold(Sigma, W, 0.05, B, g)
+    return Sigma, W, V, K, g
+
+
+def test_closed_form_gradient_matches_autograd_and_is_affine_in_y():
+    Sigma, W, V, K, g = _setup()
+    x, y = orc.sample_batches(Sigma, W, 0.3, 12, 3, 2, g)
+    eps = torch.randn(y.shape, generator=g, dtype=DTYPE)
+    for include_self in (False, True):
+        loss, gV, gK = orc.empirical_objective_grad(V, K, x, y, lam=0, include_self=include_self)
+        l2, hV, hK, (nV, nK) = mo.empirical_loss_grad(V, K, x, y, include_self, noise=eps)
+        assert torch.allclose(loss, l2, rtol=1e-12)
+        assert torch.allclose(gV, hV, atol=1e-12) and torch.allclose(gK, hK, atol=1e-12)
+        _, pV, pK = orc.empirical_objective_grad(V, K, x, y + eps, lam=0, include_self=include_self)
+        assert torch.allclose(pV, hV + nV, atol=1e-12) and torch.allclose(pK, hK + nK, atol=1e-12)
+
+
+def test_oracle_loss_gradient_is_autograd_of_oracle_loss():
+    Sigma, W, V, K, g = _setup()
+    x, y = orc.sample_batches(Sigma, W, 0.3, 10, 1, 2, g)
+    x, y = x[0], y[0]
+    Vr, Kr = V.clone().requires_grad_(True), K.clone().requires_grad_(True)
+    loss = (y - x @ (Vr @ Sigma @ Kr.mT).mT).pow(2).sum((-1, -2)) / x.shape[-2]
+    aV, aK = torch.autograd.grad(loss.sum(), (Vr, Kr))
+    lo, oV, oK = mo.oracle_loss_grad(V, K, Sigma, x, y)
+    assert torch.allclose(lo, loss.detach()) and torch.allclose(oV, aV) and torch.allclose(oK, aK)
+
+
+def test_regularizer_bias_coefficient_matches_hessian_contraction():
+    """c_R = 1/2 sum H_{ab,cd} (Sigma_ac Sigma_bd + Sigma_ad Sigma_bc), H = Hessian of S -> grad R(theta; S)."""
+    Sigma, W, V, K, _ = _setup(B=1)
+    cV, cK = mo.regularizer_bias_coefficient(V, K, Sigma)
+    cov = torch.einsum("ac,bd->abcd", Sigma, Sigma) + torch.einsum("ad,bc->abcd", Sigma, Sigma)
+    for part, c in ((0, cV), (1, cK)):
+        H = torch.func.hessian(lambda S: ge.regularizer_grad(V, K, S)[part])(Sigma.clone())  # (1, r, d, d, d, d, d)
+        ref = 0.5 * torch.einsum("...abcd,abcd->...", H, cov)
+        assert torch.allclose(c, ref, rtol=1e-9, atol=1e-12)
+    c1V, _ = mo.regularizer_bias_coefficient(V, K, Sigma, "first_only")
+    assert not torch.allclose(c1V, cV, rtol=0.05)
+
+
+def test_regularizer_linear_term_is_the_derivative():
+    Sigma, W, V, K, g = _setup(B=2)
+    Delta = 1e-6 * torch.randn(2, 3, 3, generator=g, dtype=DTYPE)
+    Delta = Delta + Delta.mT
+    lV, lK = mo.regularizer_grad_linear(V, K, Sigma, Delta)
+    pV, pK = ge.regularizer_grad(V, K, Sigma + Delta)
+    mV, mK = ge.regularizer_grad(V, K, Sigma - Delta)
+    assert torch.allclose(lV, (pV - mV) / 2, rtol=1e-6, atol=1e-16)
+    assert torch.allclose(lK, (pK - mK) / 2, rtol=1e-6, atol=1e-16)
+
+
+def test_lemma_route_coefficient_equals_gradient_of_loss_bias_coefficient():
+    Sigma, W, V, K, _ = _setup(seed=3, B=3)
+    Vr, Kr = V.clone().requires_grad_(True), K.clone().requires_grad_(True)
+    gV, gK = torch.autograd.grad(loo_bias_coefficient(Vr, Kr, Sigma, W).sum(), (Vr, Kr))
+    cV, cK = mo.lemma_route_coefficient(V, K, Sigma, W)
+    assert torch.allclose(cV, gV, atol=1e-12) and torch.allclose(cK, gK, atol=1e-12)
+    _, dK = mo.lemma_route_coefficient(V, K, Sigma, W, drop_third_moment=True)
+    assert not torch.allclose(dK, gK, atol=1e-3)
+
+
+def test_gradient_bias_samples_control_variates_have_the_right_means():
+    """Control-variated and raw draws estimate the same bias (raw = CV + mean-zero terms)."""
+    Sigma, W, V, K, g = _setup(B=1)
+    s = mo.gradient_bias_samples(V, K, Sigma, W, 16, 3000, g, n_err=3000)
+    for cv, raw in ((mo.flat(*s.dR), mo.flat(*s.dR_raw)), (mo.flat(*s.dL), mo.flat(*s.err_L))):
+        diff = raw - cv  # mean zero exactly
+        z = diff.mean(0) / (diff.std(0) / math.sqrt(diff.shape[0]))
+        assert z.abs().max() < 5
+        assert cv.std(0).sum() < raw.std(0).sum()  # the control variate reduces variance
+
+
+def test_squared_norm_of_mean_is_unbiased():
+    g = torch.Generator().manual_seed(0)
+    m = torch.tensor([[0.3, -0.2, 0.1]], dtype=DTYPE)  # ||m||^2 = 0.14
+    reps = torch.stack([mo.squared_norm_of_mean(m + torch.randn(50, 1, 3, generator=g, dtype=DTYPE)).value
+                        for _ in range(400)])
+    naive = torch.stack([mo.squared_norm_of_mean(m + torch.randn(50, 1, 3, generator=g, dtype=DTYPE)).naive
+                         for _ in range(400)])
+    assert abs(float(reps.mean()) - 0.14) < 4 * float(reps.std()) / 20
+    assert float(naive.mean()) > 0.14 + 3 / 50 * 0.5  # biased up by tr Cov / N = 0.06
+
+
+def test_softmax_row_linear_terms_have_mean_zero_and_limits_are_sane():
+    g = torch.Generator().manual_seed(1)
+    Sigma = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=DTYPE)
+    K = torch.tensor([[0.2, 0.1], [-0.1, 0.3]], dtype=DTYPE)
+    xq = torch.tensor([[1.0, -0.5], [0.5, 1.5]], dtype=DTYPE)
+    r = mo.softmax_row_stats(K, Sigma, xq, 32, 4000, g)
+    for lin in (r.xbar_lin, r.M2_lin.flatten(-2)):
+        z = lin.mean(0) / (lin.std(0) / math.sqrt(lin.shape[0]))
+        assert z.abs().max() < 5
+    lim = mo.tilted_limits(K, Sigma, xq)
+    assert torch.allclose(lim["ss"], torch.exp(mo.query_scale(K, Sigma, xq)))
+    est = 31 * r.ss.mean(0)
+    assert torch.all((est - lim["ss"]).abs() < 0.1 * lim["ss"])
+    bounds = mo.amgm_bounds(r.q, 32)
+    assert torch.all(r.ss.mean(0) < bounds["ss"]) and torch.all(r.ss.pow(2).mean(0) < bounds["ss2"])
+
+
+def test_exp_quadratic_moment_matches_monte_carlo_and_scope():
+    g = torch.Generator().manual_seed(2)
+    Sigma = torch.tensor([[1.5, 0.2], [0.2, 0.7]], dtype=DTYPE)
+    M = torch.tensor([[0.1, 0.02], [0.02, 0.05]], dtype=DTYPE)
+    x = torch.randn(400000, 2, generator=g, dtype=DTYPE) @ torch.linalg.cholesky(Sigma).T
+    mc = torch.exp((x @ M * x).sum(-1))
+    assert abs(float(mc.mean()) - float(mo.exp_quadratic_moment(M, Sigma))) < 5 * float(mc.std()) / 632
+    R = sym_sqrt(Sigma)
+    big = 0.6 * torch.linalg.inv(R @ R)  # lambda_max(R M R) = 0.6 > 1/2
+    assert math.isinf(float(mo.exp_quadratic_moment(big, Sigma)))
+
+
+def test_poincare_gradient_sum_matches_lemma_8_closed_form():
+    """sum_j ||d xbar / d x_j Sigma^{1/2}||^2 by autograd vs d xbar/dx_k = s_k (I + (x_k - xbar) a^T), a = K^T x_q."""
+    Sigma = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=DTYPE)
+    K = torch.tensor([[0.2, 0.1], [-0.1, 0.3]], dtype=DTYPE)
+    xq = torch.tensor([1.0, -0.5], dtype=DTYPE)
+    n, N = 6, 5
+    P = mo.poincare_samples(K, Sigma, xq, n, N, torch.Generator().manual_seed(4))
+    X = torch.randn(N, n - 1, 2, generator=torch.Generator().manual_seed(4), dtype=DTYPE)
+    X = X @ torch.linalg.cholesky(Sigma).T  # the same draws as poincare_samples (same seed, same order)
+    a = K.T @ xq
+    s = torch.softmax(X @ a, -1)
+    xbar = (s.unsqueeze(-1) * X).sum(-2)
+    J = s[..., None, None] * (torch.eye(2, dtype=DTYPE) + (X - xbar.unsqueeze(-2)).unsqueeze(-1) * a)  # (N, n-1, 2, 2)
+    ref = ((J @ Sigma) * J).sum((-1, -2, -3))
+    assert torch.allclose(P.grad_sq[("xbar", "Sigma")], ref, rtol=1e-10)
+    Jw = s.unsqueeze(-1) * (torch.eye(n - 1, dtype=DTYPE) - s.unsqueeze(-2))  # ds_j / da_k
+    ref_w = (Jw.pow(2).sum((-1, -2))) * float(a @ Sigma @ a)
+    assert torch.allclose(P.grad_sq[("weights", "Sigma")], ref_w, rtol=1e-10)

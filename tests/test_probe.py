@@ -1,0 +1,66 @@
+"""The prober itself: four-cell accounting, shrinking, replay, and a planted false claim it must find."""
+from hypothesis import strategies as st
+
+from theorems.claim import Context
+from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, HOLD_HOLD, run_probe
+
+# A planted false "claim": for integers 0 <= k and reals 0 <= x <= 1 with x <= 1/2 (its assumption),
+# "k * x < 10".  It fails inside its assumption for k >= 20: the minimal counterexample is k = 20, x = 0.5.
+planted = st.fixed_dictionaries({"k": st.integers(0, 1000), "x": st.floats(0, 1)})
+
+
+def planted_conclusion(inst, alpha):
+    holds = inst["k"] * inst["x"] < 10
+    return holds, "", "" if holds else f"k*x = {inst['k'] * inst['x']:.3g} >= 10"
+
+
+def planted_assumptions(inst):
+    return {"x <= 1/2": inst["x"] <= 0.5}
+
+
+def test_planted_false_claim_is_found_and_shrunk_in_the_ci_profile():
+    out = run_probe(Context(seed=0, budget="quick"), planted, planted_conclusion, 50,
+                    describe=dict, assumptions=planted_assumptions)
+    assert out.status == "fail" and "COUNTEREXAMPLE" in out.summary
+    cx = out.details["counterexample"]
+    assert cx["x"] <= 0.5 and cx["k"] * cx["x"] >= 10
+    assert cx["k"] == 20 and cx["x"] == 0.5  # shrunk to the boundary
+
+
+def test_failures_outside_the_assumptions_are_not_counterexamples():
+    # the same conclusion, but the assumption now excludes every failing instance
+    out = run_probe(Context(seed=0, budget="quick"), st.fixed_dictionaries({"k": st.integers(0, 1000),
+                                                                            "x": st.floats(0, 1)}),
+                    planted_conclusion, 60, describe=dict,
+                    assumptions=lambda i: {"k*x < 10": i["k"] * i["x"] < 10})
+    assert out.status == "pass"
+    assert COUNTEREXAMPLE not in out.details["cells"]
+    assert out.details["cells"].get(FAIL_FAIL, 0) > 0 and out.details["cells"].get(HOLD_HOLD, 0) > 0
+    ex = out.details["cell_examples"][FAIL_FAIL]
+    assert ex["shrunk"] and ex["k"] * ex["x"] >= 10
+
+
+def test_probe_replays_with_the_same_seed_and_plots_parameters():
+    ctx = Context(seed=3, budget="quick")
+    kw = dict(describe=dict, assumptions=planted_assumptions, parameters=lambda i: {"x": i["x"]})
+    a = run_probe(ctx, planted, planted_conclusion, 30, **kw)
+    b = run_probe(ctx, planted, planted_conclusion, 30, **kw)
+    assert a.details["counterexample"] == b.details["counterexample"]
+    assert a.details["points"] == b.details["points"]
+    assert a.figures and "<svg" in a.figures[0].svg
+
+
+def test_max_examples_override_from_the_cli_context():
+    out = run_probe(Context(seed=0, budget="quick", max_examples=7), st.integers(0, 10),
+                    lambda i, a: (True, "any", ""), 500)
+    assert out.details["max_examples"] == 7 and out.details["examples_evaluated"] <= 7
+
+
+def test_standard_profile_uses_the_example_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("VERIFY_HYPOTHESIS_DB", str(tmp_path / "db"))
+    out = run_probe(Context(seed=0, budget="standard"), planted, planted_conclusion, 50,
+                    describe=dict, assumptions=planted_assumptions)
+    assert out.status == "fail" and any((tmp_path / "db").rglob("*"))  # the failure was saved for replay
+    again = run_probe(Context(seed=99, budget="standard"), planted, planted_conclusion, 5,
+                      describe=dict, assumptions=planted_assumptions)
+    assert again.status == "fail"  # found again from the database even with 5 examples and another seed
