@@ -140,7 +140,7 @@ def symbolic_derivation(closed_form=None) -> Outcome:
 # 2. Instances (all constants stated here)
 # ---------------------------------------------------------------------------
 
-def make_instances(gen: torch.Generator, n_inst: int, d: int, B_op_range=(0.2, 0.45), psd_keys=False):
+def make_instances(gen: torch.Generator, n_inst: int, d: int, B_op_range=(0.15, 0.35), psd_keys=False):
     r"""Random instances sharing one covariance (batched along dim 0).
 
     ``Sigma = A A^T / d + 0.3 I`` with ``A`` iid N(0,1) (anisotropic, condition number
@@ -228,7 +228,7 @@ def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
     gen = ctx.generator(ID, "n-law")
     ns = ctx.pick([8, 16, 32, 64], [8, 16, 32, 64, 128], [8, 16, 32, 64, 128, 256])
     per_n = ctx.pick(150, 300, 400)  # data sets per unit of n: keeps every point's relative error similar
-    Sigma, W, V, K, sigma = make_instances(gen, 3, d=3, B_op_range=(0.35, 0.45), psd_keys=True)
+    Sigma, W, V, K, sigma = make_instances(gen, 3, d=3, B_op_range=(0.3, 0.35), psd_keys=True)
     c_derived = model.loo_bias_coefficient(V, K, Sigma, W).numpy()
     means, ses = [], []
     for n in ns:
@@ -286,6 +286,16 @@ def integrable_for_mc(K: torch.Tensor, Sigma: torch.Tensor) -> bool:
     return bool(torch.linalg.eigvalsh(R @ M @ R).max() < 0.5)
 
 
+def light_tailed(K: torch.Tensor, Sigma: torch.Tensor) -> bool:
+    r"""Lemma 7 with ``M = 4 K Sigma K^T``: the per-point loss has a finite 4th moment (``||B||_op^2 < 1/8``).
+
+    Only there is the Monte Carlo standard error reliable at moderate sample sizes; the
+    numeric checks draw their instances inside this region (``||B||_op <= 0.35 < 8^{-1/2}``).
+    """
+    R = model.sym_sqrt(Sigma)
+    return bool(torch.linalg.eigvalsh(R @ (4 * K @ Sigma @ K.mT) @ R).max() < 0.5)
+
+
 @st.composite
 def instances(draw):
     """Small composable pieces: dimension, covariance spectrum + rotation, W*, theta, noise, ||B||_op."""
@@ -320,6 +330,10 @@ def probe_conclusion(inst, alpha_each: float, closed_form=model.population_loss)
         return ok, "out of scope", "" if ok else "estimator claimed scope outside the integrability region"
     if not bool(est.in_scope[0]):
         return False, "in scope", "estimator refused an instance inside the integrability region"
+    if not light_tailed(inst["K"][0], inst["Sigma"]):
+        # finite variance but infinite 4th moment: the sample SE is consistent but typically too small at
+        # these sample sizes, so a z-test would reject too often; such instances are not decided
+        return True, "in scope, heavy-tailed (not decided)", ""
     z = Context(alpha=alpha_each).z
     cf = float(closed_form(inst["V"], inst["K"], inst["Sigma"], inst["W"], inst["sigma"])[0])
     dev = abs(float(est.mean[0]) - cf)

@@ -1,0 +1,311 @@
+r"""A.T2 — data-compute scaling law (Goel, Soltanolkotabi, Bartlett 2026, Theorem 2).
+
+Statement (spec: qualitative; exponents exact, constants lost).  With probability ``>= 1 - delta`` over the training
+data, for ``eta`` small enough and ``n >= n0(delta)``, Algorithm 1 (spectral init, preconditioner ``Sigmahat``,
+oracle gradients ``E grad(Lhat_n + lambda Rhat)`` over fresh batches of ``n``) satisfies
+
+    L(theta_T) - L*  <=  O~(1/n)  +  C exp(-c T).
+
+The two terms are tested separately.
+
+**Optimization term (check "rate").**  With exact gradients of ``L_lambda`` (the oracle's ``n -> inf`` limit, so no
+floor) the excess decays geometrically down to 1e-27.  How the rate is predicted (ours): in factor coordinates the
+update is ``z <- z - eta T grad f(z)`` (``f = L_lambda - L*``, ``T`` the preconditioner, ``= I`` when ``Sigmahat =
+Sigma``).  Linearized at the limit point on Mfold, ``z_t - z* = (I - eta T H)^t (z_0 - z*)``; the excess is the
+quadratic form ``H_L`` of the displacement, so ``L - L* ~ C (1 - eta mu)^{2t}``: ``c = -2 log(1 - eta mu)`` with
+``mu`` the slowest non-tangent eigenvalue of ``T H`` seen by ``H_L`` (``numerics.paper_a.experiments.linear_rate``).
+With ``Sigmahat = Sigma``, ``mu = 2 sigma_d(M*)``: A.T1.3's local ``alpha``; this is "``eta alpha``" made exact.  The
+paper's proof gives only the envelope ``dist_{t+1}^2 <= (1 - 2 eta alpha + eta^2 beta) dist_t^2``; with A.T1.3's
+``alpha(rho')``, ``beta(rho')`` we take the step it prescribes, ``eta = alpha/beta`` (per instance), for which the
+envelope rate is ``c_env = -log(1 - alpha^2/beta)``.  Decisions per training set: the fitted rate (log-linear fit on
+the window 1e-27..1e-20, the asymptotic tail above float64's floor of ~1e-31; error = fit SE and half the difference
+between the two half-windows' slopes) equals the linearized prediction, and is at least the envelope rate.
+
+**Statistical term (check "floor").**  Algorithm 1 with the oracle at context ``n`` converges to the fixed point of
+``E grad(Lhat_n + lambda Rhat) = 0``, whose excess is the floor.  The oracle is computed by Monte Carlo with control
+variates (``numerics.paper_a.experiments.ControlVariateOracle``: closed-form ``grad L_lambda`` plus per-batch
+differences with exact mean the oracle bias and standard deviation O(1/n)).  Per ``n`` (8 .. 256, 1.5 decades;
+continuation: each ``n`` starts where the previous ended) we run ``R`` replicas with independent oracle noise,
+Polyak-average the iterates over the last two thirds of the run, and estimate the floor as ``||E r||^2`` by the
+U-statistic over replicas (``r = (A B^T - M*)`` flattened, so ``L - L* = ||r||^2``; the cross-replica U-statistic
+removes the positive bias of the residual Monte Carlo noise).  Decision: the fitted log-log slope of the floor must
+not be significantly above ``-1`` (the theorem's envelope ``O~(1/n)`` is an upper bound): fail if the whole
+interval lies above -1; pass if it lies at or below -1, or if it is narrower than 0.6 (able to reject); else
+inconclusive.
+
+What we expect beyond the envelope (derived, reported, not decided): the oracle's bias is O(1/n) (A.T1.1's
+``E Lhat_n - L = c(theta)/(n-1)``, differentiated; A.T3 measures the squared bias O(n^{-2})), the fixed point
+moves O(1/n) from Mfold and the excess is quadratic in that: the exact-oracle floor is O(n^{-2}); ``n^2 floor`` is
+fitted to ``a + b/n``.
+The ``1/n`` floor the spec's note reports for minibatch training is the *noise* floor of a stochastic oracle:
+with one fresh batch per step the stationary excess is ``~ eta tr(...)/n``; it is measured too (reported).
+
+Negative controls: (rate) Algorithm 1 without the preconditioner (plain GD on ``L_lambda``): a different rate;
+(floor) contexts of fixed size 8 (more batches instead of larger contexts, the spec note's pitfall): the floor
+stays at its ``n = 8`` value.  (The one-sided preconditioner is NOT a rate control: the slowest mode lives in the
+value block, which both preconditioners treat alike, and the rates coincide.)
+
+Instances: ``conditioned_instance(d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2)``, noise ``sigma = 0.3``, training
+sets of ``N = 4000`` exactly sampled (``Sigmahat``, ``What`` and the spectral init), ``lambda = 1/4``.  The rate
+check also requires ``sigma_{d-1} >= 1.4 sigma_d``.  Why: the iterate is stored to 1e-16 and the excess is quadratic
+in the displacement, so rounding sets in near 1e-31 and the usable tail is a few decades; when the two slowest modes
+(``2 sigma_d``, ``2 sigma_{d-1}``, A.T1.3's spectrum) are nearly degenerate the tail ends before the slower one
+dominates, and the half-window comparison would flag the fit as too uncertain (inconclusive) rather than wrong.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from numerics import DTYPE
+from numerics.optim import Transform, chain, identity, run, tree_scale
+from numerics.paper_a import algorithms as al
+from numerics.paper_a import experiments as ex
+from numerics.paper_a.model import sym_sqrt
+from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
+from numerics.stats import decide_equal, loglog_slope
+from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.paper_a.l3_good_init import constants
+from theorems.paper_a.l4_empirical_conditions import D4, M_OP, MIN_RATIO, NOISE, R4
+from theorems.paper_a.t1_3_strong_convexity import alpha_bound, sqrt_beta_bound
+from theorems.plots import new_figure, to_svg
+
+ID = "A.T2"
+N_TRAIN = 4000
+ETA_FLOOR = 0.3
+MIN_GAP = 1.4  # rate check: sigma_{d-1} >= 1.4 sigma_d separates the two slowest modes (module docstring)
+
+STATEMENT = (
+    r"L(\theta_T)-L^*\le\tilde O(1/n)+C\,e^{-cT},\qquad "
+    r"c=-2\log(1-\eta\mu),\;\mu=\mu_{\min}(T_{\hat\Sigma}H)\;(=2\sigma_d(M^*)\text{ if }\hat\Sigma=\Sigma)"
+)
+
+
+def excess(V, K, Sigma, W):
+    """``L - L* = ||(V Sigma K^T - W*) Sigma^{1/2}||^2`` computed directly (no cancellation against ``L*``)."""
+    E = V @ Sigma @ K.mT - W
+    return (E @ Sigma * E).sum((-1, -2))
+
+
+def scale_per_run(eta: torch.Tensor) -> Transform:
+    return Transform(lambda p: (), lambda g, s, p, info: (tree_scale(g, -eta), s))
+
+
+def training_sets(gen, Sigma, W, count: int):
+    """``count`` training sets of ``N_TRAIN`` samples: spectral init and ``Sigmahat`` (Algorithm 1, steps 1-2)."""
+    XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, N_TRAIN, count, gen)
+    W_hat, S_hat = ex.least_squares_from_statistics(XtX, XtY, N_TRAIN)
+    return ex.spectral_init_from_estimates(W_hat, S_hat), S_hat
+
+
+# ---------------------------------------------------------------------------
+# 1. Optimization term: the geometric rate
+# ---------------------------------------------------------------------------
+
+def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
+    gen = ctx.generator(ID, "rate")
+    B = ctx.pick(6, 12, 24)
+    T = ctx.pick(1500, 3000, 4000)
+    Sigma, W = ex.conditioned_instance(D4, R4, gen, B, M_OP, MIN_RATIO, min_gap=MIN_GAP)
+    XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, N_TRAIN, B, gen)
+    W_hat, S_hat = ex.least_squares_from_statistics(XtX, XtY, N_TRAIN)
+    init = ex.spectral_init_from_estimates(W_hat, S_hat)
+    cs = [constants(Sigma[i], W[i]) for i in range(B)]
+    a = torch.tensor([alpha_bound(c["sigma_d"], c["rho"]) for c in cs], dtype=DTYPE)
+    b = torch.tensor([sqrt_beta_bound(c["sigma_1"], c["rho"]) ** 2 for c in cs], dtype=DTYPE)
+    eta = a / b  # the step the envelope 1 - 2 eta alpha + eta^2 beta prescribes
+    pre = {"two_sided": lambda: al.precondition(S_hat), "none": identity}[preconditioner]()
+    tr = run(init, al.population_objective(Sigma, W, NOISE), chain(pre, scale_per_run(eta)), T,
+             lambda p, info: {"excess": excess(*p, Sigma, W)}, range(T + 1))
+    ex_t = tr["excess"].numpy()
+    n_dec = 2 * B
+    z = Context(alpha=ctx.alpha / n_dec).z
+    statuses, meas, lines = [], [], []
+    fig, ax = new_figure()
+    steps = np.arange(T + 1)
+    for i in range(B):
+        e = ex_t[:, i]
+        c_env = -math.log(1 - float(a[i] ** 2 / b[i]))
+        if not np.isfinite(e[-1]) or e[-1] > e[0]:
+            statuses.append("fail")
+            lines.append(f"#{i + 1} (η={float(eta[i]):.4f}): diverged or did not decay (final excess {e[-1]:.3g})")
+            continue
+        c_pred, _, _ = ex.linear_rate(Sigma[i], W[i], S_hat[i], float(eta[i]),
+                                      point=(tr.final[0][i], tr.final[1][i]))
+        floor = max(10 * float(e[-1]), 1e-27)
+        win = np.flatnonzero((e > floor) & (e < 1e-20))
+        if len(win) < 50:
+            statuses.append("inconclusive")
+            lines.append(f"#{i + 1}: too few points in the fit window ({len(win)})")
+            continue
+        fits = [log_linear_fit(steps[w], e[w]) for w in (win, win[: len(win) // 2], win[len(win) // 2:])]
+        c_fit = -fits[0][0]
+        se = math.hypot(fits[0][1], (fits[1][0] - fits[2][0]) / 2)
+        st1, _ = decide_equal(c_fit, se, c_pred, z, rel_width=0.02)
+        st2 = "fail" if c_fit + z * se < c_env else "pass"
+        statuses += [st1, st2]
+        lvl = 1 - ctx.alpha / n_dec
+        meas += [Measurement(f"run {i + 1}: fitted rate c (per step)", c_fit, c_fit - z * se, c_fit + z * se,
+                             claimed=f"= {c_pred:.6g} (linearized), ≥ {c_env:.4g} (envelope)", level=lvl),
+                 Measurement(f"run {i + 1}: c / (2 η · 2σ_d(M*))", c_fit / (4 * float(eta[i]) * cs[i]["sigma_d"]),
+                             claimed="≈ 1 (ηα with α = 2σ_d, Σ̂ ≈ Σ)")]
+        lines.append(f"#{i + 1} (η={float(eta[i]):.4f}): c = {c_fit:.6g} ± {z * se:.1g} vs predicted {c_pred:.6g} "
+                     f"[{st1}], envelope {c_env:.4g} [{st2}]")
+        if i < 4:
+            h = ax.semilogy(steps, e, lw=1, label=f"run {i + 1}")
+            t0, t1 = win[0], win[-1]
+            ax.semilogy(steps[t0:t1 + 1], 3 * e[t0] * np.exp(-c_pred * (steps[t0:t1 + 1] - t0)), "--",
+                        color=h[0].get_color(), lw=0.8)
+    ax.set_xlabel("iteration t")
+    ax.set_ylabel("L(θ_t) − L*")
+    ax.set_title("exact gradients" + ("" if preconditioner == "two_sided" else " — no preconditioner (control)"))
+    ax.legend(loc="best", fontsize=7)
+    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    return Outcome(worst, " | ".join(lines), meas,
+                   [Figure("Geometric decay of the excess loss", to_svg(fig),
+                           "Excess population loss of Algorithm 1 with exact gradients of L_λ (n → ∞), step "
+                           "η = α(ρ′)/β(ρ′) per instance; dashed (offset ×3 for visibility): the linearized prediction "
+                           "e^(−ct) over the fit window; the plateau near 1e-32 is float64 rounding.")],
+                   details={"T": T, "eta": eta.tolist(), "preconditioner": preconditioner})
+
+
+def log_linear_fit(t, e):
+    """Slope and its standard error of ``log e`` against ``t`` (ordinary least squares)."""
+    X = np.column_stack([np.ones(len(t)), t.astype(float)])
+    y = np.log(e)
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ coef
+    s2 = resid @ resid / max(len(t) - 2, 1)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    return float(coef[1]), float(math.sqrt(cov[1, 1]))
+
+
+# ---------------------------------------------------------------------------
+# 2. Statistical term: the floor vs the context size n
+# ---------------------------------------------------------------------------
+
+def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True):
+    gen = ctx.generator(ID, "floor")
+    Sigma, W = ex.conditioned_instance(D4, R4, gen, 1, M_OP, MIN_RATIO)
+    Sigma, W = Sigma[0], W[0]
+    Rr = ctx.pick(4, 5, 8)
+    ns = ctx.pick([8, 16, 32, 64, 128, 256], [8, 16, 32, 64, 128, 256, 512], [8, 16, 32, 64, 128, 256, 512, 1024])
+    T = ctx.pick(60, 90, 120)
+    m = ctx.pick(3, 4, 8)
+    (V0, K0), S_hat = training_sets(gen, Sigma, W, 1)
+    S = sym_sqrt(Sigma)
+    params = (V0.expand(Rr, -1, -1).clone(), K0.expand(Rr, -1, -1).clone())
+    tx = al.algorithm1(S_hat.expand(Rr, -1, -1), ETA_FLOOR)
+    floors, ses = [], []
+    for n in ns:
+        ctx_n = fixed_context or n
+        obj = ex.ControlVariateOracle(Sigma, W, NOISE, ctx_n, m * n // ctx_n, gen)
+        tr = run(params, obj, tx, T, lambda p, info: {"V": p[0], "K": p[1]}, range(T // 3, T + 1))
+        params = (tr["V"].mean(0), tr["K"].mean(0))  # Polyak averages; also the next n's start
+        resid = ((params[0] @ Sigma @ params[1].mT - W) @ S).flatten(-2)
+        est = squared_norm_of_mean(resid.unsqueeze(1))
+        floors.append(float(est.value[0]))
+        ses.append(float(est.se[0]))
+    out = {"ns": ns, "floor": np.array(floors), "se": np.array(ses), "R": Rr, "T": T, "m": m}
+    if fresh:
+        out["fresh"] = fresh_batch_floors(gen, Sigma, W, (V0, K0), S_hat, ctx)
+    return out
+
+
+def fresh_batch_floors(gen, Sigma, W, init, S_hat, ctx: Context):
+    """Stationary excess with ONE fresh noisy batch per step (no expectation): the noise floor, ~ eta/n."""
+    ns = ctx.pick([16, 32, 64, 128], [16, 32, 64, 128, 256])
+    Rr, T = ctx.pick(4, 8), ctx.pick(200, 300)
+    params = tuple(t.expand(Rr, -1, -1).clone() for t in init)
+    vals, ses = [], []
+    for n in ns:
+        tr = run(params, ex.FreshBatchOracle(Sigma, W, NOISE, n, gen), al.algorithm1(S_hat.expand(Rr, -1, -1), ETA_FLOOR),
+                 T, lambda p, info: {"excess": excess(*p, Sigma, W)}, range(T // 3, T + 1))
+        per_run = tr["excess"].mean(0)  # time average over the stationary window
+        vals.append(float(per_run.mean()))
+        ses.append(float(per_run.std() / math.sqrt(Rr)))
+    return {"ns": ns, "floor": np.array(vals), "se": np.array(ses)}
+
+
+def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
+    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None)
+    ns, fl, se = np.array(f["ns"], float), f["floor"], f["se"]
+    z = Context(alpha=ctx.alpha).z
+    if np.any(fl <= 0):
+        return Outcome("inconclusive", f"a floor estimate is not positive: {fl.tolist()}")
+    fit = loglog_slope(ns, fl, se)
+    lo, hi = fit.interval(1, z)
+    # one-sided claim (slope <= -1): rejected if the whole interval lies above -1; a pass needs the interval to
+    # lie inside the claim's region or to be narrow enough (0.6) to have been able to reject
+    status = "fail" if lo > -1 else "pass" if hi <= -1 or hi - lo <= 0.6 else "inconclusive"
+    meas = [Measurement("exponent of the floor in n (all n)", float(fit.coef[1]), lo, hi,
+                        claimed="≤ −1 (Õ(1/n) envelope)", level=1 - ctx.alpha)]
+    big = ns >= 32
+    lines = [f"floor exponent {fit.coef[1]:.3f} [{lo:.3f}, {hi:.3f}] vs envelope −1 [{status}]"]
+    if big.sum() >= 3:
+        fb = loglog_slope(ns[big], fl[big], se[big])
+        meas.append(Measurement("exponent of the floor, n ≥ 32", float(fb.coef[1]), *fb.interval(1, z),
+                                claimed="−2 expected (O(1/n) oracle bias, squared)", level=1 - ctx.alpha))
+        lf = limit_fit(ns, fl * ns**2, se * ns**2)
+        meas.append(Measurement("limit of n²·floor (fit a + b/n)", float(lf.coef[0]), *lf.interval(0, z),
+                                claimed="finite, > 0 if the floor is Θ(n⁻²)", level=1 - ctx.alpha))
+        lines.append(f"n ≥ 32: exponent {fb.coef[1]:.3f}; n²·floor → {lf.coef[0]:.3g} ± {z * lf.se[0]:.2g}")
+    fig, ax = new_figure()
+    ax.errorbar(ns, fl, yerr=z * se, fmt="o", capsize=2, color="tab:blue",
+                label="exact oracle (control variates)" if fixed_context is None else f"context fixed at {fixed_context}")
+    ax.plot(ns, np.exp(fit.coef[0]) * ns ** fit.coef[1], color="tab:blue", lw=0.8,
+            label=f"fit: exponent {fit.coef[1]:.2f}")
+    ax.plot(ns, fl[0] * ns[0] / ns, "k--", lw=0.8, label="envelope ∝ 1/n")
+    ax.plot(ns, fl[-1] * (ns[-1] / ns) ** 2, "k:", lw=0.8, label="∝ 1/n²")
+    if "fresh" in f:
+        fr = f["fresh"]
+        fns = np.array(fr["ns"], float)
+        ax.errorbar(fns, fr["floor"], yerr=z * fr["se"], fmt="s", capsize=2, color="tab:orange",
+                    label=f"one fresh batch per step (η = {ETA_FLOOR})")
+        if np.all(fr["floor"] > 0):
+            ff = loglog_slope(fns, fr["floor"], fr["se"])
+            meas.append(Measurement("exponent of the one-fresh-batch (noise) floor", float(ff.coef[1]),
+                                    *ff.interval(1, z), claimed="→ −1 (noise floor ∝ η/n)", level=1 - ctx.alpha))
+            lines.append(f"one fresh batch per step: exponent {ff.coef[1]:.3f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("context size n")
+    ax.set_ylabel("L(θ_∞) − L*")
+    ax.legend(loc="best", fontsize=7)
+    return Outcome(status, " | ".join(lines), meas,
+                   [Figure("Statistical floor vs context size", to_svg(fig),
+                           f"Excess at the Polyak-averaged fixed point of Algorithm 1 with the oracle at context n "
+                           f"({f['R']} replicas × {f['m']} batches per step, {f['T']} steps per n, U-statistic across "
+                           f"replicas, ±z SE), η = {ETA_FLOOR}.")],
+                   details={"ns": f["ns"], "floor": fl.tolist(), "se": se.tolist(), "fixed_context": fixed_context})
+
+
+CLAIM = Claim(
+    id=ID,
+    paper="A",
+    title="Data-compute scaling law: Õ(1/n) + C e^{−cT}",
+    statement=STATEMENT,
+    fidelity="qualitative",
+    fidelity_note=("Exponents exact in the seed, constants lost. The predicted rate (linearization in factor "
+                   "coordinates; = 2ησ_d(M*) per step for the displacement when Σ̂ = Σ) and the envelope from A.T1.3's "
+                   "constants are ours. The floor is tested against the Õ(1/n) envelope (an upper bound); the exact "
+                   "oracle's floor is measured to decay like n⁻² (our derivation: O(1/n) oracle bias, squared)."),
+    assumptions=(
+        Assumption("A1-A3", "Σ ≻ 0, r ≥ d, full-rank W*, σ₁(M*) = 0.15 (‖B‖op < 1/2 near Mfold)"),
+        Assumption("step size", "rate: η = α(ρ′)/β(ρ′) per instance; floor: η = 0.3 (< 2/μ_max)"),
+    ),
+    checks=(
+        Check("rate", "numeric", "Fitted geometric rate of L − L* vs the linearized prediction and the envelope",
+              check_rate),
+        Check("floor", "numeric", "Floor of Algorithm 1 with the oracle vs context size n = 8..256: exponent ≤ −1",
+              check_floor),
+    ),
+    controls=(
+        Control("no preconditioner", "rate", "plain GD on L_λ: a different rate than predicted",
+                lambda ctx: check_rate(ctx, "none")),
+        Control("context fixed at 8", "floor", "the oracle's contexts kept at 8 samples while n grows: no decay",
+                lambda ctx: check_floor(ctx, fixed_context=8)),
+    ),
+)
