@@ -1,0 +1,341 @@
+r"""Joint (u, W) training on data model DM (paper B, Section 4 / Appendix B): runs, records, and the
+per-step quantities the joint-training claims (B.L9-B.L13, B.T2-B.T4, B.Fig3) measure.
+
+Updates (10), the family implemented by ``algorithms.scale_by_joint`` (t counts from 0):
+
+    W_{t+1} = W_t - eta (t+1)^{-a} grad_W L / ||grad_W L||
+    u_{t+1} = u_t - eta (t+1)^{-b} grad_u L / L^alpha
+
+``EQ10`` holds the factors we read off the seed (a, alpha, b) = (1/3, 1, 2/3); the claim modules
+derive them (B.T2).  Records (``record_joint``), per run, at the recorded steps (opt = ``ds.opt``):
+
+    log_loss (B,)          log L(W_t, u_t)
+    margin (B, n)          m_i = y_i f(X_i); the per-sample loss is exp(-m_i) (exp loss)
+    log_s_opt (B, n)       log s_{i,opt}(W_t);  log_one_minus_s_opt (B, n) = log(1 - s_{i,opt}) (no cancellation)
+    score_gap (B, n)       gamma_{i,opt} - max_{t != opt} gamma_it under u_t
+    logit_gap (B, n)       min_{t != opt} (a_{i,opt} - a_it): the W-SVM constraint values at W_t
+    W_norm, u_norm (B,)    ||W_t||_F, ||u_t||
+    log_grad_norm_W, log_grad_norm_u (B,)
+    u_margin (B,)          min_i y_i u_t^T x_{i,opt} / ||u_t||    (NaN at u = 0)
+    with W_mm (B, d, d):   one_minus_corr_W (B,) = ||Wbar_t - Wbar_mm||^2 / 2
+    with u_mm (B, d):      u_corr (B,) = <ubar_t, ubar_mm>;  r_margin (B, n) = y_i <ubar_mm, X_i^T s_i(W_t)>  (Lemma 12)
+
+W_mm and u_mm are per run (one DM draw per run), so the generic ``algorithms.recorder`` (shared
+W_mm / u_mm) does not apply.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from numerics import DTYPE, optim
+
+from . import algorithms as A
+from . import data, model, svm
+from .model import Dataset
+
+#: (a, alpha, b): W time power, u loss power, u time power of updates (10) as we reconstruct them
+EQ10 = (1 / 3, 1.0, 2 / 3)
+
+
+# ---------------------------------------------------------------------------
+# Data, algorithms
+# ---------------------------------------------------------------------------
+
+
+def dm_batch(n: int, T: int, d: int, opt_ratio: float, B: int, seed: int, sigma: float | None = None) -> Dataset:
+    """B independent DM draws stacked as per-run data (X (B, n, T, d)); draw b uses seed ``seed * 100003 + b``."""
+    return data.stack([data.dm(n=n, T=T, d=d, sigma=sigma, opt_ratio=opt_ratio, seed=seed * 100003 + b)
+                       for b in range(B)])
+
+
+def eq10(eta: float, a: float = EQ10[0], alpha: float = EQ10[1], b: float = EQ10[2]) -> optim.Transform:
+    """Updates (10) with factors (a, alpha, b) and one step size eta for both blocks."""
+    return A.joint(eta, eta, w_time_power=a, u_loss_power=alpha, u_time_power=b)
+
+
+def fig3_algorithms(eta: float, eta_gd: float, ps_cap: float) -> dict[str, optim.Transform]:
+    """The four algorithms of Fig. 3 on theta = (W, u), plus updates (10) as analysed.
+
+    GD          theta <- theta - eta_gd grad L
+    NGD         (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||,  u <- u - eta grad_u L / L
+    joint NGD   theta <- theta - eta grad L / ||grad L||   (one normalization over the tree)
+    PS          theta <- theta - min(ps_cap, L / ||grad L||^2) grad L   (L* = 0 for joint training)
+    (10)        updates (10) with EQ10's factors
+    """
+    return {"GD": A.gd(eta_gd), "NGD": eq10(eta, 0.0, 1.0, 0.0), "joint NGD": A.ngd(eta),
+            "PS": A.polyak(ps_cap), "(10)": eq10(eta)}
+
+
+def make_algorithm(spec: tuple) -> optim.Transform:
+    """A transform from a hashable spec: ("eq10", eta, a, alpha, b), ("gd", eta), ("ngd", eta) (one
+    normalization over the tree: joint NGD), ("ps", cap)."""
+    kind, *args = spec
+    return {"eq10": lambda: eq10(*args), "gd": lambda: A.gd(*args), "ngd": lambda: A.ngd(*args),
+            "ps": lambda: A.polyak(*args)}[kind]()
+
+
+# ---------------------------------------------------------------------------
+# Condition 1 as we instantiate it, and cached instances / runs shared by the claims
+# ---------------------------------------------------------------------------
+
+
+def nu_threshold(n: int, T: int, opt_ratio: float) -> float:
+    r"""nu_0 = (1 - 1/rho^2) / (2 n T): Lemma 9's near-orthogonality level that the first step of Lemma 11's
+    induction needs (derived in theorems/paper_b/l9_dm_orthogonality.py); 0 when rho <= 1."""
+    return max(0.0, (1 - 1 / opt_ratio**2) / (2 * n * T))
+
+
+def lemma9_event(ds: Dataset, opt_ratio: float) -> torch.Tensor:
+    """nu(ds) <= nu_0 per run (or for one data set), with ``data.assumptions``' nu."""
+    return data.assumptions(ds)["nu"] <= nu_threshold(ds.n, ds.T, opt_ratio)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One batch of DM data sets: B draws at (n, T, d, opt_ratio), sigma = 1/sqrt(d).
+
+    ``condition``: keep only draws in Lemma 9's event nu <= nu_0 (Condition 1 holds on it); draws are
+    tried in order of the seeds ``seed * 100003 + k``, k = 0, 1, ...
+    """
+
+    n: int = 3
+    T: int = 2
+    d: int = 64
+    opt_ratio: float = 4.0
+    B: int = 6
+    seed: int = 0
+    condition: bool = True
+
+
+@lru_cache(maxsize=16)
+def instances(setup: Setup) -> tuple[Dataset, int]:
+    """(per-run Dataset of ``setup.B`` draws, number of draws tried)."""
+    kept, k = [], 0
+    while len(kept) < setup.B:
+        if k >= 100 * setup.B:
+            raise ValueError(f"{setup}: Lemma 9's event too rare ({len(kept)} of {k} draws)")
+        ds = data.dm(n=setup.n, T=setup.T, d=setup.d, opt_ratio=setup.opt_ratio, seed=setup.seed * 100003 + k)
+        k += 1
+        if not setup.condition or bool(lemma9_event(ds, setup.opt_ratio)):
+            kept.append(ds)
+    return data.stack(kept), k
+
+
+@lru_cache(maxsize=16)
+def solutions(setup: Setup) -> tuple[torch.Tensor, torch.Tensor, list, list]:
+    """``max_margin_solutions`` of ``instances(setup)``."""
+    return max_margin_solutions(instances(setup)[0])
+
+
+@lru_cache(maxsize=48)
+def cached_run(setup: Setup, spec: tuple, n_steps: int, every_step: bool = False, n_points: int = 60,
+               keep_params: bool = False) -> optim.Trajectory:
+    """``run_joint`` of ``make_algorithm(spec)`` on ``instances(setup)`` from zero init, with W_mm and u_mm.
+
+    Cached: several claims read the same runs; callers must not modify the result.
+    """
+    ds = instances(setup)[0]
+    W_mm, u_mm, _, _ = solutions(setup)
+    at = range(n_steps + 1) if every_step else None
+    return run_joint(ds, make_algorithm(spec), n_steps, W_mm=W_mm, u_mm=u_mm, record_at=at, n_points=n_points,
+                     keep_params=keep_params)
+
+
+# ---------------------------------------------------------------------------
+# Records
+# ---------------------------------------------------------------------------
+
+
+def _opt_mask(ds: Dataset) -> torch.Tensor:
+    return F.one_hot(ds.opt_index, ds.T).bool()                                 # (B, n, T)
+
+
+def record_joint(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor | None = None,
+                 keep_params: bool = False):
+    """``record(params, info)`` for ``optim.run`` on the joint objective: the metrics of the module docstring
+    (and the parameters W, u with ``keep_params``)."""
+    is_opt = _opt_mask(ds)
+    x_opt = torch.take_along_dim(ds.X, ds.opt_index[..., None, None], dim=-2).squeeze(-2)    # (B, n, d)
+    Wmm_unit = None if W_mm is None else W_mm.flatten(-2) / torch.linalg.vector_norm(W_mm.flatten(-2), dim=-1,
+                                                                                     keepdim=True)
+    umm_unit = None if u_mm is None else u_mm / torch.linalg.vector_norm(u_mm, dim=-1, keepdim=True)
+
+    def record(params, info):
+        W, u = params
+        ev = info["eval"]
+        log_s, g = ev.log_s, ev.gamma                                            # (B, n, T)
+        a = model.logits(W, ds)
+        a_opt = (a * is_opt).sum(-1)
+        Wf = W.flatten(-2)
+        W_norm = torch.linalg.vector_norm(Wf, dim=-1)
+        u_norm = torch.linalg.vector_norm(u, dim=-1)
+        out = {
+            "log_loss": info["log_loss"], "margin": ev.margin,
+            "log_s_opt": (log_s * is_opt).sum(-1),
+            "log_one_minus_s_opt": torch.logsumexp(log_s.masked_fill(is_opt, -math.inf), -1),
+            "score_gap": (g * is_opt).sum(-1) - g.masked_fill(is_opt, -math.inf).amax(-1),
+            "logit_gap": (a_opt.unsqueeze(-1) - a).masked_fill(is_opt, math.inf).amin(-1),
+            "W_norm": W_norm, "u_norm": u_norm,
+            "log_grad_norm_W": info["log_grad_norms"][0], "log_grad_norm_u": info["log_grad_norms"][1],
+            "u_margin": (ds.y * (x_opt @ u.unsqueeze(-1)).squeeze(-1)).amin(-1) / u_norm,
+        }
+        if Wmm_unit is not None:
+            out["one_minus_corr_W"] = 0.5 * (Wf / W_norm.unsqueeze(-1) - Wmm_unit).pow(2).sum(-1)
+        if umm_unit is not None:
+            out["u_corr"] = (u * umm_unit).sum(-1) / u_norm
+            r = (log_s.exp().unsqueeze(-1) * ds.X).sum(-2)                         # r_i = X_i^T s_i, (B, n, d)
+            out["r_margin"] = ds.y * (r @ umm_unit.unsqueeze(-1)).squeeze(-1)
+        if keep_params:
+            out["W"], out["u"] = W, u
+        return out
+
+    return record
+
+
+def run_joint(ds: Dataset, algorithm: optim.Transform, n_steps: int, W0=None, u0=None, W_mm=None, u_mm=None,
+              record_at=None, n_points: int = 60, keep_params: bool = False) -> optim.Trajectory:
+    """Joint training from (W0, u0) (default: zero init, Condition 1 (i)); records ``record_joint``'s metrics.
+
+    ``record_at`` defaults to log-spaced steps; pass ``range(n_steps + 1)`` for every step.
+    """
+    B, d = ds.X.shape[0], ds.d
+    W0 = torch.zeros(B, d, d, dtype=DTYPE) if W0 is None else W0
+    u0 = torch.zeros(B, d, dtype=DTYPE) if u0 is None else u0
+    at = optim.log_spaced_steps(n_steps, n_points) if record_at is None else record_at
+    return optim.run((W0, u0), A.objective(ds, "exp", joint=True), algorithm, n_steps,
+                     record=record_joint(ds, W_mm, u_mm, keep_params), record_at=at)
+
+
+def max_margin_solutions(ds: Dataset) -> tuple[torch.Tensor, torch.Tensor, list, list]:
+    """Per-run (W_mm (B, d, d), u_mm (B, d), W-SVM results, u-SVM results) for the designated opt tokens."""
+    ws, us = [], []
+    for b in range(ds.X.shape[0]):
+        one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
+        ws.append(svm.w_svm(one))
+        us.append(svm.u_svm(one))
+    return torch.stack([w.solution for w in ws]), torch.stack([u.solution for u in us]), ws, us
+
+
+# ---------------------------------------------------------------------------
+# Step-wise quantities: invariants (Lemma 11), the loss on a step's segment, the Hessian (Lemma 13)
+# ---------------------------------------------------------------------------
+
+
+def invariants(traj: optim.Trajectory, from_step: int = 1) -> dict[str, np.ndarray]:
+    """Lemma 11's three invariants from an every-step trajectory, per run (B,):
+
+    log_loss_ratio_max   max_t max_{i,j} log(L_i / L_j) = max_t (max_i m_i - min_i m_i)     (i) bounded
+    gap_drop_max         max_t max_i (gap_{i,t} - gap_{i,t+1})_+   of the score gap      (ii) <= 0 (grows)
+    gap_min              min_{t >= from_step} min_i score gap                         (ii) > 0
+    s_opt_drop_max       max_t max_i (log(1 - s_{i,opt,t+1}) - log(1 - s_{i,opt,t}))_+  (iii) <= 0 (s_opt non-decreasing)
+    also the per-step series log_loss_ratio (K, B) and gap_min_t (K, B).
+    Steps before ``from_step`` are skipped where a quantity is undefined (u_0 = 0: all scores 0).
+    """
+    m = traj["margin"].numpy()                                                      # (K, B, n)
+    ratio = m.max(-1) - m.min(-1)
+    gap = traj["score_gap"].numpy()[from_step:]
+    l1m = traj["log_one_minus_s_opt"].numpy()
+    return {
+        "log_loss_ratio": ratio, "log_loss_ratio_max": ratio.max(0),
+        "gap_min_t": gap.min(-1), "gap_min": gap.min((0, 2)),
+        "gap_drop_max": np.clip(gap[:-1] - gap[1:], 0, None).max((0, 2)),
+        "s_opt_drop_max": np.clip(l1m[1:] - l1m[:-1], 0, None).max((0, 2)),
+    }
+
+
+def step_update(ds: Dataset, algorithm: optim.Transform, params, step: int):
+    """The update (dW, du) that ``algorithm`` (a stateless transform) applies at ``params`` at step ``step``."""
+    grads, info = A.objective(ds, "exp", joint=True)(params)
+    info["step"] = step
+    updates, _ = algorithm.update(grads, algorithm.init(params), params, info)
+    return updates
+
+
+def segment_log_ratio(ds: Dataset, params, updates, n_points: int = 9) -> torch.Tensor:
+    """max over theta' on [theta, theta + update] of log L(theta') - log L(theta), (B,) (Lemma 13 (ii))."""
+    W, u = params
+    dW, du = updates
+    base = model.evaluate(W, u, ds, grad_u=False).log_loss
+    worst = torch.zeros_like(base)
+    for k in range(1, n_points + 1):
+        lam = k / n_points
+        ll = model.evaluate(W + lam * dW, u + lam * du, ds).log_loss
+        worst = torch.maximum(worst, ll - base)
+    return worst
+
+
+def _shifted_losses(theta: torch.Tensor, ds: Dataset, shift: torch.Tensor) -> torch.Tensor:
+    """L_b(theta_b) e^{shift_b} (B,), theta = (vec W, u) per run (B, d^2 + d); linear domain, differentiable."""
+    B, d = theta.shape[0], ds.d
+    W, u = theta[:, : d * d].reshape(B, d, d), theta[:, d * d:]
+    s = torch.softmax(model.logits(W, ds), dim=-1)                                     # (B, n, T)
+    margin = (s * model.token_scores(u, ds)).sum(-1)
+    return torch.exp(shift.unsqueeze(-1) - margin).mean(-1)
+
+
+def log_hessian_ratio(W: torch.Tensor, u: torch.Tensor, ds: Dataset, iters: int = 40,
+                      gen: torch.Generator | None = None) -> torch.Tensor:
+    """log(||Hess_theta L||_op / L) per run (B,), theta = (W, u), by power iteration on Hessian-vector products.
+
+    The loss is multiplied by e^{min_i m_i} so that neither L nor the Hessian underflows (the ratio is
+    invariant).  Runs are independent, so one double-backward of the summed losses gives every run's
+    Hessian-vector product.  ||H v_k|| -> max |eigenvalue| (the operator norm; H may be indefinite).
+    """
+    B, d = W.shape[0], ds.d
+    theta = torch.cat([W.reshape(B, -1), u], -1).detach().requires_grad_(True)
+    with torch.no_grad():
+        margin = (torch.softmax(model.logits(W, ds), -1) * model.token_scores(u, ds)).sum(-1)
+        shift = margin.amin(-1)
+    with torch.enable_grad():
+        losses = _shifted_losses(theta, ds, shift)
+        (g,) = torch.autograd.grad(losses.sum(), theta, create_graph=True)
+        v = torch.randn(theta.shape, generator=gen, dtype=DTYPE)
+        v = v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)
+        for _ in range(iters):
+            (Hv,) = torch.autograd.grad((g * v).sum(), theta, retain_graph=True)
+            nrm = torch.linalg.vector_norm(Hv, dim=-1, keepdim=True)
+            v = Hv / nrm
+    return nrm.squeeze(-1).log() - losses.detach().log()
+
+
+def hessian_full(W: torch.Tensor, u: torch.Tensor, ds: Dataset) -> torch.Tensor:
+    """The full Hessian of L e^{min_i m_i} for run 0 only (reference for small instances), (P, P)."""
+    d = ds.d
+    theta = torch.cat([W[:1].reshape(1, -1), u[:1]], -1).detach()
+    one = Dataset(ds.X[:1], ds.y[:1], opt=ds.opt_index[:1])
+    with torch.no_grad():
+        shift = ((torch.softmax(model.logits(W[:1], one), -1) * model.token_scores(u[:1], one)).sum(-1)).amin(-1)
+    return torch.autograd.functional.hessian(lambda th: _shifted_losses(th.unsqueeze(0), one, shift).sum(),
+                                             theta[0])
+
+
+# ---------------------------------------------------------------------------
+# Rates from trajectories
+# ---------------------------------------------------------------------------
+
+
+def increment_rates(steps, values) -> tuple[np.ndarray, np.ndarray]:
+    """Finite-difference rates between recorded steps: (midpoints (K-1,), (v_{k+1} - v_k)/(t_{k+1} - t_k) (K-1, B)).
+
+    Midpoints are geometric means (the right abscissa for power laws on log-spaced records).
+    """
+    t = np.asarray(steps, float)
+    v = np.asarray(values, float)
+    rate = np.diff(v, axis=0) / np.diff(t)[:, None]
+    mid = np.sqrt(t[1:] * t[:-1])
+    return mid, rate
+
+
+def per_run_slopes(x, Y) -> np.ndarray:
+    """Least-squares slope of log Y[:, b] on log x for each run b (Y > 0), (B,)."""
+    lx = np.log(np.asarray(x, float))
+    lx = lx - lx.mean()
+    LY = np.log(np.asarray(Y, float))
+    LY = LY - LY.mean(0)
+    return (lx[:, None] * LY).sum(0) / (lx ** 2).sum()

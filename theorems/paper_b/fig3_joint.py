@@ -1,0 +1,186 @@
+r"""B.Fig3 — joint training on DM: GD, NGD, PS and joint NGD (Vasudeva, Deora, Thrampoulidis; Fig. 3, Sec. 5).
+
+What the figure shows (seed): train loss, ``||W_t||`` and ``||u_t||``, the mean opt softmax score, and the
+alignment of ``W_t`` and ``u_t`` with ``W_mm`` and ``u_mm``, for "standard GD, NGD updates in Eq. (10) (without
+the additional factors in the step-size), PS updates, and joint NGD updates".  Claims: "all other algorithms
+are faster than GD, with PS being the fastest"; "the train loss converges at a similar rate for NGD and
+joint-NGD, while for the other metrics, NGD is slightly faster than joint-NGD".
+
+The algorithms (ours where the seed is silent; ``joint_checks.fig3_algorithms``):
+
+    GD         theta <- theta - eta_GD grad L                                    (eta_GD = 1)
+    NGD        (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||, u <- u - eta grad_u L / L
+    joint NGD  theta <- theta - eta grad L / ||grad L||   (one normalization over theta = (W, u))
+    PS         theta <- theta - (L / ||grad L||^2) grad L   (L* = 0 under joint training; no cap: the seed
+               names none for Fig. 3, and a cap turns PS into GD once L < 1/(cap ||grad L / L||^2))
+    (10)       with our factors (B.T2), drawn for reference (not part of the seed's comparison)
+
+with eta = 0.05 (B.T2's step), on B.T2's DM draws (n = 3, T = 2, d = 64, rho = 4, zero init).
+
+Checks.  (1) "all beat GD": for NGD, joint NGD and PS, the paired difference (per draw) of log L and of
+log(1 - <Wbar, Wbar_mm>) against GD at the last step; pass if every interval is below 0, fail if one lies
+at or above 0.  (2) "PS fastest": PS's log L at the last step against each of the others, same rule.
+Controls: GD with a 10x smaller step in place of NGD; PS capped at 1 (it becomes GD with step 1).
+The other metrics' ordering (the "slightly faster" remark) is reported, not decided.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from numerics.paper_b import joint_checks as J
+from numerics.stats import mean_se
+from theorems.claim import Check, Claim, Context, Figure, Measurement, Outcome, Control
+from theorems.paper_b.t2_joint_loss import (ETA, ETA_GD, MAIN, condition1_assumptions, main_run, main_setup,
+                                            n_ctrl, run, worst, z_of)
+from theorems.plots import new_figure, to_svg
+
+ID = "B.Fig3"
+
+STATEMENT = (
+    r"\text{DM, joint training: }L_t^{\mathrm{NGD}},\,L_t^{\mathrm{joint\,NGD}},\,L_t^{\mathrm{PS}}<L_t^{\mathrm{GD}},"
+    r"\quad L_t^{\mathrm{PS}}=\min_{\mathrm{alg}}L_t^{\mathrm{alg}}"
+)
+
+SPECS = {"GD": ("gd", ETA_GD), "NGD": ("eq10", ETA, 0.0, 1.0, 0.0), "joint NGD": ("ngd", ETA), "PS": ("ps", math.inf)}
+COLORS = {"GD": "tab:gray", "NGD": "tab:blue", "joint NGD": "tab:green", "PS": "tab:red", "(10)": "black"}
+
+
+def constants(ctx: Context) -> dict:
+    s = main_setup(ctx)
+    return {"n": s.n, "T": s.T, "d": s.d, "rho": s.opt_ratio, "sigma": "1/sqrt(d)", "draws": s.B,
+            "conditioned on Lemma 9's event": s.condition, "init": "W_0 = 0, u_0 = 0", "eta (NGD, joint NGD, (10))": ETA,
+            "eta_GD": ETA_GD, "PS cap": "none", "steps": n_ctrl(ctx), "(10) factors (a, alpha, b)": list(J.EQ10),
+            "loss": "exp"}
+
+
+def trajectories(ctx: Context, specs: dict) -> dict:
+    return {name: run(ctx, spec) for name, spec in specs.items()}
+
+
+def final(traj, key: str, transform=lambda v: v) -> np.ndarray:
+    return transform(traj[key][-1].numpy())
+
+
+def _paired(a: np.ndarray, b: np.ndarray, z: float) -> tuple[float, float, float]:
+    m, se = mean_se(a - b)
+    return m, m - z * se, m + z * se
+
+
+def _decide_below(lo: float, hi: float) -> str:
+    return "pass" if hi < 0 else ("fail" if lo >= 0 else "inconclusive")
+
+
+def figure(ctx: Context, trajs: dict) -> Figure:
+    N = n_ctrl(ctx)
+    main = main_run(ctx)
+    keep = main.steps.numpy() <= N
+    fig, _ = new_figure()
+    fig.clear()
+    fig.set_size_inches(9.5, 5.6)
+    axes = fig.subplots(2, 3).ravel()
+    panels = [("log L", lambda tr: tr["log_loss"].numpy(), "linear"),
+              ("||W_t||", lambda tr: tr["W_norm"].numpy(), "log"),
+              ("||u_t||", lambda tr: tr["u_norm"].numpy(), "log"),
+              ("mean log(1 − s_opt)", lambda tr: tr["log_one_minus_s_opt"].numpy().mean(-1), "linear"),
+              ("1 − ⟨W̄_t, W̄_mm⟩", lambda tr: tr["one_minus_corr_W"].numpy(), "log"),
+              ("1 − ⟨ū_t, ū_mm⟩", lambda tr: 1 - tr["u_corr"].numpy(), "log")]
+    series = dict(trajs) | {"(10)": main}
+    for i, (ax, (title, get, yscale)) in enumerate(zip(axes, panels)):
+        for name, tr in series.items():
+            t = tr.steps.numpy()
+            v = get(tr)
+            if name == "(10)":
+                t, v = t[keep], v[keep]
+            ax.plot(t[2:], np.median(v[2:], axis=1), color=COLORS[name], label=name,
+                    ls="--" if name == "(10)" else "-")
+        ax.set_xscale("log")
+        ax.set_yscale(yscale)
+        ax.set_title(title, fontsize=8)
+        if i >= 3:
+            ax.set_xlabel("step t", fontsize=8)
+    axes[0].legend(fontsize=7)
+    return Figure("Fig. 3: joint training on DM", to_svg(fig),
+                  "Medians over the DM draws. NGD = (10) without the extra factors; (10) dashed = with our factors "
+                  "(B.T2), for reference only.")
+
+
+def check_beat_gd(ctx: Context, replace_ngd_by_small_gd: bool = False) -> Outcome:
+    specs = dict(SPECS)
+    if replace_ngd_by_small_gd:
+        specs["NGD"] = ("gd", ETA_GD / 10)
+    trajs = trajectories(ctx, specs)
+    others = ["NGD", "joint NGD", "PS"]
+    metrics = {"log L": ("log_loss", lambda v: v),
+               "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr_W", np.log)}
+    z = z_of(ctx, len(others) * len(metrics))
+    statuses, meas, lines = [], [], []
+    for alg in others:
+        for mname, (key, tf) in metrics.items():
+            m, lo, hi = _paired(final(trajs[alg], key, tf), final(trajs["GD"], key, tf), z)
+            st_ = _decide_below(lo, hi)
+            statuses.append(st_)
+            meas.append(Measurement(f"{alg} − GD: {mname} at the last step", m, lo, hi, claimed="< 0",
+                                    level=1 - ctx.alpha / (len(others) * len(metrics))))
+            lines.append(f"{alg} − GD {mname}: {m:.2f} [{lo:.2f}, {hi:.2f}] [{st_}]")
+    note = " (NGD replaced by GD with step η_GD/10)" if replace_ngd_by_small_gd else ""
+    figs = [] if replace_ngd_by_small_gd else [figure(ctx, trajs)]     # the control needs no figure
+    return Outcome(worst(statuses), f"at t = {n_ctrl(ctx)}{note}: " + "; ".join(lines), meas,
+                   figs, details={"constants": constants(ctx)},
+                   headline="; ".join(lines[::2]))
+
+
+def check_ps_fastest(ctx: Context, ps_cap: float = math.inf) -> Outcome:
+    specs = dict(SPECS)
+    specs["PS"] = ("ps", ps_cap)
+    trajs = trajectories(ctx, specs)
+    z = z_of(ctx, 3)
+    statuses, meas, lines = [], [], []
+    ps = final(trajs["PS"], "log_loss")
+    for alg in ("GD", "NGD", "joint NGD"):
+        m, lo, hi = _paired(ps, final(trajs[alg], "log_loss"), z)
+        st_ = _decide_below(lo, hi)
+        statuses.append(st_)
+        meas.append(Measurement(f"PS − {alg}: log L at the last step", m, lo, hi, claimed="< 0",
+                                level=1 - ctx.alpha / 3))
+        lines.append(f"PS − {alg}: {m:.1f} [{lo:.1f}, {hi:.1f}] [{st_}]")
+    # reported, not decided: the other metrics' order at the last step (medians)
+    order = {}
+    for key, lab in (("one_minus_corr_W", "1 − corr(W)"), ("u_corr", "1 − corr(u)")):
+        vals = {a: float(np.median(final(tr, key, (lambda v: 1 - v) if key == "u_corr" else (lambda v: v))))
+                for a, tr in trajs.items()}
+        order[lab] = sorted(vals, key=vals.get)
+        meas.append(Measurement(f"order by {lab} at the last step (best first)", float("nan"),
+                                claimed=" < ".join(order[lab])))
+    cap = "" if math.isinf(ps_cap) else f" (PS capped at {ps_cap:g})"
+    return Outcome(worst(statuses), f"log L at t = {n_ctrl(ctx)}{cap}: " + "; ".join(lines)
+                   + f"; other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()),
+                   meas, details={"constants": constants(ctx) | {"PS cap": ps_cap}, "order": order},
+                   headline="; ".join(lines))
+
+
+CLAIM = Claim(
+    id=ID,
+    paper="B",
+    title="Fig. 3: joint training on DM — normalized methods beat GD, PS fastest",
+    statement=STATEMENT,
+    fidelity="qualitative",
+    fidelity_note=("The figure's numbers (n, T, d, steps, step sizes) are lost; ours are in the outcome's "
+                   "details['constants']. 'NGD' is (10) without the extra factors (as the seed says), 'joint NGD' one "
+                   "normalization over (W, u) (our reading), PS uncapped. Decided on the last step of "
+                   "the common horizon; the 'slightly faster' remarks are reported only."),
+    assumptions=condition1_assumptions(),
+    checks=(
+        Check("all-beat-gd", "numeric", "NGD, joint NGD, PS below GD in log L and in 1 − corr(W) (paired)",
+              check_beat_gd),
+        Check("ps-fastest", "numeric", "PS has the lowest train loss (paired against each)", check_ps_fastest),
+    ),
+    controls=(
+        Control("small-step GD as NGD", "all-beat-gd", "GD with step η_GD/10 in place of NGD",
+                lambda ctx: check_beat_gd(ctx, replace_ngd_by_small_gd=True)),
+        Control("PS capped at 1", "ps-fastest", "the cap turns PS into GD with step 1",
+                lambda ctx: check_ps_fastest(ctx, ps_cap=1.0)),
+    ),
+)

@@ -1,0 +1,155 @@
+r"""B.L12 — the opt tokens, and the attention-weighted tokens, are separable by u_mm (Vasudeva, Deora,
+Thrampoulidis; Lemma 12, Sec. 4.3).
+
+Statement (spec: exact in shape).  (u-SVM) ``u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1`` is feasible, and
+along the joint training the samples ``(X_i^T s_i(W_t), y_i)`` — the tokens as the attention mixes them — are
+separated by ``u_mm``:
+
+    y_i u_mm^T X_i^T s_i(W_t) >= s_{i,opt}(W_t) - (1 - s_{i,opt}(W_t)) max_{tau != opt} |u_mm^T x_{i,tau}| > 0.
+
+The seed's proof: Lemma 9 bounds ``|u_mm^T x_{i,tau}|`` for the non-opt tokens (nearly orthogonal to the opt
+tokens u_mm is built from), and eq. (11) bounds ``s_{i,opt}`` below; this is what makes the PL-like
+inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_u L, v>``).
+
+Evidence.  (1) u-SVM on every DM draw of the shared setup (B.T2): a KKT certificate against the *full*
+constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
+(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, reported next to the
+bound above.  Both are deterministic (no statistical decision).  Controls: the u-SVM with its most loaded
+constraint dropped (the certificate against the full set must fail); the separability claimed for the
+non-opt tokens instead of the attention-weighted ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from numerics.paper_b import joint_checks as J
+from numerics.paper_b import svm
+from numerics.paper_b.model import Dataset
+from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.paper_b.t2_joint_loss import condition1_assumptions, main_run, main_setup
+from theorems.plots import new_figure, to_svg
+
+ID = "B.L12"
+
+STATEMENT = (
+    r"u_{mm}=\arg\min\|u\|\ \text{s.t.}\ y_iu^\top x_{i,\mathrm{opt}}\ge1\ \text{exists, and}\ "
+    r"y_i\,u_{mm}^\top X_i^\top\varphi(X_iW_tx_{i1})\ge s_{i,\mathrm{opt}}-(1-s_{i,\mathrm{opt}})"
+    r"\max_{\tau\ne\mathrm{opt}}|u_{mm}^\top x_{i\tau}|>0\ \ \forall i,t"
+)
+
+TOL = 1e-8
+
+
+def certificate_full(X_opt: np.ndarray, y: np.ndarray, u: np.ndarray, alpha: np.ndarray) -> dict[str, float]:
+    """KKT residuals of (u, alpha) for min ||u||^2/2 s.t. y_i u^T x_{i,opt} >= 1, over ALL n constraints."""
+    A = y[:, None] * X_opt
+    slack = A @ u - 1
+    Atw = A.T @ alpha
+    P, D = 0.5 * u @ u, alpha.sum() - 0.5 * Atw @ Atw
+    return {"violation": float(np.clip(-slack, 0, None).max()),
+            "dual_infeasibility": float(np.clip(-alpha, 0, None).max()),
+            "stationarity": float(np.linalg.norm(u - Atw) / np.linalg.norm(u)),
+            "complementarity": float(np.abs(alpha * slack).max()),
+            "duality_gap": float(abs(P - D) / P)}
+
+
+def check_u_svm(ctx: Context, drop_most_loaded: bool = False) -> Outcome:
+    setup = main_setup(ctx)
+    ds, _ = J.instances(setup)
+    _, _, _, us = J.solutions(setup)
+    rows, worst_all, norms = [], [], []
+    for b in range(setup.B):
+        one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
+        res = us[b]
+        if drop_most_loaded:
+            res = svm.u_svm(one, drop=int(res.alpha.argmax()))
+        X_opt = torch.take_along_dim(one.X, one.opt_index[:, None, None], dim=1).squeeze(1).numpy()
+        cert = certificate_full(X_opt, one.y.numpy(), res.solution.numpy(), res.alpha.numpy())
+        rows.append(cert)
+        worst_all.append(max(cert.values()))
+        norms.append(res.norm)
+    worst = float(max(worst_all))
+    status = "pass" if worst <= TOL else "fail"
+    keys = rows[0].keys()
+    meas = [Measurement(f"max {k} over draws", float(max(r[k] for r in rows)), claimed=f"≤ {TOL:g}") for k in keys]
+    meas.append(Measurement("||u_mm|| (mean over draws)", float(np.mean(norms))))
+    meas.append(Measurement("max margin 1/||u_mm|| (min over draws)", float(1 / np.max(norms))))
+    what = "u-SVM with its most loaded constraint dropped" if drop_most_loaded else "u-SVM"
+    summary = (f"{what}: worst KKT residual against all {setup.n} opt-token constraints {worst:.2e} "
+               f"(≤ {TOL:g} required) on {setup.B} DM draws; ||u_mm|| = {np.mean(norms):.3f} on average")
+    return Outcome(status, summary, meas, details={"certificates": rows},
+                   headline=f"u-SVM feasible with KKT certificate {worst:.1e} on {setup.B} draws")
+
+
+def check_attention_separable(ctx: Context, tokens: str = "attention") -> Outcome:
+    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) (or of a non-opt token: control)."""
+    setup = main_setup(ctx)
+    ds, _ = J.instances(setup)
+    _, u_mm, _, us = J.solutions(setup)
+    traj = main_run(ctx)
+    umm_bar = u_mm / torch.linalg.vector_norm(u_mm, dim=-1, keepdim=True)
+    is_opt = torch.nn.functional.one_hot(ds.opt_index, ds.T).bool()                       # (B, n, T)
+    proj = ds.y[..., None] * (ds.X @ umm_bar[:, None, :, None]).squeeze(-1)              # y_i ubar^T x_it, (B, n, T)
+    other_max = proj.abs().masked_fill(is_opt, 0).amax(-1)                               # (B, n)
+    s_opt = traj["log_s_opt"].exp()                                                      # (K, B, n)
+    unit = 1 / torch.linalg.vector_norm(u_mm, dim=-1)                                   # ubar^T x_opt y = 1/||u_mm||
+    bound = (s_opt * unit[:, None] - (1 - s_opt) * other_max).numpy()                    # Lemma 12's lower bound
+    if tokens == "attention":
+        values = traj["r_margin"].numpy()                                                # (K, B, n)
+    else:  # the non-opt token of each sequence (T = 2), at every step
+        v = proj.masked_fill(is_opt, float("inf")).amin(-1).numpy()
+        values = np.broadcast_to(v, traj["r_margin"].shape)
+    per_run = values.min((0, 2))
+    status = "pass" if (per_run > 0).all() else "fail"
+    below_bound = bool((traj["r_margin"].numpy() < bound - 1e-12).any())
+    if tokens == "attention" and below_bound:
+        status = "fail"
+    meas = [Measurement("min over i, t of y_i ūmm^T X_i^T s_i(W_t) (worst run)", float(per_run.min()), claimed="> 0"),
+            Measurement("min over i, t of Lemma 12's lower bound (worst run)", float(bound.min())),
+            Measurement("min s_{i,opt}(W_t) over i, t", float(s_opt.min())),
+            Measurement("max over i, τ≠opt of |ūmm^T x_iτ| · ||u_mm||", float((other_max * (1 / unit)[:, None]).max()))]
+    fig, ax = new_figure()
+    t = traj.steps.numpy()
+    norm = (1 / unit).numpy()
+    for b in range(values.shape[1]):
+        ax.plot(t[1:], values[1:, b].min(-1) * norm[b], color="tab:blue", lw=1, alpha=0.6)
+        ax.plot(t[1:], bound[1:, b].min(-1) * norm[b], color="tab:gray", lw=1, ls="--", alpha=0.6)
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("step t")
+    ax.set_ylabel("min_i y_i u_mm^T r_i(t)")
+    ax.set_title("r_i = X_i^T s_i(W_t)" if tokens == "attention" else "non-opt tokens (control)")
+    summary = (f"{'attention-weighted tokens' if tokens == 'attention' else 'non-opt tokens'}: "
+               f"min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)"
+               + ("; Lemma 12's bound holds at every record" if tokens == "attention" and not below_bound else ""))
+    return Outcome(status, summary, meas,
+                   [Figure("Margins of u_mm on the attention-weighted tokens", to_svg(fig),
+                           "Solid: min_i y_i u_mm^T X_i^T s_i(W_t) per run; dashed: Lemma 12's lower bound "
+                           "s_opt − (1 − s_opt) max|u_mm^T x_other|; both must stay above 0.")],
+                   details={"per_run_min": per_run.tolist()})
+
+
+CLAIM = Claim(
+    id=ID,
+    paper="B",
+    title="Opt tokens, and the attention-mixed tokens along training, are separable by u_mm",
+    statement=STATEMENT,
+    fidelity="exact",
+    fidelity_note=("The seed states Lemma 12 in words (the samples (X_i^T s_i, y_i) are separable using u_mm); "
+                   "the explicit lower bound s_opt − (1 − s_opt) max|u_mm^T x_other| is our reconstruction of its "
+                   "two-line proof. Checked on the DM draws and updates (10) shared with B.T2 (Condition 1 as there)."),
+    assumptions=condition1_assumptions(),
+    checks=(
+        Check("u-svm-certificate", "numeric", "u-SVM feasible: KKT certificate on every DM draw", check_u_svm,
+              stochastic=False),
+        Check("attention-separable", "numeric", "y_i u_mm^T X_i^T s_i(W_t) > 0 along (10), with Lemma 12's bound",
+              check_attention_separable, stochastic=False),
+    ),
+    controls=(
+        Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
+                "against all constraints", lambda ctx: check_u_svm(ctx, drop_most_loaded=True)),
+        Control("non-opt tokens", "attention-separable", "separability by u_mm claimed for the non-opt tokens",
+                lambda ctx: check_attention_separable(ctx, tokens="non-opt")),
+    ),
+)
