@@ -199,6 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import torch
+
+    # the checks are batched small-tensor work: intra-op threads only add contention (override with the env var)
+    torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
     try:
         args = build_parser().parse_args(argv)
         return args.fn(args)

@@ -262,6 +262,11 @@ def joint(eta_w: float, eta_u: float | None = None, w_time_power: float = 1 / 3,
 # ---------------------------------------------------------------------------
 
 
+def _unit_rows(v: torch.Tensor) -> torch.Tensor:
+    """``v / ||v||`` along the last dimension (each run's vector on its own)."""
+    return v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)
+
+
 def recorder(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor | None = None, joint: bool = False,
              loss="exp", keep_params: bool = False):
     """``record(params, info)`` for optim.run: per-run metrics at the current iterate (opt = ds.opt_index).
@@ -277,8 +282,9 @@ def recorder(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor |
       and with u_mm: u_corr_mm = <ubar, ubar_mm>.
     keep_params: also W (B, d, d) [and u (B, d)].  Metrics that divide by ||W|| or ||u|| are NaN at 0.
     """
-    Wmm_unit = None if W_mm is None else (W_mm / torch.linalg.norm(W_mm)).flatten()
-    umm_unit = None if u_mm is None else u_mm / torch.linalg.norm(u_mm)
+    # W_mm (d, d) shared or (B, d, d) per run; u_mm (d,) or (B, d): normalize per run, never over the batch
+    Wmm_unit = None if W_mm is None else _unit_rows(W_mm.flatten(-2))
+    umm_unit = None if u_mm is None else _unit_rows(u_mm)
     opt = ds.opt_index
     is_opt = torch.nn.functional.one_hot(opt, ds.T).bool()
     x_opt = torch.take_along_dim(ds.X, opt[..., None, None], dim=-2).squeeze(-2)  # (.., n, d)
@@ -303,9 +309,9 @@ def recorder(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor |
         if Wmm_unit is not None:
             Wbar = Wf / W_norm.unsqueeze(-1)
             neg_dir = -info["direction"][0].flatten(-2)
-            out["corr_mm"] = Wbar @ Wmm_unit
+            out["corr_mm"] = (Wbar * Wmm_unit).sum(-1)
             out["one_minus_corr"] = 0.5 * (Wbar - Wmm_unit).pow(2).sum(-1)
-            out["grad_corr_mm"] = neg_dir @ Wmm_unit
+            out["grad_corr_mm"] = (neg_dir * Wmm_unit).sum(-1)
             out["grad_corr_self"] = (neg_dir * Wbar).sum(-1)
         if keep_params:
             out["W"] = W
@@ -321,7 +327,7 @@ def recorder(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor |
             out["u_margin"] = (ds.y * (x_opt @ u.unsqueeze(-1)).squeeze(-1)).amin(-1) / u_norm
             out["score_gap"] = (g * is_opt).sum(-1) - g.masked_fill(is_opt, -math.inf).amax(-1)
             if umm_unit is not None:
-                out["u_corr_mm"] = (u @ umm_unit) / u_norm
+                out["u_corr_mm"] = (u * umm_unit).sum(-1) / u_norm
         return out
 
     return record

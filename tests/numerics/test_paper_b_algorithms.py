@@ -177,3 +177,18 @@ def test_ngd_beats_gd_on_example1():
     for k in ("ngd", "polyak"):
         assert (runs[k]["one_minus_corr"][-1] < gd["one_minus_corr"][-1]).all()
     assert (runs["ngd"]["grad_corr_mm"] > 0).all()                      # B.L4 along the run
+
+
+def test_recorder_normalizes_per_run_w_mm():
+    """Per-run W_mm (B, d, d) must be normalized run by run, not over the whole batch."""
+    import torch
+
+    from numerics.paper_b import algorithms, data
+
+    ds = data.example1(n=4, T=3, d=8, seed=1)
+    W = torch.randn(3, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    W_mm = torch.stack([W[0], 2 * W[1], -W[2]])  # per run: parallel, parallel (scaled), antiparallel
+    rec = algorithms.recorder(ds, W_mm=W_mm)
+    _, info = algorithms.objective(ds)((W,))
+    corr = rec((W,), info)["corr_mm"]
+    torch.testing.assert_close(corr, torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64))
