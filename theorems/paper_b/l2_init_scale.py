@@ -1,0 +1,223 @@
+r"""B.L2 — a small Gaussian init keeps every logit small w.h.p. (Lemma 2).
+
+Seed (formulas lost): "Let [W_0 iid Gaussian] for all [entries], with the initialization scale [...] for some
+[delta], and absolute constant [c].  Further, if [||x_it|| <= R] for any [i, t], then with probability at least
+[1 - delta], we have [...] for every [i, t]."  Proof: "for any [i, t] ... with probability at least [1 - delta] we
+have [a Gaussian tail bound] ... Also, [a norm bound]."  Spec: qualitative.
+
+Our reconstruction (derived here).  W_0 has iid N(0, sigma^2) entries.  For fixed tokens,
+a_it(W_0) = x_it^T W_0 x_i1 = sum_jk x_it,j x_i1,k W_jk is N(0, sigma^2 ||x_it||^2 ||x_i1||^2), with standard deviation
+at most sigma R^2.  With the tail bound P(|N(0,1)| > u) <= 2 e^{-u^2/2} and a union bound over the n T logits
+(failure budget delta/2), and Gaussian concentration of the 1-Lipschitz ||.||_F (E||G||_F <= d; budget delta/2):
+
+    sigma <= sigma_0 := eps / (R^2 sqrt(2 log(4 n T / delta)))   implies, with probability >= 1 - delta,
+    max_{i,t} |a_it(W_0)| <= eps   and   ||W_0||_F <= sigma (d + sqrt(2 log(2/delta))),
+
+so every opt score starts at s_io(W_0) = 1/(1 + sum_{t != o} e^{a_it - a_io}) >= 1/(1 + (T - 1) e^{2 eps}).
+The norm threshold sigma_0 (d + sqrt(2 log(2/delta))) is the "data-dependent threshold" of the spec
+(through R, n, T).  Constants used: eps = 1/4, delta = 0.05.
+
+Evidence: sympy (variance of the bilinear form, the union-bound quantile, the opt-score floor, the
+derivative identity behind the tail bound); Monte Carlo of the event at sigma_0 with a Clopper-Pearson
+interval against 1 - delta, and the measured critical scale sigma_delta (largest sigma with probability
+1 - delta) against sigma_0; a probe over (n, T, d, delta, scale multiplier).  Negative control: the
+scale without the R^2 factor (sigma = eps / sqrt(2 log(4nT/delta))).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+import torch
+from hypothesis import strategies as st
+
+from numerics import DTYPE
+from numerics.paper_b import data, model
+from numerics.paper_b import trajectory_checks as tc
+from numerics.stats import binomial_interval
+from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.plots import new_figure, to_svg
+from theorems.probe import run_probe
+from theorems.symbolic import Derivation
+
+ID = "B.L2"
+EPS, DELTA = 0.25, 0.05
+
+STATEMENT = (
+    r"\sigma\le\sigma_0=\frac{\epsilon}{R^2\sqrt{2\log(4nT/\delta)}}\;\Rightarrow\;"
+    r"\Pr\Big[\max_{i,t}|x_{it}^\top W_0x_{i1}|\le\epsilon,\ \|W_0\|_F\le\sigma\big(d+\sqrt{2\log(2/\delta)}\big)\Big]"
+    r"\ge1-\delta,\qquad s_{i,o}(W_0)\ge\frac{1}{1+(T-1)e^{2\epsilon}}"
+)
+
+
+def sigma0(ds, eps: float = EPS, delta: float = DELTA, r_power: int = 2) -> float:
+    """Lemma 2's scale (``r_power=0``: the control without the R^2 factor)."""
+    R = float(data.assumptions(ds)["R"])
+    return eps / (R**r_power * math.sqrt(2 * math.log(4 * ds.n * ds.T / delta)))
+
+
+def norm_bound(sigma: float, d: int, delta: float = DELTA) -> float:
+    return sigma * (d + math.sqrt(2 * math.log(2 / delta)))
+
+
+def opt_floor(T: int, eps: float = EPS) -> float:
+    return 1 / (1 + (T - 1) * math.exp(2 * eps))
+
+
+# ---------------------------------------------------------------------------
+# 1. Symbolic
+# ---------------------------------------------------------------------------
+
+def derivation(wrong_variance: bool = False) -> Outcome:
+    """``wrong_variance``: the control's candidate Var(x^T W y) = sigma^2 ||x||^2 (the query's norm dropped)."""
+    D = Derivation()
+    d = 3
+    x = sp.symbols("x1:4", real=True)
+    xp = sp.symbols("y1:4", real=True)
+    sig = sp.Symbol("sigma", positive=True)
+    # a = sum_jk x_j y_k W_jk with iid W_jk of variance sigma^2: Var a = sigma^2 sum_jk x_j^2 y_k^2
+    var = sig**2 * sum(x[j] ** 2 * xp[k] ** 2 for j in range(d) for k in range(d))
+    target = sig**2 * sum(v**2 for v in x) * (1 if wrong_variance else sum(v**2 for v in xp))
+    D.prove_equal("Var(xᵀW y) = σ² Σ_jk x_j² y_k² = σ²‖x‖²‖y‖² for iid N(0, σ²) entries (d = 3)", var, target)
+    u = sp.Symbol("u", positive=True)
+    n, T, delta = sp.symbols("n T delta", positive=True)
+    sol = sp.solve(sp.Eq(n * T * 2 * sp.exp(-u**2 / 2), delta / 2), u)
+    D.prove_equal("union bound over nT logits with budget δ/2: nT·2e^{−u²/2} = δ/2 at u = √(2 log(4nT/δ))",
+                  sol[0], sp.sqrt(2 * sp.log(4 * n * T / delta)))
+    v = sp.Symbol("v", positive=True)
+    D.prove_zero("tail bound erfc(v) ≤ e^{−v²} (i.e. P(|Z| > u) ≤ 2e^{−u²/2}, v = u/√2): f = e^{−v²} − erfc(v) has "
+                 "f(0) = 0, f(∞) = 0 and f′ = e^{−v²}(2/√π − 2v), one sign change, so f ≥ 0",
+                 sp.diff(sp.exp(-v**2) - sp.erfc(v), v) - sp.exp(-v**2) * (2 / sp.sqrt(sp.pi) - 2 * v))
+    a = sp.symbols("a1:4", real=True)
+    s_o = sp.exp(a[0]) / sum(sp.exp(ai) for ai in a)
+    D.prove_equal("opt score as a function of the logit gaps: s_o = 1/(1 + Σ_{t≠o} e^{a_t − a_o}) (T = 3)",
+                  s_o, 1 / (1 + sum(sp.exp(ai - a[0]) for ai in a[1:])))
+    D.say("With |a_t| ≤ ε every gap a_t − a_o ≤ 2ε, hence s_o ≥ 1/(1 + (T−1)e^{2ε}); Gaussian concentration of the "
+          "1-Lipschitz map G ↦ ‖G‖_F with E‖G‖_F ≤ √(E‖G‖²) = d gives P(‖G‖_F > d + u) ≤ e^{−u²/2} = δ/2.")
+    return D.outcome("Lemma 2 constants derived")
+
+
+# ---------------------------------------------------------------------------
+# 2. Numeric: Monte Carlo of the event
+# ---------------------------------------------------------------------------
+
+def _instances(ctx: Context):
+    """Example 1 (n = 8, T = 4) at d = 32 and d = 64, seeds 0..; orthogonal tokens (n = 4, T = 3)."""
+    k = ctx.pick(1, 2, 4)
+    out = [data.example1(n=8, T=4, d=d, seed=s) for d in (32, 64) for s in range(k)]
+    return out + [tc.orthogonal_tokens(4, 3, seed=ctx.seed)]
+
+
+def unit_scale_stats(ds, count: int, gen: torch.Generator, chunk: int = 500):
+    """For W = G with iid N(0, 1) entries: (max_{i,t} |a_it(G)|, ||G||_F), each (count,)."""
+    M, N = [], []
+    for k in range(0, count, chunk):
+        G = torch.randn(min(chunk, count - k), ds.d, ds.d, generator=gen, dtype=DTYPE)
+        M.append(model.logits(G, ds).abs().flatten(1).amax(1))
+        N.append(G.flatten(1).norm(dim=1))
+    return torch.cat(M), torch.cat(N)
+
+
+def check_event(ctx: Context, r_power: int = 2) -> Outcome:
+    gen = ctx.generator(ID, "event")
+    count = ctx.pick(2000, 20000, 60000)
+    insts = _instances(ctx)
+    level = 1 - ctx.alpha / len(insts)
+    statuses, meas, lines = [], [], []
+    fig, ax = new_figure()
+    for j, ds in enumerate(insts):
+        s0 = sigma0(ds, r_power=r_power)
+        M, N = unit_scale_stats(ds, count, gen)
+        ok = (s0 * M <= EPS) & (s0 * N <= norm_bound(s0, ds.d))
+        k = int(ok.sum())
+        lo, hi = binomial_interval(k, count, level)
+        st_ = "pass" if lo >= 1 - DELTA else ("fail" if hi < 1 - DELTA else "inconclusive")
+        statuses.append(st_)
+        # critical scale: the (1 - delta)-quantile q of max|a(G)| gives sigma_delta = eps/q; distribution-free CI
+        Ms = np.sort(M.numpy())
+        z = Context(alpha=ctx.alpha / len(insts)).z
+        c = count * (1 - DELTA)
+        i_lo = int(max(0, math.floor(c - z * math.sqrt(count * DELTA * (1 - DELTA)))))
+        i_hi = int(min(count - 1, math.ceil(c + z * math.sqrt(count * DELTA * (1 - DELTA)))))
+        q = float(Ms[int(c)])
+        ratio, ratio_lo, ratio_hi = EPS / q / s0, EPS / float(Ms[i_hi]) / s0, EPS / float(Ms[i_lo]) / s0
+        name = f"{ds.meta['name']} d={ds.d} #{j + 1}"
+        meas.append(Measurement(f"{name}: P(event) at σ = {s0:.3g}", k / count, lo, hi, claimed=f"≥ {1 - DELTA}",
+                                level=level))
+        meas.append(Measurement(f"{name}: σ_δ/σ₀ (measured critical scale over the lemma's)", ratio, ratio_lo,
+                                ratio_hi, claimed="≥ 1 (the lemma is conservative)", level=level))
+        lines.append(f"{name}: P = {k / count:.4f} [{lo:.4f}, {hi:.4f}], σ_δ/σ₀ = {ratio:.2f} [{st_}]")
+        grid = np.linspace(0.2, 4.0, 40)
+        ax.plot(grid, [(float(((g * s0 * M) <= EPS).double().mean())) for g in grid], label=name)
+    ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
+    ax.axvline(1.0, color="gray", lw=0.8)
+    ax.set_xlabel("init scale / σ₀" + ("" if r_power == 2 else " (σ₀ without R²: control)"))
+    ax.set_ylabel("P(max |a_it(W₀)| ≤ ε)")
+    ax.legend(fontsize=7)
+    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    return Outcome(worst, " | ".join(lines), meas,
+                   [Figure("Probability that every initial logit is below ε", to_svg(fig),
+                           f"{count} Gaussian W₀ per instance; ε = {EPS}, δ = {DELTA}; the lemma's scale is at 1.")],
+                   details={"eps": EPS, "delta": DELTA, "draws": count, "r_power": r_power,
+                            "opt_floor": opt_floor(4)},
+                   headline=lines[0])
+
+
+# ---------------------------------------------------------------------------
+# 3. Probe: dimensions, delta and the scale on both sides of sigma_0
+# ---------------------------------------------------------------------------
+
+@st.composite
+def l2_instances(draw):
+    n, T = draw(st.integers(1, 8)), draw(st.integers(2, 6))
+    return dict(n=n, T=T, d=draw(st.integers(4, 48)), log_delta=draw(st.floats(-3.0, -0.5)),
+                mult=draw(st.floats(0.2, 5.0)), seed=draw(st.integers(0, 2**31 - 1)))
+
+
+def l2_conclusion(inst, alpha_each, r_power: int = 2):
+    ds = data.example1(n=inst["n"], T=inst["T"], d=inst["d"], seed=inst["seed"])
+    delta = 10 ** inst["log_delta"]
+    s = inst["mult"] * sigma0(ds, delta=delta, r_power=r_power)
+    M, N = unit_scale_stats(ds, 1000, torch.Generator().manual_seed(inst["seed"] + 3))
+    k = int(((s * M <= EPS) & (s * N <= norm_bound(s, ds.d, delta))).sum())
+    lo, hi = binomial_interval(k, 1000, 1 - alpha_each)
+    ok = hi >= 1 - delta
+    return ok, "", "" if ok else f"P = {k / 1000:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
+
+
+def check_probe(ctx: Context, r_power: int = 2) -> Outcome:
+    return run_probe(ctx, l2_instances(), lambda i, a: l2_conclusion(i, a, r_power), ctx.pick(10, 60, 200),
+                     describe=dict,
+                     assumptions=lambda i: {"scale ≤ σ₀": i["mult"] <= 1.0},
+                     parameters=lambda i: {"scale / σ₀": i["mult"], "log10 δ": i["log_delta"]},
+                     shrink_cells=ctx.budget != "quick")
+
+
+CLAIM = Claim(
+    id=ID,
+    paper="B",
+    title="Small Gaussian initialization: all initial logits small with high probability",
+    statement=STATEMENT,
+    fidelity="qualitative",
+    fidelity_note=("The seed keeps only the shape (Gaussian init below a data-dependent scale; an event for every "
+                   "(i, t) with probability ≥ 1 − δ; 'Also' a norm bound). The scale σ₀, the logit bound ε, the "
+                   "norm threshold and the opt-score floor are our derivation (union bound + Gaussian tail + "
+                   "Lipschitz concentration), written in this module; ε = 1/4, δ = 0.05 are our choices."),
+    assumptions=(Assumption("token norms", "‖x_it‖ ≤ R"), Assumption("init", "W₀ iid N(0, σ²) with σ ≤ σ₀")),
+    checks=(
+        Check("derivation", "symbolic", "Variance of xᵀW₀y, union-bound quantile, tail bound, opt-score floor",
+              lambda ctx: derivation(), stochastic=False),
+        Check("event", "numeric", "Monte Carlo P(all |a_it(W₀)| ≤ ε and ‖W₀‖ ≤ bound) at σ₀ vs 1 − δ "
+              "(Clopper-Pearson); measured critical scale σ_δ/σ₀", check_event),
+        Check("probe", "probe", "Hypothesis over n, T, d, δ and the scale multiplier on both sides of σ₀", check_probe),
+    ),
+    controls=(
+        Control("symbolic: query norm dropped", "derivation", "Var(xᵀW₀y) = σ²‖x‖² (the ‖y‖² factor dropped)",
+                lambda ctx: derivation(wrong_variance=True)),
+        Control("probe: dropped R² factor", "probe", "σ₀ without 1/R²: the probe must find an instance below 1 − δ",
+                lambda ctx: check_probe(ctx, r_power=0)),
+        Control("dropped R² factor", "event", "σ = ε/√(2 log(4nT/δ)) (no 1/R²): too large for ‖x‖ up to R",
+                lambda ctx: check_event(ctx, r_power=0)),
+    ),
+)
