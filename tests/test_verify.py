@@ -1,10 +1,8 @@
 """Registry, runner verdicts, results records, CLI errors and the HTML report."""
 import json
-import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -37,6 +37,14 @@ FAMILY_ALPHA = 0.01
 MAX_DECISIONS = 200
 
 
+_SEVERITY = ("pass", "out of scope", "inconclusive", "fail")
+
+
+def worst_status(statuses) -> str:
+    """The weakest of several decisions inside one check: any ``fail`` fails it, then ``inconclusive``."""
+    return max(statuses, key=_SEVERITY.index)
+
+
 @dataclass(frozen=True)
 class Context:
     """What a check may depend on: seed, budget, device.  Nothing else (so records replay)."""

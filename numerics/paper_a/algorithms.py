@@ -75,13 +75,17 @@ SPECTRAL_VARIANTS = ("correct", "swap_factors", "no_sigma_sqrt", "transpose_key"
 
 
 def spectral_init(x: torch.Tensor, y: torch.Tensor, variant: str = "correct") -> tuple[torch.Tensor, torch.Tensor]:
-    r"""``theta_0`` of Algorithm 1: SVD ``What Sigmahat^{1/2} = Uh Lamh Vh^T``, then
+    r"""``theta_0`` of Algorithm 1 from the samples: :func:`spectral_init_from_estimates` of :func:`least_squares`."""
+    return spectral_init_from_estimates(*least_squares(x, y), variant)
+
+
+def spectral_init_from_estimates(W_hat: torch.Tensor, S_hat: torch.Tensor, variant: str = "correct"):
+    r"""Step 2 of Algorithm 1 from ``(What, Sigmahat)``: SVD ``What Sigmahat^{1/2} = Uh Lamh Vh^T``, then
     ``V = Uh Lamh^{1/2} Sigmahat^{-1/2}``, ``K = Sigmahat^{-1/2} Vh Lamh^{1/2} Sigmahat^{-1/2}``.
 
     Negative controls: ``"swap_factors"`` exchanges ``Uh`` and ``Vh`` (needs ``r == d``), ``"no_sigma_sqrt"``
     takes the SVD of ``What`` instead of ``What Sigmahat^{1/2}``, ``"transpose_key"`` returns ``K^T``.
     """
-    W_hat, S_hat = least_squares(x, y)
     M_hat = W_hat if variant == "no_sigma_sqrt" else W_hat @ sym_sqrt(S_hat)
     Uh, Lh, VhT = torch.linalg.svd(M_hat, full_matrices=False)
     Vh = VhT.mT

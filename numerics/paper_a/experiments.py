@@ -99,20 +99,8 @@ def least_squares_from_statistics(XtX, XtY, n: int, variant: str = "correct"):
     return W_hat, S_hat
 
 
-def spectral_init_from_estimates(W_hat, S_hat, variant: str = "correct"):
-    r"""Step 2 of Algorithm 1 from ``(What, Sigmahat)``; the same map and the same negative-control variants as
-    :func:`numerics.paper_a.algorithms.spectral_init` (which takes the samples themselves)."""
-    M_hat = W_hat if variant == "no_sigma_sqrt" else W_hat @ sym_sqrt(S_hat)
-    Uh, Lh, VhT = torch.linalg.svd(M_hat, full_matrices=False)
-    Vh = VhT.mT
-    if variant == "swap_factors":
-        if Uh.shape[-2] != Vh.shape[-2]:
-            raise ValueError("swap_factors needs r == d")
-        Uh, Vh = Vh, Uh
-    elif variant not in al.SPECTRAL_VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; choose from {al.SPECTRAL_VARIANTS}")
-    V, K = ge.manifold_point(Uh, Lh, Vh, S_hat)
-    return (V, K.mT) if variant == "transpose_key" else (V, K)
+# Step 2 of Algorithm 1 from (What, Sigmahat), re-exported: one implementation serves both entry points.
+spectral_init_from_estimates = al.spectral_init_from_estimates
 
 
 def whitened_error(S_hat, Sigma) -> torch.Tensor:

@@ -47,6 +47,7 @@ from numerics.paper_a.geometry import LAMBDA
 from numerics.paper_a.model import population_loss
 from numerics.stats import binomial_interval
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 
 ID = "A.Fig1"
@@ -156,7 +157,7 @@ def check_figure1(ctx: Context, spectral_init: str = "spectral", baseline: str =
     ax.set_ylabel("population loss / L*")
     ax.set_title(f"d={D}, r={R}, σ={NOISE}, η={ETA}, N={N_DATA}, b={BATCH} (4 of {runs['B']} draws)", fontsize=8)
     ax.legend(loc="best", fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Figure 1: Algorithm 1 (spectral init) vs SGD (random init)", to_svg(fig),
                            "Population loss over L* (log scale) for the first four draws; the decisions use all "

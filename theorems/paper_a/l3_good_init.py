@@ -46,6 +46,7 @@ from numerics.paper_a import experiments as ex
 from numerics.paper_a.model import sym_sqrt
 from numerics.stats import binomial_interval
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.t1_3_strong_convexity import alpha_bound, rho_of, sqrt_beta_bound
 from theorems.plots import new_figure, to_svg
 
@@ -114,7 +115,7 @@ def check_good_init(ctx: Context, variant: str = "correct") -> Outcome:
     ax.set_ylabel("P(dist(θ₀) ≤ ρ′ and e ≤ e₀)")
     ax.set_title("spectral init" + ("" if variant == "correct" else f" ({variant}: control)"))
     ax.legend(loc="best", fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Probability of a good initialization vs n", to_svg(fig),
                            f"{draws} exactly sampled training sets per n and instance; Clopper-Pearson intervals at "

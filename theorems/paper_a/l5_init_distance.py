@@ -29,6 +29,7 @@ import numpy as np
 from numerics.paper_a import experiments as ex
 from numerics.stats import decide_in_interval, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.l3_good_init import NOISE, instances
 from theorems.plots import new_figure, to_svg
 
@@ -92,7 +93,7 @@ def check_distance(ctx: Context, variant: str = "correct") -> Outcome:
     ax2.set_ylabel("E dist / (‖Ŵ−W*‖_F + ‖Σ̂−Σ‖_F)")
     ax1.legend(loc="best", fontsize=7)
     fig.suptitle("spectral init" + ("" if variant == "correct" else f" ({variant}: control)"), fontsize=9)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Distance of the spectral initialization to Mfold vs n", to_svg(fig),
                            f"Left: mean distance ({draws} exactly sampled training sets per n) with ±z SE and the "

@@ -40,6 +40,7 @@ import torch
 from numerics.paper_a import experiments as ex
 from numerics.stats import binomial_interval, decide_in_interval, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.l3_good_init import D, NOISE, R, instances
 from theorems.plots import new_figure, to_svg
 
@@ -108,7 +109,7 @@ def check_coverage(ctx: Context, bound=ex.lstsq_tail_bound) -> Outcome:
     ax.set_ylabel("empirical quantile / bound")
     ax.set_title("instance 1" + ("" if bound is ex.lstsq_tail_bound else " (control bound)"))
     ax.legend(loc="best", fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     n_fail = statuses.count("fail")
     summary = (f"{statuses.count('pass')}/{len(statuses)} (instance, δ, n) cells covered at ≥ 1−δ "
                f"(Clopper-Pearson, {draws} draws each); {n_fail} rejected; min coverage "
@@ -174,7 +175,7 @@ def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome
     ax.set_ylabel("95% quantile of ‖Ŵ − W*‖op")
     ax.set_title("least squares" + ("" if ls_variant == "correct" else f" ({ls_variant}: control)"))
     ax.legend(loc="best", fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("High-probability error of least squares vs n", to_svg(fig),
                            f"95% quantile from {draws} exactly sampled data sets per n, order-statistic error bars, "

@@ -50,6 +50,7 @@ from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.model import sym_sqrt
 from numerics.stats import decide_equal
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.t1_3_strong_convexity import rho_of
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
@@ -189,7 +190,7 @@ def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = T
     ax.set_xlabel("instance")
     ax.set_ylabel("MC / closed form − 1")
     ax.legend(loc="best")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, f"{statuses.count('pass')}/{len(statuses)} instances agree (n = {n}, z = {z:.2f}); "
                    f"max |rel. dev.| {max(abs(r[1]) for r in rows):.2%}", meas,
                    [Figure("Monte Carlo vs closed form", to_svg(fig),
@@ -277,7 +278,7 @@ def check_divergence(ctx: Context, region: str = "lemma") -> Outcome:
     ax2.set_xlabel("samples")
     ax2.set_ylabel("running mean of e^t")
     ax2.legend(loc="best", fontsize=6)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, f"{statuses.count('pass')}/{len(statuses)} on the predicted side of κ = 1 "
                    f"({region} rule; n = {n}, k = {k}) | " + " | ".join(lines), meas,
                    [Figure("Tail index of e^t and running means", to_svg(fig),

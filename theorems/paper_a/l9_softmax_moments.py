@@ -54,6 +54,7 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.model import factor_B, sym_sqrt
 from numerics.stats import decide_equal
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.t4_gradient_loss import n_axes, render, without_figures
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
@@ -121,8 +122,7 @@ def row_data(seed: int, budget: str) -> RowData:
     return RowData(inst, ns, rows, N)
 
 
-def worst(statuses) -> str:
-    return max(statuses, key=["pass", "inconclusive", "fail"].index)
+worst = worst_status  # the shared rule (theorems.claim)
 
 
 def decide_upper_bound(mean: float, se: float, bound: float, z: float, tol: float = 0.1) -> tuple[str, float, float]:

@@ -54,6 +54,7 @@ from numerics import DTYPE
 from numerics.paper_a import model
 from numerics.stats import decide_equal, decide_in_interval, loglog_slope, weighted_fit
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
@@ -208,7 +209,7 @@ def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcom
     ax.set_xlabel("instance")
     ax.set_ylabel("relative deviation")
     ax.legend(loc="best")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     summary = (f"{statuses.count('pass')}/{len(statuses)} instances agree within ±{z:.2f} SE "
                f"(max |rel. dev.| {np.abs(rel).max():.2%}; {n_outer} outer × {n_inner} inner draws)")
     if worst != "pass":
@@ -263,7 +264,7 @@ def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
     ax.set_ylabel("(n − 1)(E L̂ₙ − L)")
     ax.set_title(("include-self (control)" if include_self else "leave-one-out") + ": dashed = derived c")
     ax.legend(loc="best")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Empirical loss → population loss at rate 1/n", to_svg(fig),
                            "Scaled gap (n−1)(E L̂ₙ − L) with Bonferroni intervals; it must level off at "

@@ -67,6 +67,7 @@ from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
 from numerics.stats import decide_equal, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.l3_good_init import constants
 from theorems.paper_a.l4_empirical_conditions import D4, M_OP, MIN_RATIO, NOISE, R4
 from theorems.paper_a.t1_3_strong_convexity import alpha_bound, sqrt_beta_bound
@@ -162,7 +163,7 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
     ax.set_ylabel("L(θ_t) − L*")
     ax.set_title("exact gradients" + ("" if preconditioner == "two_sided" else " — no preconditioner (control)"))
     ax.legend(loc="best", fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Geometric decay of the excess loss", to_svg(fig),
                            "Excess population loss of Algorithm 1 with exact gradients of L_λ (n → ∞), step "

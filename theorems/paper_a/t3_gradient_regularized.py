@@ -35,6 +35,7 @@ from __future__ import annotations
 from numerics.paper_a import moments as mo
 from numerics.paper_a.geometry import LAMBDA
 from theorems.claim import Assumption, Check, Claim, Context, Control, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.t4_gradient_loss import (
     DIM,
     RDIM,
@@ -95,7 +96,7 @@ def check_coefficient(ctx: Context, with_regularizer: bool = True) -> Outcome:
     blocks = {"A": slice(0, RDIM * DIM), "B": slice(RDIM * DIM, RDIM * DIM + DIM * DIM)}
     statuses, meas, lines, series = coefficient_decisions(data.ns, combined_draws(data), target,
                                                           [n - 1 for n in data.ns], blocks, z, report_only=("B",))
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     fig = coefficient_figure(data.ns, series, z, "(n−1) ⟨bias, e⟩ (factor coordinates)",
                              "Regularized-gradient bias × (n−1) → ∇c + λc_R"
                              + ("" if with_regularizer else " (control: λc_R forgotten)"))

@@ -75,6 +75,7 @@ from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, ta
 from numerics.paper_a.model import factor_B, loo_bias_coefficient
 from numerics.stats import decide_equal, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 from theorems.symbolic import Derivation
 
@@ -255,7 +256,7 @@ def rate_check(ctx: Context, ns, draws, claimed: float, what: str, derived=None,
     ax.set_title(f"solid: fit; dotted: envelope n^{claimed:g}"
                  + (f"; dashed: {derived_label}" if derived_label else ""), fontsize=8)
     ax.legend(loc="best")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure(f"Decay of {what}", render(fig),
                            f"{'Mean squared norm' if mse else 'U-statistic estimate (MC variance removed)'} with "
@@ -414,7 +415,7 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
         meas.append(Measurement(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", float(fit.coef[0]), *fit.interval(0, z),
                                 claimed=f"= {float(c[b]):.4g} (derived)", level=1 - ctx.alpha / n_dec))
         lines.append(f"point {b + 1} loss gap: {msg} [{st}]")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     fig = coefficient_figure(data.ns, series, z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩",
                              "Gradient bias × (n−1) → ∇c" + (" (include-self control)" if include_self else ""))
     B_op = torch.linalg.matrix_norm(factor_B(data.K, data.Sigma), ord=2)

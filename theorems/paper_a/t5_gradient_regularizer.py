@@ -33,6 +33,7 @@ import sympy as sp
 
 from numerics.paper_a import moments as mo
 from theorems.claim import Assumption, Check, Claim, Context, Control, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_a.t4_gradient_loss import (
     DIM,
     RDIM,
@@ -124,7 +125,7 @@ def check_coefficient(ctx: Context, pairings: str = "isserlis") -> Outcome:
     draws = [mo.flat(*s.dR) for s in data.samples]
     blocks = {"V": slice(0, RDIM * DIM), "K": slice(RDIM * DIM, RDIM * DIM + DIM * DIM)}
     statuses, meas, lines, series = coefficient_decisions(data.ns, draws, target, list(data.ns), blocks, z)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     fig = coefficient_figure(data.ns, series, z, "n ⟨E∇R̂ − ∇R, e⟩", "Regularizer gradient bias × n → c_R"
                              + (" (one Isserlis pairing: control)" if pairings != "isserlis" else ""))
     return Outcome(worst, " | ".join(lines), meas, [fig],

@@ -28,12 +28,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import torch
 
 from numerics.paper_b import joint_checks as J
 from numerics.stats import mean_se
 from theorems.claim import Check, Claim, Context, Figure, Measurement, Outcome, Control
-from theorems.paper_b.t2_joint_loss import (ETA, ETA_GD, MAIN, condition1_assumptions, main_run, main_setup,
+from theorems.paper_b.t2_joint_loss import (ETA, ETA_GD, condition1_assumptions, main_run, main_setup,
                                             n_ctrl, run, worst, z_of)
 from theorems.plots import new_figure, to_svg
 
@@ -156,7 +155,7 @@ def check_ps_fastest(ctx: Context, ps_cap: float = math.inf) -> Outcome:
                                 claimed=" < ".join(order[lab])))
     cap = "" if math.isinf(ps_cap) else f" (PS capped at {ps_cap:g})"
     return Outcome(worst(statuses), f"log L at t = {n_ctrl(ctx)}{cap}: " + "; ".join(lines)
-                   + f"; other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()),
+                   + "; other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()),
                    meas, details={"constants": constants(ctx) | {"PS cap": ps_cap}, "order": order},
                    headline="; ".join(lines))
 

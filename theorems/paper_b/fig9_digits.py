@@ -29,6 +29,7 @@ from numerics.paper_b import data
 from numerics.paper_b import trajectory_checks as tc
 from numerics.stats import mean_se
 from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_b.l2_init_scale import sigma0
 from theorems.plots import new_figure, to_svg
 
@@ -132,7 +133,7 @@ def check_ngd_beats_gd(ctx: Context, swapped: bool = False) -> Outcome:
         meas.append(Measurement(name + " at the horizon (mean over runs)", m, lo, hi, claimed="> 0",
                                 level=1 - ctx.alpha / 2))
         lines.append(f"{name} = {m:.3g} [{lo:.3g}, {hi:.3g}] [{st_}]")
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     fig = _plot(all_runs, "digits: GD blue, NGD orange")
     return Outcome(worst, f"{len(d_corr)} paired runs, {steps} steps: " + "; ".join(lines), meas,
                    [Figure("NGD vs GD on binary digits", to_svg(fig), "Paired runs from the same inits.")],

@@ -42,8 +42,8 @@ from numerics import DTYPE
 from numerics.paper_b import data
 from numerics.paper_b import joint_checks as J
 from numerics.stats import binomial_interval
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import EQ10_SPEC, ETA, MAIN, condition1_assumptions, main_setup
+from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.paper_b.t2_joint_loss import EQ10_SPEC, MAIN, condition1_assumptions, main_setup
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
 

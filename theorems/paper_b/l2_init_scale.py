@@ -37,6 +37,7 @@ from numerics.paper_b import data, model
 from numerics.paper_b import trajectory_checks as tc
 from numerics.stats import binomial_interval
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
@@ -155,7 +156,7 @@ def check_event(ctx: Context, r_power: int = 2) -> Outcome:
     ax.set_xlabel("init scale / σ₀" + ("" if r_power == 2 else " (σ₀ without R²: control)"))
     ax.set_ylabel("P(max |a_it(W₀)| ≤ ε)")
     ax.legend(fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Probability that every initial logit is below ε", to_svg(fig),
                            f"{count} Gaussian W₀ per instance; ε = {EPS}, δ = {DELTA}; the lemma's scale is at 1.")],

@@ -34,6 +34,7 @@ from numerics.paper_b import data
 from numerics.paper_b import trajectory_checks as tc
 from numerics.stats import binomial_interval, loglog_slope, mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.paper_b.l2_init_scale import sigma0
 from theorems.plots import new_figure, to_svg
 
@@ -111,7 +112,7 @@ def check_probability(ctx: Context, common: float = 0.0) -> Outcome:
     ax.set_ylabel("P(ν ≤ ν₀ and equal non-opt scores)")
     ax.set_title("Example 1, n = 8, T = 4" + (" + common noise direction (control)" if common else ""))
     ax.legend(fontsize=7)
-    worst = max(statuses, key=["pass", "inconclusive", "fail"].index)
+    worst = worst_status(statuses)
     return Outcome(worst, " | ".join(lines), meas,
                    [Figure("Probability that Example 1 satisfies Ass 1-2", to_svg(fig),
                            f"{count} draws per d, Clopper-Pearson intervals at level {level:.5f}.")],

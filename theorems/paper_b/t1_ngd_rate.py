@@ -62,6 +62,7 @@ from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, svm
 from numerics.stats import loglog_slope, mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
 
@@ -128,8 +129,7 @@ def decide_close(m: float, lo: float, hi: float, target: float, resolution: floa
     return "pass"
 
 
-def worst(statuses) -> str:
-    return max(statuses, key=["pass", "inconclusive", "fail"].index)
+worst = worst_status  # the shared rule (theorems.claim)
 
 
 def one_minus_corr(W: torch.Tensor, W_mm: torch.Tensor) -> torch.Tensor:
@@ -271,7 +271,7 @@ def check_rate(ctx: Context, algorithm: str = "NGD", wrong_svm: bool = False) ->
     if np.isfinite(om[sel]).all():
         C2 = (om[sel] * t[:, None] / np.log(t[:, None]) ** POLYLOG_K).max()
         tt = steps[pos & (steps >= 2)]
-        ax.loglog(tt, C2 * np.log(tt) ** POLYLOG_K / tt, "k--", lw=1, label=f"C log²t / t (C fitted at the window)")
+        ax.loglog(tt, C2 * np.log(tt) ** POLYLOG_K / tt, "k--", lw=1, label="C log²t / t (C fitted at the window)")
     ax.axvspan(f["t1"], f["t2"], color="0.9", zorder=0)
     ax.set_xlabel("t")
     ax.set_ylabel("1 − ⟨W̄ₜ, W̄mm⟩")

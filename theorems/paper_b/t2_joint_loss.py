@@ -55,6 +55,7 @@ import sympy as sp
 from numerics.paper_b import joint_checks as J
 from numerics.stats import mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
+from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
 from theorems.symbolic import Derivation
 
@@ -109,8 +110,7 @@ def z_of(ctx: Context, n_decisions: int) -> float:
     return Context(alpha=ctx.alpha / n_decisions).z
 
 
-def worst(statuses) -> str:
-    return max(statuses, key=["pass", "inconclusive", "fail"].index)
+worst = worst_status  # the shared rule (theorems.claim)
 
 
 @dataclass

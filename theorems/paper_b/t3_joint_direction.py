@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from numerics.paper_b import joint_checks as J
