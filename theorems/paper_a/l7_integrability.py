@@ -36,6 +36,7 @@ suffices.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -53,7 +54,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, M
 from theorems.claim import worst_status
 from theorems.paper_a.t1_3_strong_convexity import rho_of
 from theorems.plots import new_figure, to_svg
-from theorems.probe import run_probe
+from theorems.probe import FAIL_FAIL, run_probe
 from theorems.symbolic import Derivation
 
 ID = "A.L7"
@@ -359,9 +360,29 @@ def probe_conclusion(inst, alpha_each, exponent=-0.5):
     return ok, "inside, MC", f"MC {float(mean):.5g} ± {z * float(se):.2g} vs closed form {float(bil):.5g}"
 
 
+def probe_assumptions(inst) -> dict:
+    """Lemma 7's hypotheses for the closed-form value: Σ ≻ 0 and the integrability region s‖B‖op < 1
+    (equivalently λ_max(Σ^{1/2} sym(M) Σ^{1/2}) = s²‖B‖op²/2 < 1/2 for M = (s²/2) K Σ Kᵀ)."""
+    return {"A1: Σ ≻ 0": min(inst["sig_spec"]) > 0, "s‖B‖op < 1 (integrability region)": inst["sb"] < 1}
+
+
+def probe_parameters(inst) -> dict:
+    return {"s‖B‖op (region < 1)": inst["sb"], "cond(Σ)": max(inst["sig_spec"]) / min(inst["sig_spec"]),
+            "d": float(inst["d"])}
+
+
 def check_probe(ctx: Context, exponent=-0.5) -> Outcome:
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, exponent), ctx.pick(25, 100, 300),
-                     lambda i: dict(i))
+    """Instances on both sides of the region.  Lemma 7 is an iff: outside the region its conclusion is the +inf
+    branch (both closed forms infinite), so an outside instance whose conclusion fails (cell "assumption fails,
+    conclusion fails") still fails the probe, exactly as before the four-cell accounting."""
+    out = run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, exponent), ctx.pick(25, 100, 300),
+                    lambda i: dict(i), assumptions=probe_assumptions, parameters=probe_parameters,
+                    shrink_cells=ctx.budget != "quick")
+    if out.status == "pass" and out.details["cells"].get(FAIL_FAIL):
+        ex = out.details["cell_examples"].get(FAIL_FAIL, {})
+        out = dataclasses.replace(out, status="fail", summary=f"the +inf branch fails outside the region: "
+                                  f"{ex.get('detail', '')} | {out.summary}")
+    return out
 
 
 CLAIM = Claim(

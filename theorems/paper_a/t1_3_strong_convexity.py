@@ -471,20 +471,26 @@ def instances(draw):
     r = draw(st.integers(d, d + 2))
     sig_spec = draw(st.lists(st.floats(0.2, 5.0), min_size=d, max_size=d))
     m_spec = draw(st.lists(st.floats(0.05, 3.0), min_size=d, max_size=d))
-    frac = draw(st.floats(0.02, 1.0))
+    frac = draw(st.floats(0.02, 2.0))  # radius / rho: both sides of the rho boundary
     direction = draw(st.sampled_from(["normal", "isotropic"]))
     seed = draw(st.integers(0, 2**31 - 1))
     return {"d": d, "r": r, "sig_spec": sig_spec, "m_spec": m_spec, "frac": frac, "direction": direction,
             "seed": seed}
 
 
-def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
+def _probe_points(inst):
+    """The probe instance's ``(s1, sd, dist, pair, dual)`` (deterministic in ``inst``)."""
     g = torch.Generator().manual_seed(inst["seed"])
     Sigma, W = instance_from_spectra(inst["sig_spec"], inst["m_spec"], inst["r"], g)
     _, Lam, _ = ge.target_svd(Sigma, W)
     s1, sd = float(Lam[0]), float(Lam[-1])
     (V, K), _ = ge.perturb_from_manifold(Sigma, W, inst["frac"] * rho_of(sd), 8, g, inst["direction"])
     dist, pair, dual = evaluate(V, K, Sigma, W)
+    return s1, sd, dist, pair, dual
+
+
+def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
+    s1, sd, dist, pair, dual = _probe_points(inst)
     tol = 1e-9 * s1
     ok3 = bool((pair >= alpha_factor * alpha_bound(sd, dist) * dist**2 - tol * dist**2).all())
     ok4 = bool((dual <= sqrt_beta_bound(s1, dist) * dist + tol * dist).all())
@@ -494,10 +500,24 @@ def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
     return ok3 and ok4, f"r {'>' if inst['r'] > inst['d'] else '='} d", detail
 
 
+def probe_assumptions(inst) -> dict:
+    """The theorem's hypotheses on the drawn instance: every point within ``rho`` of Mfold, and A2."""
+    _, sd, dist, _, _ = _probe_points(inst)
+    return {"dist ≤ ρ": bool(float(dist.max()) <= rho_of(sd) * (1 + 1e-12)),
+            "A2: r ≥ d, σ_d(M*) > 0": inst["r"] >= inst["d"] and sd > 0}
+
+
+def probe_parameters(inst) -> dict:
+    s1, sd, dist, _, _ = _probe_points(inst)
+    return {"max dist / ρ": float(dist.max()) / rho_of(sd), "σ_d(M*)": sd, "σ₁(M*)/σ_d(M*)": s1 / sd}
+
+
 def check_probe(ctx: Context, alpha_factor: float = 1.0) -> Outcome:
     n = ctx.pick(25, 100, 300)
     return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, alpha_factor), n,
-                     lambda i: {k: i[k] for k in ("d", "r", "sig_spec", "m_spec", "frac", "direction", "seed")})
+                     lambda i: {k: i[k] for k in ("d", "r", "sig_spec", "m_spec", "frac", "direction", "seed")},
+                     assumptions=probe_assumptions, parameters=probe_parameters,
+                     shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
@@ -530,7 +550,8 @@ CLAIM = Claim(
               lambda ctx: check_inequality(ctx, "beta"), stochastic=False),
         Check("hessian-spectrum", "numeric", "Autograd Hessian on the normal space = derived spectrum "
               "(exact local constants 2σ_d and 4σ₁)", check_hessian, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius and direction: (3) and (4) hold",
+        Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ) and direction: (3) and "
+              "(4) hold whenever dist ≤ ρ",
               check_probe, stochastic=False),
     ),
     controls=(
