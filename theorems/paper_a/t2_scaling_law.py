@@ -54,15 +54,18 @@ dominates, and the half-window comparison would flag the fit as too uncertain (i
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.optim import Transform, chain, identity, run, tree_scale
 from numerics.paper_a import algorithms as al
 from numerics.paper_a import experiments as ex
+from numerics.paper_a.geometry import dist_to_manifold
 from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
 from numerics.stats import decide_equal, loglog_slope
@@ -72,6 +75,7 @@ from theorems.paper_a.l3_good_init import constants
 from theorems.paper_a.l4_empirical_conditions import D4, M_OP, MIN_RATIO, NOISE, R4
 from theorems.paper_a.t1_3_strong_convexity import alpha_bound, sqrt_beta_bound
 from theorems.plots import new_figure, to_svg
+from theorems.probe import run_probe
 
 ID = "A.T2"
 N_TRAIN = 4000
@@ -283,6 +287,80 @@ def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
                    details={"ns": f["ns"], "floor": fl.tolist(), "se": se.tolist(), "fixed_context": fixed_context})
 
 
+# ---------------------------------------------------------------------------
+# 3. Probe: the optimization term's contraction, across A3, the initial distance and the step size
+# ---------------------------------------------------------------------------
+#
+# The proof of the optimization term (exact gradients, preconditioner Sigma: GD in factor coordinates) is one line:
+# dist_{t+1}^2 <= ||theta_t - eta grad - P(theta_t)||^2 <= (1 - 2 eta alpha + eta^2 beta) dist_t^2, by A.T1.3's (3)
+# and (4) while dist_t <= rho.  The probe draws instances on both sides of each assumption that line uses (A3:
+# rho' > 0; initial distance <= rho'; step eta <= alpha/beta, the step the envelope prescribes) and checks the
+# envelope at every step.  Outside the assumptions the envelope may fail (recorded, not a counterexample).
+
+PROBE_T = 60
+
+
+@st.composite
+def probe_instances(draw):
+    """A3 knob sigma_1(M*) (boundary near 1/4), training-set size (sets dist_0), step multiple of alpha/beta."""
+    return {"m_op": draw(st.floats(0.03, 0.3)), "log10_N": draw(st.floats(2.5, 5.5)),
+            "eta_mult": draw(st.floats(0.1, 2.5)), "seed": draw(st.integers(0, 2**31 - 1))}
+
+
+def _probe_run(inst):
+    """(dist_t for t <= PROBE_T, envelope factor q, rho'): one run per instance, shared by the three predicates."""
+    return _probe_run_cached(tuple(sorted(inst.items())))
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_run_cached(key):
+    inst = dict(key)
+    g = torch.Generator().manual_seed(inst["seed"])
+    Sigma, W = ex.conditioned_instance(D4, R4, g, 1, inst["m_op"], MIN_RATIO)
+    XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, int(10 ** inst["log10_N"]), 1, g)
+    init = ex.spectral_init_from_estimates(*ex.least_squares_from_statistics(XtX, XtY, int(10 ** inst["log10_N"])))
+    c = constants(Sigma[0], W[0])
+    rho = c["rho"]
+    a, sb = alpha_bound(c["sigma_d"], max(rho, 0.0)), sqrt_beta_bound(c["sigma_1"], max(rho, 0.0))
+    eta = inst["eta_mult"] * a / sb**2
+    tr = run(init, al.population_objective(Sigma, W, NOISE), chain(al.precondition(Sigma), al.scale(eta)), PROBE_T,
+             lambda p, info: {"dist": dist_to_manifold(*p, Sigma, W)}, range(PROBE_T + 1))
+    dist = tr["dist"][:, 0].numpy()
+    return dist, 1 - 2 * eta * a + eta**2 * sb**2, rho
+
+
+def probe_assumptions(inst) -> dict[str, bool]:
+    dist, q, rho = _probe_run(inst)
+    return {"A3: ρ′ > 0": rho > 0, "good init: dist₀ ≤ ρ′": bool(dist[0] <= rho), "step: η ≤ α/β": inst["eta_mult"] <= 1}
+
+
+def probe_parameters(inst) -> dict[str, float]:
+    dist, q, rho = _probe_run(inst)
+    return {"σ₁(M*) (A3 needs ρ′ > 0)": inst["m_op"], "dist₀ / ρ′": float(dist[0] / rho) if rho > 0 else float("nan"),
+            "η / (α/β)": inst["eta_mult"]}
+
+
+def probe_conclusion(inst, alpha_each: float, rate_factor: float = 1.0):
+    dist, q, rho = _probe_run(inst)
+    t = np.arange(len(dist))
+    q_claim = 1 - rate_factor * (1 - q)  # rate_factor > 1 claims a faster contraction (the control)
+    if not np.all(np.isfinite(dist)):
+        return False, "", "iterates diverged"
+    env = dist[0] ** 2 * np.maximum(q_claim, 0.0) ** t
+    # 1e-9 relative slack for rounding in dist (computed from factor-coordinate differences)
+    bad = np.flatnonzero(dist**2 > env * (1 + 1e-9) + 1e-24)
+    if bad.size:
+        k = int(bad[0])
+        return False, "", f"dist²_t = {dist[k] ** 2:.3g} > envelope {env[k]:.3g} at t = {k} (q = {q_claim:.4f})"
+    return True, "", ""
+
+
+def check_probe(ctx: Context, rate_factor: float = 1.0) -> Outcome:
+    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, rate_factor), ctx.pick(20, 80, 250),
+                     describe=dict, assumptions=probe_assumptions, parameters=probe_parameters,
+                     shrink_cells=ctx.budget != "quick")
+
+
 CLAIM = Claim(
     id=ID,
     paper="A",
@@ -302,11 +380,15 @@ CLAIM = Claim(
               check_rate),
         Check("floor", "numeric", "Floor of Algorithm 1 with the oracle vs context size n = 8..256: exponent ≤ −1",
               check_floor),
+        Check("probe", "probe", "Hypothesis across A3 (σ₁(M*)), the training-set size (initial distance) and the "
+              "step size: inside the assumptions dist²_t ≤ (1 − 2ηα + η²β)^t dist²₀ at every step", check_probe),
     ),
     controls=(
         Control("no preconditioner", "rate", "plain GD on L_λ: a different rate than predicted",
                 lambda ctx: check_rate(ctx, "none")),
         Control("context fixed at 8", "floor", "the oracle's contexts kept at 8 samples while n grows: no decay",
                 lambda ctx: check_floor(ctx, fixed_context=8)),
+        Control("probe: 4× the envelope rate", "probe", "claims 1 − q four times larger: the probe must find a "
+                "counterexample inside the assumptions", lambda ctx: check_probe(ctx, rate_factor=4.0)),
     ),
 )
