@@ -354,6 +354,21 @@ def _check_view(c: dict, rec: dict, prefix: str) -> dict:
     }
 
 
+def probe_views(views: list[dict]) -> list[dict]:
+    """Every probe that used the four cells, for the report's assumption-violations section.
+
+    Its plots are re-inlined under their own id prefix (the claim's section shows them too)."""
+    out = []
+    for vi, v in enumerate(views):
+        for ci, c in enumerate(v["checks"]):
+            if c["kind"] == "probe" and c["four"]:
+                figs = [{"title": f["title"], "caption": f.get("caption", ""),
+                         "svg": scoped_svg(f["svg"], f"p{vi}-{ci}-f{i}", f["title"])}
+                        for i, f in enumerate(c.get("figures", []))]
+                out.append({"claim": v, "check": c, "figures_html": figs})
+    return out
+
+
 def claim_view(rec: dict, index: int) -> dict:
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
@@ -421,7 +436,7 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
     return _env().get_template("report.html").render(
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
         counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
-        alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY)
+        alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views))
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str) -> None:
