@@ -73,8 +73,8 @@ def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kin
             return r
         return None
 
-    todo = [c for c in claims if fresh(c) is None]
-    records = {c.id: fresh(c) for c in claims if fresh(c) is not None}
+    records = {c.id: r for c in claims if (r := fresh(c)) is not None}  # each claim's code hashed once
+    todo = [c for c in claims if c.id not in records]
     bar = _progress_bar(sum(runner.units(c, kinds) for c in todo), f"checks ({ctx.budget})")
     for c in todo:
         rec = runner.run_claim(c, ctx, progress=lambda label: bar.set_postfix_str(label[:60]), kinds=kinds)

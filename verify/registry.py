@@ -59,13 +59,18 @@ def select(pattern: str | None) -> list[Claim]:
 _SUPPORT = ("claim.py", "probe.py", "symbolic.py", "plots.py")
 
 
+@functools.cache
+def _shared_code_digest() -> bytes:
+    """Digest of the code every claim depends on (theorems' support modules, numerics/), read once per process."""
+    root = Path(theorems.__file__).parent
+    h = hashlib.sha256()
+    for f in [root / f for f in _SUPPORT] + sorted((root.parent / "numerics").rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.digest()
+
+
 def code_hash(claim: Claim) -> str:
     """Content hash of what decides the claim's result: its module, theorems' support code, numerics/."""
-    root = Path(theorems.__file__).parent
-    files = [Path(importlib.import_module(claim.module).__file__)]
-    files += [root / f for f in _SUPPORT]
-    files += sorted((root.parent / "numerics").rglob("*.py"))
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.read_bytes())
+    h = hashlib.sha256(Path(importlib.import_module(claim.module).__file__).read_bytes())
+    h.update(_shared_code_digest())
     return h.hexdigest()[:16]
