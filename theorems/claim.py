@@ -12,14 +12,18 @@ Evidence comes in three kinds:
 * ``probe``: a hypothesis search over instances for a violation of the conclusion.
 
 Each numeric check names one or more **negative controls**: deliberately wrong
-variants that the same decision rule must reject (come back ``fail``).
+variants that the same decision rule must reject (come back ``fail``).  A control is
+declared as its target check plus the parameters it overrides (``Control("10 α",
+"strong-convexity", "...", {"factor": 10.0})``): the runner calls the target's own
+function with them (figures off), so the decision that rejects is the check's own.
 """
 from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+import inspect
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Literal, Mapping
 
 import torch
 from scipy import stats as _st
@@ -47,18 +51,35 @@ def worst_status(statuses) -> str:
 
 @dataclass(frozen=True)
 class Context:
-    """What a check may depend on: seed, budget, device.  Nothing else (so records replay)."""
+    """What a check may depend on: seed, budget, device.  Nothing else (so records replay).
+
+    ``alpha`` is the false-alarm rate the check may spend; a check that makes ``k`` stochastic
+    decisions spends ``alpha / k`` on each (``ctx.split(k)``).  ``figures`` is off when a negative
+    control re-runs its target check: the control's outcome is its decision, not its plots.
+    """
 
     seed: int = 0
     budget: str = "quick"
     device: str = "cpu"
     alpha: float = FAMILY_ALPHA / MAX_DECISIONS
     max_examples: int | None = None  # overrides every probe's example count (``verify probe --max-examples``)
+    figures: bool = True
 
     @property
     def z(self) -> float:
         """Two-sided normal quantile for the per-decision false-alarm rate ``alpha``."""
         return float(_st.norm.isf(self.alpha / 2))
+
+    @property
+    def level(self) -> float:
+        """Confidence level ``1 - alpha`` of the intervals the decisions read."""
+        return 1.0 - self.alpha
+
+    def split(self, k: int) -> "Context":
+        """The same context with ``alpha / k``: for each of ``k`` decisions (Bonferroni)."""
+        if k < 1:
+            raise ValueError(f"split: need at least one decision, got {k}")
+        return replace(self, alpha=self.alpha / k)
 
     def pick(self, quick: Any, standard: Any, full: Any | None = None) -> Any:
         """Choose a size by budget (``full`` defaults to ``standard``)."""
@@ -70,8 +91,12 @@ class Context:
         Seeds are derived by hashing, so a check's random stream does not depend on
         which other checks ran before it.
         """
+        return torch.Generator(device="cpu").manual_seed(self.derived_seed(*keys))
+
+    def derived_seed(self, *keys: object) -> int:
+        """A 63-bit seed from the run seed and ``keys`` (for generators other than torch's)."""
         h = hashlib.sha256(repr((self.seed,) + keys).encode()).digest()
-        return torch.Generator(device="cpu").manual_seed(int.from_bytes(h[:8], "little") & (2**63 - 1))
+        return int.from_bytes(h[:8], "little") & (2**63 - 1)
 
 
 @dataclass
@@ -133,25 +158,74 @@ class Assumption:
     holds: Callable[[Any], bool] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Check:
-    """One piece of evidence. ``run(ctx)`` returns an :class:`Outcome`."""
+    """One piece of evidence: ``fn`` called with its declared ``params``.
+
+    Numeric and probe checks are called ``fn(ctx, **params)``; symbolic checks (exact, seedless)
+    ``fn(**params)``.  A negative control re-runs a check with some of its parameters overridden
+    (:class:`Control`), so the decision that must reject the wrong variant is the check's own.
+    """
 
     name: str
     kind: Kind
     description: str
-    run: Callable[[Context], Outcome]
-    stochastic: bool = True  # counts against the false-alarm budget
+    fn: Callable[..., Outcome]
+    params: Mapping[str, Any] = field(default_factory=dict)
+    stochastic: bool | None = None  # counts against the false-alarm budget; default: every kind but symbolic
+
+    def __post_init__(self):
+        if self.stochastic is None:
+            object.__setattr__(self, "stochastic", self.kind != "symbolic")
+        _check_parameters(self.fn, self.params, f"check {self.name!r}")
+
+    def run(self, ctx: Context, **overrides: Any) -> Outcome:
+        kw = {**self.params, **overrides}
+        if self.kind == "symbolic" and not _takes_ctx(self.fn):
+            return self.fn(**kw)
+        return self.fn(ctx, **kw)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Control:
-    """A negative control: a deliberately wrong variant that check ``target`` must reject."""
+    """A negative control: check ``target`` re-run with ``overrides`` (a mutant of the mathematics), which the
+    check's own decision must reject (come back ``fail``)."""
 
     name: str
     target: str
     description: str
-    run: Callable[[Context], Outcome]
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        if callable(self.overrides):  # TRANSITIONAL: legacy ``run(ctx)`` controls, removed once every claim migrates
+            return
+        if not self.overrides:
+            raise ValueError(f"control {self.name!r}: a control must override at least one parameter of its target")
+
+    @property
+    def legacy(self) -> bool:
+        return callable(self.overrides)
+
+
+def _takes_ctx(fn: Callable) -> bool:
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return False
+    return bool(params) and params[0] == "ctx"
+
+
+def _check_parameters(fn: Callable, names, what: str) -> None:
+    """Refuse parameters ``fn`` does not take (a typo would silently run the unmutated check)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    unknown = sorted(set(names) - set(sig.parameters))
+    if unknown:
+        raise ValueError(f"{what}: {getattr(fn, '__qualname__', fn)} takes no parameter(s) {', '.join(unknown)}")
 
 
 @dataclass(frozen=True)
@@ -171,10 +245,14 @@ class Claim:
     def __post_init__(self):
         if self.fidelity not in ("exact", "reconstructed", "qualitative"):
             raise ValueError(f"{self.id}: unknown fidelity {self.fidelity!r}")
-        names = {c.name for c in self.checks}
+        checks = {c.name: c for c in self.checks}
+        if len(checks) != len(self.checks):
+            raise ValueError(f"{self.id}: two checks share a name")
         for c in self.controls:
-            if c.target not in names:
+            if c.target not in checks:
                 raise ValueError(f"{self.id}: control {c.name!r} targets unknown check {c.target!r}")
+            if not c.legacy:
+                _check_parameters(checks[c.target].fn, c.overrides, f"{self.id}: control {c.name!r}")
         if self.not_checked is None:
             for c in self.checks:
                 if c.kind == "numeric" and not any(k.target == c.name for k in self.controls):

@@ -1,6 +1,7 @@
 """Find every claim: each module under ``theorems/`` that defines ``CLAIM`` or ``CLAIMS``."""
 from __future__ import annotations
 
+import ast
 import fnmatch
 import functools
 import hashlib
@@ -56,21 +57,79 @@ def select(pattern: str | None) -> list[Claim]:
     return hit
 
 
-_SUPPORT = ("claim.py", "probe.py", "symbolic.py", "plots.py")
+#: the project's own packages: a claim's result depends on the modules of these it imports, transitively
+PROJECT_PACKAGES = ("theorems", "numerics")
+
+
+def _module_file(root: Path, name: str) -> Path | None:
+    base = root.joinpath(*name.split("."))
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _imported_names(name: str, file: Path) -> frozenset[str]:
+    """Every module name an ``import`` statement in ``file`` may refer to (anywhere in it, functions too)."""
+    st = file.stat()
+    return _parse_imports(name, file, st.st_mtime_ns, st.st_size)
 
 
 @functools.cache
-def _shared_code_digest() -> bytes:
-    """Digest of the code every claim depends on (theorems' support modules, numerics/), read once per process."""
-    root = Path(theorems.__file__).parent
+def _parse_imports(name: str, file: Path, mtime_ns: int, size: int) -> frozenset[str]:  # each version parsed once
+    is_pkg = file.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(file.read_bytes(), str(file))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = name.split(".")
+                keep = len(parts) - node.level + (1 if is_pkg else 0)
+                base = ".".join(parts[:keep] + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)  # ``from pkg import module``
+    return frozenset(out)
+
+
+def import_closure(module: str, root: Path | None = None) -> list[Path]:
+    """The files of ``module`` and of every project module it imports, transitively, with their packages'
+    ``__init__`` files; found from the import statements, not from a list (sorted, each once)."""
+    root = Path(theorems.__file__).parent.parent if root is None else root
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name.split(".")[0] not in PROJECT_PACKAGES:
+            continue
+        f = _module_file(root, name)
+        if f is None:
+            continue  # an attribute imported from a module, not a module
+        seen[name] = f
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # importing a.b.c runs a and a.b
+        todo += sorted(_imported_names(name, f))
+    return sorted(set(seen.values()))
+
+
+def _file_digest(path: Path) -> bytes:
+    st = path.stat()
+    return _digest(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.cache
+def _digest(path: Path, mtime_ns: int, size: int) -> bytes:  # each file version read once per process
+    return hashlib.sha256(path.read_bytes()).digest()
+
+
+def code_hash(claim: Claim, root: Path | None = None) -> str:
+    """Content hash of the code that decides the claim's result: its module and the transitive closure of the
+    project modules it imports (:func:`import_closure`)."""
+    root = Path(theorems.__file__).parent.parent if root is None else root
     h = hashlib.sha256()
-    for f in [root / f for f in _SUPPORT] + sorted((root.parent / "numerics").rglob("*.py")):
-        h.update(f.read_bytes())
-    return h.digest()
-
-
-def code_hash(claim: Claim) -> str:
-    """Content hash of what decides the claim's result: its module, theorems' support code, numerics/."""
-    h = hashlib.sha256(Path(importlib.import_module(claim.module).__file__).read_bytes())
-    h.update(_shared_code_digest())
+    for f in import_closure(claim.module, root):
+        h.update(f.relative_to(root).as_posix().encode())
+        h.update(_file_digest(f))
     return h.hexdigest()[:16]

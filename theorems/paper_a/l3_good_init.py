@@ -41,17 +41,17 @@ import math
 import numpy as np
 import torch
 
-from numerics.paper_a import algorithms as al
 from numerics.paper_a import experiments as ex
 from numerics.paper_a.model import sym_sqrt
 from numerics.stats import binomial_interval
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
 from theorems.claim import worst_status
 from theorems.paper_a.t1_3_strong_convexity import alpha_bound, rho_of, sqrt_beta_bound
+from theorems.paper_a.init_fixtures import NOISE, instances
 from theorems.plots import new_figure, to_svg
 
 ID = "A.L3"
-D, R, M_OP, NOISE, DELTA = 4, 5, 0.15, 0.3, 0.05
+DELTA = 0.05
 
 STATEMENT = (
     r"\forall\delta\;\exists n_0(\delta):\;n\ge n_0\Rightarrow"
@@ -69,10 +69,6 @@ def constants(Sigma: torch.Tensor, W: torch.Tensor) -> dict[str, float]:
     rho = min(rho_of(sd), 0.5 - s1**0.5)
     kappa_max = alpha_bound(sd, rho) / (4 * sqrt_beta_bound(s1, rho))
     return {"sigma_d": sd, "sigma_1": s1, "rho": rho, "e0": math.sqrt(1 + kappa_max) - 1}
-
-
-def instances(gen: torch.Generator, count: int):
-    return al.random_instance(D, R, gen, batch=count, m_op=M_OP)
 
 
 def check_good_init(ctx: Context, variant: str = "correct") -> Outcome:

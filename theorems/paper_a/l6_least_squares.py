@@ -38,10 +38,10 @@ import numpy as np
 import torch
 
 from numerics.paper_a import experiments as ex
-from numerics.stats import binomial_interval, decide_in_interval, loglog_slope
+from numerics.stats import binomial_interval, decide_interval, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
 from theorems.claim import worst_status
-from theorems.paper_a.l3_good_init import D, NOISE, R, instances
+from theorems.paper_a.init_fixtures import D, NOISE, R, instances
 from theorems.plots import new_figure, to_svg
 
 ID = "A.L6"
@@ -156,7 +156,7 @@ def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome
                     norm[dl] = float(torch.quantile(err, 1 - dl)) / (NOISE * math.sqrt((D + math.log(1 / dl)) / n))
         fit = loglog_slope(ns, qs, ses)
         lo, hi = fit.interval(1, z)
-        st = decide_in_interval(lo, hi, -0.5, max_width=0.1)
+        st = decide_interval(lo, hi, -0.5, max_width=0.1).status
         statuses.append(st)
         meas.append(Measurement(f"instance {i + 1}: exponent of the 95% quantile of ‖Ŵ−W*‖op in n",
                                 float(fit.coef[1]), lo, hi, claimed="= −1/2", level=1 - ctx.alpha / n_inst))

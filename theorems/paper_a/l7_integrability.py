@@ -177,7 +177,7 @@ def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = T
     statuses, meas, rows = [], [], []
     for kind, mean, se, cf in (("quadratic", mq, sq, cf_q), ("bilinear", mb, sb, cf_b)):
         for i in range(n_inst):
-            st_, msg = decide_equal(float(mean[i]), float(se[i]), float(cf[i]), z, rel_width=0.05)
+            st_, msg = (lambda d: (d.status, str(d)))(decide_equal(float(mean[i]), float(se[i]), float(cf[i]), z, max_width=2 * 0.05 * abs(float(cf[i]))))
             statuses.append(st_)
             meas.append(Measurement(f"{kind} #{i + 1}: Monte Carlo E e^t", float(mean[i]), float(mean[i] - z * se[i]),
                                     float(mean[i] + z * se[i]), claimed=f"= {float(cf[i]):.5g} (closed form)",

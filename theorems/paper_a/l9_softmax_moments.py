@@ -154,7 +154,7 @@ def limit_decisions(ns, y, se, targets, labels, z, order: int = 2, rel_width: fl
     statuses, meas, lines = [], [], []
     for col in range(y.shape[1]):
         fit = mo.limit_fit(m, y[:, col], se[:, col], order)
-        st, msg = decide_equal(float(fit.coef[0]), float(fit.se[0]), float(targets[col]), z, rel_width)
+        st, msg = (lambda d: (d.status, str(d)))(decide_equal(float(fit.coef[0]), float(fit.se[0]), float(targets[col]), z, max_width=2 * rel_width * abs(float(targets[col]))))
         statuses.append(st)
         meas.append(Measurement(labels[col], float(fit.coef[0]), *fit.interval(0, z),
                                 claimed=f"= {float(targets[col]):.4g} (derived)"))

@@ -52,7 +52,7 @@ from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_a import model
-from numerics.stats import decide_equal, decide_in_interval, loglog_slope, weighted_fit
+from numerics.stats import decide_equal, decide_interval, loglog_slope, weighted_fit
 from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
 from theorems.claim import worst_status
 from theorems.plots import new_figure, to_svg
@@ -193,7 +193,7 @@ def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcom
         est = model.mc_population_loss(V, K, Sigma, W, sigma, n_outer, n_inner, gen)
         cf = closed_form(V, K, Sigma, W, sigma)
         for i in range(n_inst):
-            st_, msg = decide_equal(float(est.mean[i]), float(est.se[i]), float(cf[i]), z, rel_width=0.1)
+            st_, msg = (lambda d: (d.status, str(d)))(decide_equal(float(est.mean[i]), float(est.se[i]), float(cf[i]), z, max_width=2 * 0.1 * abs(float(cf[i]))))
             statuses.append(st_)
             rows.append((float(cf[i]), float(est.mean[i]), float(z * est.se[i]), st_))
             meas.append(Measurement(f"instance {len(rows)} (d={2 + gi % 3}, ‖B‖op={float(est.B_op[i]):.2f})",
@@ -245,12 +245,12 @@ def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
     for i, c in enumerate(c_derived):
         # leading coefficient: (n-1) gap = c1 + c2/(n-1), weighted least squares
         fit = weighted_fit(np.column_stack([np.ones_like(m), 1 / m]), m * means[:, i], m * ses[:, i])
-        st1, msg1 = decide_equal(fit.coef[0], fit.se[0], c, z, rel_width=0.25)
+        st1, msg1 = (lambda d: (d.status, str(d)))(decide_equal(fit.coef[0], fit.se[0], c, z, max_width=2 * 0.25 * abs(c)))
         # exponent: log|gap| vs log(n-1) for n >= 16 (the O(n^-2) term is small there)
         half = m >= 15
         sl = loglog_slope(m[half], np.abs(means[half, i]), ses[half, i])
         lo, hi = sl.interval(1, z)
-        st2 = decide_in_interval(lo, hi, -1.0, max_width=0.8)
+        st2 = decide_interval(lo, hi, -1.0, max_width=0.8).status
         statuses += [st1, st2]
         meas.append(Measurement(f"instance {i + 1}: leading coefficient c", float(fit.coef[0]),
                                 *fit.interval(0, z), claimed=f"= {c:.4g} (derived)", level=1 - ctx.alpha / n_dec))

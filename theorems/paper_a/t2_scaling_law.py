@@ -148,7 +148,7 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
         fits = [log_linear_fit(steps[w], e[w]) for w in (win, win[: len(win) // 2], win[len(win) // 2:])]
         c_fit = -fits[0][0]
         se = math.hypot(fits[0][1], (fits[1][0] - fits[2][0]) / 2)
-        st1, _ = decide_equal(c_fit, se, c_pred, z, rel_width=0.02)
+        st1, _ = (lambda d: (d.status, str(d)))(decide_equal(c_fit, se, c_pred, z, max_width=2 * 0.02 * abs(c_pred)))
         st2 = "fail" if c_fit + z * se < c_env else "pass"
         statuses += [st1, st2]
         lvl = 1 - ctx.alpha / n_dec

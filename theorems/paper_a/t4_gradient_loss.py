@@ -286,7 +286,7 @@ def coefficient_decisions(ns, draws, target, scale, blocks: dict[str, slice], z:
             fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=2)
             claimed = float(t.norm())
             rw = rel_width * float(target[b].norm()) / max(claimed, 1e-300)
-            st, msg = decide_equal(float(fit.coef[0]), float(fit.se[0]), claimed, z, rw)
+            st, msg = (lambda d: (d.status, str(d)))(decide_equal(float(fit.coef[0]), float(fit.se[0]), claimed, z, max_width=2 * rw * abs(claimed)))
             lo, hi = fit.interval(0, z)
             if name in report_only:
                 st = "reported, not decided"
@@ -410,7 +410,7 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
         se = np.array([(n - 1) * float(s.loss_gap[:, b].std()) / math.sqrt(data.n_batches)
                        for n, s in zip(data.ns, data.samples)])
         fit = mo.limit_fit(m, y, se)
-        st, msg = decide_equal(float(fit.coef[0]), float(fit.se[0]), float(c[b]), z, 0.25)
+        st, msg = (lambda d: (d.status, str(d)))(decide_equal(float(fit.coef[0]), float(fit.se[0]), float(c[b]), z, max_width=2 * 0.25 * abs(float(c[b]))))
         statuses.append(st)
         meas.append(Measurement(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", float(fit.coef[0]), *fit.interval(0, z),
                                 claimed=f"= {float(c[b]):.4g} (derived)", level=1 - ctx.alpha / n_dec))
