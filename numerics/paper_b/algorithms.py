@@ -34,7 +34,7 @@ import torch
 from numerics import optim
 from numerics.optim import Transform, tree_scale
 
-from . import model
+from . import model, records
 from .model import Dataset
 
 # ---------------------------------------------------------------------------
@@ -262,87 +262,21 @@ def joint(eta_w: float, eta_u: float | None = None, w_time_power: float = 1 / 3,
 # ---------------------------------------------------------------------------
 
 
-def _unit_rows(v: torch.Tensor) -> torch.Tensor:
-    """``v / ||v||`` along the last dimension (each run's vector on its own)."""
-    return v / torch.linalg.vector_norm(v, dim=-1, keepdim=True)
-
-
-def recorder(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor | None = None, joint: bool = False,
-             loss="exp", keep_params: bool = False):
-    """``record(params, info)`` for optim.run: per-run metrics at the current iterate (opt = ds.opt_index).
-
-    Always: loss, log_loss, log_excess_loss, log_grad_norm, W_norm, s_opt (B, n) and its min / mean,
-      log_one_minus_s_opt (B, n) and its max over samples (the worst),
-      logit_gap (B, n) = min_{t != opt} (a_opt - a_t) = min_t (x_opt - x_t)^T W x_1 (W-SVM constraint values).
-    With W_mm: corr_mm = <Wbar, Wbar_mm>; one_minus_corr = ||Wbar - Wbar_mm||^2 / 2 (= 1 - corr without
-      cancellation, accurate down to 1e-30); grad_corr_mm = <-grad/||grad||, Wbar_mm> and
-      grad_corr_self = <-grad/||grad||, Wbar> (B.L4, B.L7).
-    Joint: u_norm, log_grad_norm_W, log_grad_norm_u, log_excess_loss_W = log(L - L*(u_t)),
-      u_margin = min_i y_i u^T x_{i,opt} / ||u||, score_gap (B, n) = gamma_opt - max_{t != opt} gamma_t,
-      and with u_mm: u_corr_mm = <ubar, ubar_mm>.
-    keep_params: also W (B, d, d) [and u (B, d)].  Metrics that divide by ||W|| or ||u|| are NaN at 0.
-    """
-    # W_mm (d, d) shared or (B, d, d) per run; u_mm (d,) or (B, d): normalize per run, never over the batch
-    Wmm_unit = None if W_mm is None else _unit_rows(W_mm.flatten(-2))
-    umm_unit = None if u_mm is None else _unit_rows(u_mm)
-    opt = ds.opt_index
-    is_opt = torch.nn.functional.one_hot(opt, ds.T).bool()
-    x_opt = torch.take_along_dim(ds.X, opt[..., None, None], dim=-2).squeeze(-2)  # (.., n, d)
-
-    def record(params, info):
-        W = params[0]
-        ev = info["eval"] if "eval" in info else model.evaluate(W, None, ds, loss, values=False)  # autograd objective
-        log_s = ev.log_s
-        a = model.logits(W, ds)
-        a_opt = (a * is_opt).sum(-1)
-        Wf = W.flatten(-2)
-        W_norm = torch.linalg.vector_norm(Wf, dim=-1)
-        log1m = torch.logsumexp(log_s.masked_fill(is_opt, -math.inf), -1)
-        s_opt = (log_s * is_opt).sum(-1).exp()
-        out = {
-            "loss": info["loss"], "log_loss": info["log_loss"], "log_excess_loss": info["log_excess_loss"],
-            "log_grad_norm": info["log_grad_norm"], "W_norm": W_norm,
-            "s_opt": s_opt, "s_opt_min": s_opt.amin(-1), "s_opt_mean": s_opt.mean(-1),
-            "log_one_minus_s_opt": log1m, "log_one_minus_s_opt_max": log1m.amax(-1),
-            "logit_gap": (a_opt.unsqueeze(-1) - a).masked_fill(is_opt, math.inf).amin(-1),
-        }
-        if Wmm_unit is not None:
-            Wbar = Wf / W_norm.unsqueeze(-1)
-            neg_dir = -info["direction"][0].flatten(-2)
-            out["corr_mm"] = (Wbar * Wmm_unit).sum(-1)
-            out["one_minus_corr"] = 0.5 * (Wbar - Wmm_unit).pow(2).sum(-1)
-            out["grad_corr_mm"] = (neg_dir * Wmm_unit).sum(-1)
-            out["grad_corr_self"] = (neg_dir * Wbar).sum(-1)
-        if keep_params:
-            out["W"] = W
-        if joint:
-            u = params[1]
-            if keep_params:
-                out["u"] = u
-            u_norm = torch.linalg.vector_norm(u, dim=-1)
-            g = ev.gamma
-            out["u_norm"] = u_norm
-            out["log_grad_norm_W"], out["log_grad_norm_u"] = info["log_grad_norms"]
-            out["log_excess_loss_W"] = info["log_excess_loss_W"]
-            out["u_margin"] = (ds.y * (x_opt @ u.unsqueeze(-1)).squeeze(-1)).amin(-1) / u_norm
-            out["score_gap"] = (g * is_opt).sum(-1) - g.masked_fill(is_opt, -math.inf).amax(-1)
-            if umm_unit is not None:
-                out["u_corr_mm"] = (u * umm_unit).sum(-1) / u_norm
-        return out
-
-    return record
-
-
 def train(ds: Dataset, algorithm: Transform, n_steps: int, W0: torch.Tensor, u0: torch.Tensor | None = None, *,
           loss="exp", W_mm=None, u_mm=None, record_at=None, n_points: int = 60,
           keep_params: bool = False) -> optim.Trajectory:
     """Run ``algorithm`` from W0 (B, d, d) [and u0 (B, d): joint training] and record metrics.
 
     Records at log-spaced steps (``n_points``) unless ``record_at`` is given, and at ``n_steps``.
-    Returns an ``optim.Trajectory``; ``traj.final`` is (W,) or (W, u).  Metrics: see ``recorder``.
+    Returns an ``optim.Trajectory``; ``traj.final`` is (W,) or (W, u).  Metrics (``numerics.paper_b.records``):
+    ``records.FIXED_HEAD``; with W_mm ``records.ALIGNMENT``; joint ``records.JOINT`` (and ``u_corr_mm`` with u_mm);
+    with ``keep_params`` the iterates W [and u].
     """
     joint_ = u0 is not None
     params = (W0,) if not joint_ else (W0, u0)
-    rec = recorder(ds, W_mm, u_mm, joint_, loss, keep_params)
+    names = list(records.FIXED_HEAD) + (list(records.ALIGNMENT) if W_mm is not None else [])
+    names += (list(records.JOINT) + (["u_corr_mm"] if u_mm is not None else [])) if joint_ else []
+    names += (["W", "u"] if joint_ else ["W"]) if keep_params else []
+    rec = records.recorder(ds, names, W_mm, u_mm, loss=loss)
     at = optim.log_spaced_steps(n_steps, n_points) if record_at is None else record_at
     return optim.run(params, objective(ds, loss, joint_), algorithm, n_steps, record=rec, record_at=at)

@@ -7,7 +7,7 @@ Updates (10), the family implemented by ``algorithms.scale_by_joint`` (t counts 
     u_{t+1} = u_t - eta (t+1)^{-b} grad_u L / L^alpha
 
 ``EQ10`` holds the factors we read off the seed (a, alpha, b) = (1/3, 1, 2/3); the claim modules
-derive them (B.T2).  Records (``record_joint``), per run, at the recorded steps (opt = ``ds.opt``):
+derive them (B.T2).  Records (``JOINT_RECORD``, metrics of ``records``), per run, at the recorded steps:
 
     log_loss (B,)          log L(W_t, u_t)
     margin (B, n)          m_i = y_i f(X_i); the per-sample loss is exp(-m_i) (exp loss)
@@ -17,26 +17,23 @@ derive them (B.T2).  Records (``record_joint``), per run, at the recorded steps 
     W_norm, u_norm (B,)    ||W_t||_F, ||u_t||
     log_grad_norm_W, log_grad_norm_u (B,)
     u_margin (B,)          min_i y_i u_t^T x_{i,opt} / ||u_t||    (NaN at u = 0)
-    with W_mm (B, d, d):   one_minus_corr_W (B,) = ||Wbar_t - Wbar_mm||^2 / 2
-    with u_mm (B, d):      u_corr (B,) = <ubar_t, ubar_mm>;  r_margin (B, n) = y_i <ubar_mm, X_i^T s_i(W_t)>  (Lemma 12)
+    with W_mm (B, d, d):   one_minus_corr (B,) = ||Wbar_t - Wbar_mm||^2 / 2
+    with u_mm (B, d):      u_corr_mm (B,) = <ubar_t, ubar_mm>;  r_margin (B, n) = y_i <ubar_mm, X_i^T s_i(W_t)>  (Lemma 12)
 
-W_mm and u_mm are per run (one DM draw per run), so the generic ``algorithms.recorder`` (shared
-W_mm / u_mm) does not apply.
+W_mm and u_mm are per run (one DM draw per run); ``records`` normalizes them run by run.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from numerics import DTYPE, optim
 
 from . import algorithms as A
-from . import data, model, svm
+from . import data, model, records, svm
 from .model import Dataset
 
 #: (a, alpha, b): W time power, u loss power, u time power of updates (10) as we reconstruct them
@@ -152,55 +149,14 @@ def cached_run(setup: Setup, spec: tuple, n_steps: int, every_step: bool = False
 # ---------------------------------------------------------------------------
 
 
-def _opt_mask(ds: Dataset) -> torch.Tensor:
-    return F.one_hot(ds.opt_index, ds.T).bool()                                 # (B, n, T)
-
-
-def record_joint(ds: Dataset, W_mm: torch.Tensor | None = None, u_mm: torch.Tensor | None = None,
-                 keep_params: bool = False):
-    """``record(params, info)`` for ``optim.run`` on the joint objective: the metrics of the module docstring
-    (and the parameters W, u with ``keep_params``)."""
-    is_opt = _opt_mask(ds)
-    x_opt = torch.take_along_dim(ds.X, ds.opt_index[..., None, None], dim=-2).squeeze(-2)    # (B, n, d)
-    Wmm_unit = None if W_mm is None else W_mm.flatten(-2) / torch.linalg.vector_norm(W_mm.flatten(-2), dim=-1,
-                                                                                     keepdim=True)
-    umm_unit = None if u_mm is None else u_mm / torch.linalg.vector_norm(u_mm, dim=-1, keepdim=True)
-
-    def record(params, info):
-        W, u = params
-        ev = info["eval"]
-        log_s, g = ev.log_s, ev.gamma                                            # (B, n, T)
-        a = model.logits(W, ds)
-        a_opt = (a * is_opt).sum(-1)
-        Wf = W.flatten(-2)
-        W_norm = torch.linalg.vector_norm(Wf, dim=-1)
-        u_norm = torch.linalg.vector_norm(u, dim=-1)
-        out = {
-            "log_loss": info["log_loss"], "margin": ev.margin,
-            "log_s_opt": (log_s * is_opt).sum(-1),
-            "log_one_minus_s_opt": torch.logsumexp(log_s.masked_fill(is_opt, -math.inf), -1),
-            "score_gap": (g * is_opt).sum(-1) - g.masked_fill(is_opt, -math.inf).amax(-1),
-            "logit_gap": (a_opt.unsqueeze(-1) - a).masked_fill(is_opt, math.inf).amin(-1),
-            "W_norm": W_norm, "u_norm": u_norm,
-            "log_grad_norm_W": info["log_grad_norms"][0], "log_grad_norm_u": info["log_grad_norms"][1],
-            "u_margin": (ds.y * (x_opt @ u.unsqueeze(-1)).squeeze(-1)).amin(-1) / u_norm,
-        }
-        if Wmm_unit is not None:
-            out["one_minus_corr_W"] = 0.5 * (Wf / W_norm.unsqueeze(-1) - Wmm_unit).pow(2).sum(-1)
-        if umm_unit is not None:
-            out["u_corr"] = (u * umm_unit).sum(-1) / u_norm
-            r = (log_s.exp().unsqueeze(-1) * ds.X).sum(-2)                         # r_i = X_i^T s_i, (B, n, d)
-            out["r_margin"] = ds.y * (r @ umm_unit.unsqueeze(-1)).squeeze(-1)
-        if keep_params:
-            out["W"], out["u"] = W, u
-        return out
-
-    return record
+#: what joint runs record (``numerics.paper_b.records``): with W_mm also one_minus_corr, with u_mm u_corr_mm, r_margin
+JOINT_RECORD = ("log_loss", "margin", "log_s_opt", "log_one_minus_s_opt", "score_gap", "logit_gap", "W_norm", "u_norm",
+                "log_grad_norm_W", "log_grad_norm_u", "u_margin")
 
 
 def run_joint(ds: Dataset, algorithm: optim.Transform, n_steps: int, W0=None, u0=None, W_mm=None, u_mm=None,
               record_at=None, n_points: int = 60, keep_params: bool = False) -> optim.Trajectory:
-    """Joint training from (W0, u0) (default: zero init, Condition 1 (i)); records ``record_joint``'s metrics.
+    """Joint training from (W0, u0) (default: zero init, Condition 1 (i)); records ``JOINT_RECORD``'s metrics.
 
     ``record_at`` defaults to log-spaced steps; pass ``range(n_steps + 1)`` for every step.
     """
@@ -208,8 +164,10 @@ def run_joint(ds: Dataset, algorithm: optim.Transform, n_steps: int, W0=None, u0
     W0 = torch.zeros(B, d, d, dtype=DTYPE) if W0 is None else W0
     u0 = torch.zeros(B, d, dtype=DTYPE) if u0 is None else u0
     at = optim.log_spaced_steps(n_steps, n_points) if record_at is None else record_at
+    names = list(JOINT_RECORD) + (["one_minus_corr"] if W_mm is not None else [])
+    names += (["u_corr_mm", "r_margin"] if u_mm is not None else []) + (["W", "u"] if keep_params else [])
     return optim.run((W0, u0), A.objective(ds, "exp", joint=True), algorithm, n_steps,
-                     record=record_joint(ds, W_mm, u_mm, keep_params), record_at=at)
+                     record=records.recorder(ds, names, W_mm, u_mm), record_at=at)
 
 
 def max_margin_solutions(ds: Dataset) -> tuple[torch.Tensor, torch.Tensor, list, list]:

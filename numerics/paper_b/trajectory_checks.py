@@ -4,7 +4,7 @@ The lemmas are statements about *every* iterate, so the checks record at every s
 and need per-step quantities the generic ``algorithms.recorder`` does not keep:
 
     log_s_opt   (B, n)  log s_{i,opt}(W_t)                                   (B.L3)
-    gap         (B, n)  min_{t != opt} (x_opt - x_t)^T W x_1 = min_t (a_opt - a_t)   (W-SVM constraint values)
+    logit_gap   (B, n)  min_{t != opt} (x_opt - x_t)^T W x_1 = min_t (a_opt - a_t)   (W-SVM constraint values)
     W_norm      (B,)    ||W_t||_F
     log_grad_norm (B,)  log ||grad L(W_t)||
     corr_mm, one_minus_corr, grad_corr_mm, grad_corr_self (B,) when W_mm is given   (B.L4, B.L5, B.L7)
@@ -25,7 +25,7 @@ import torch.nn.functional as F
 
 from numerics import DTYPE, optim
 
-from . import algorithms, model
+from . import algorithms, model, records
 from .model import Dataset
 
 
@@ -53,52 +53,28 @@ def log_l4_bound(ev: model.Evaluation, ds: Dataset) -> torch.Tensor:
 
 def step_recorder(ds: Dataset, W_mm: torch.Tensor | None = None, values: bool = False, l4: bool = False,
                   loss="exp", extra_refs: dict | None = None):
-    """``record(params, info)`` for ``optim.run`` (fixed head): the metrics in the module docstring.
+    """``records.recorder`` with the per-step metrics of the module docstring (fixed head).
 
     ``extra_refs`` {name: W_ref}: also record ``grad_corr_mm_<name>`` (and ``log_l4_ratio_<name>`` with ``l4``)
     against other reference matrices, e.g. a deliberately wrong W_mm for a negative control, in the same run.
     """
-    is_opt = opt_masks(ds)
-    refs = {} if W_mm is None else {"": W_mm}
-    refs.update({"_" + k: v for k, v in (extra_refs or {}).items()})
-    units = {k: (v / torch.linalg.norm(v)).flatten() for k, v in refs.items()}
+    names = ["log_s_opt", "logit_gap", "W_norm", "log_grad_norm"] + (["log_excess_loss", "log_loss"] if values else [])
+    names += list(records.ALIGNMENT) if W_mm is not None else []
+    extra = {}
+    if l4:
+        refs = {"": W_mm} if W_mm is not None else {}
+        refs.update({"_" + k: v for k, v in (extra_refs or {}).items()})
+        for k, ref in refs.items():
+            extra["log_l4_ratio" + k] = lambda a, ref=ref: (
+                torch.log(a.neg_dir @ ref.flatten()) + a.info["log_grad_norm"] - _log_lb(a))
+    return records.recorder(ds, names, W_mm, extra_refs=extra_refs, extra=extra, loss=loss)
 
-    def record(params, info):
-        W = params[0]
-        ev = info.get("eval") if isinstance(info, dict) else None
-        if ev is None:  # autograd objective (negative control): evaluate for the scores only
-            ev = model.evaluate(W, None, ds, loss, values=False)
-        direction = info["direction"][0]
-        log_s = ev.log_s
-        log_so = (log_s * is_opt).sum(-1)
-        Wf = W.flatten(-2)
-        W_norm = torch.linalg.vector_norm(Wf, dim=-1)
-        out = {
-            "log_s_opt": log_so,
-            "gap": (log_so.unsqueeze(-1) - log_s).masked_fill(is_opt, math.inf).amin(-1),
-            "W_norm": W_norm,
-            "log_grad_norm": info["log_grad_norm"],
-        }
-        if values:
-            out["log_excess_loss"] = info["log_excess_loss"]
-            out["log_loss"] = info["log_loss"]
-        if refs:
-            neg = -direction.flatten(-2)
-            Wbar = Wf / W_norm.unsqueeze(-1)
-            log_lb = log_l4_bound(ev, ds) if l4 else None
-            for k, unit in units.items():
-                out["grad_corr_mm" + k] = neg @ unit
-                if l4:
-                    lhs = neg @ (unit * torch.linalg.norm(refs[k]))       # <-grad/||grad||, W_ref>
-                    out["log_l4_ratio" + k] = torch.log(lhs) + info["log_grad_norm"] - log_lb
-            unit = units[""] if "" in units else None
-            if unit is not None:
-                out["corr_mm"] = Wbar @ unit
-                out["one_minus_corr"] = 0.5 * (Wbar - unit).pow(2).sum(-1)
-            out["grad_corr_self"] = (neg * Wbar).sum(-1)
-        return out
 
-    return record
+def _log_lb(a: records.At) -> torch.Tensor:
+    """``log_l4_bound`` of the step, computed once however many references use it."""
+    if "log_lb" not in a.__dict__:
+        a.__dict__["log_lb"] = log_l4_bound(a.ev, a.ds)
+    return a.__dict__["log_lb"]
 
 
 def run_recorded(ds: Dataset, algorithm, W0: torch.Tensor, n_steps: int, W_mm=None, every: int = 1,

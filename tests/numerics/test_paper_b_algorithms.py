@@ -183,12 +183,44 @@ def test_recorder_normalizes_per_run_w_mm():
     """Per-run W_mm (B, d, d) must be normalized run by run, not over the whole batch."""
     import torch
 
-    from numerics.paper_b import algorithms, data
+    from numerics.paper_b import algorithms, data, records
 
     ds = data.example1(n=4, T=3, d=8, seed=1)
     W = torch.randn(3, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
     W_mm = torch.stack([W[0], 2 * W[1], -W[2]])  # per run: parallel, parallel (scaled), antiparallel
-    rec = algorithms.recorder(ds, W_mm=W_mm)
+    rec = records.recorder(ds, ["corr_mm"], W_mm=W_mm)
     _, info = algorithms.objective(ds)((W,))
     corr = rec((W,), info)["corr_mm"]
     torch.testing.assert_close(corr, torch.tensor([1.0, 1.0, -1.0], dtype=torch.float64))
+
+
+def test_recorder_refuses_unknown_metrics_and_missing_references():
+    import pytest
+
+    from numerics.paper_b import data, records
+
+    ds = data.example1(n=4, T=3, d=8, seed=1)
+    with pytest.raises(ValueError, match="unknown metric"):
+        records.recorder(ds, ["gap"])
+    with pytest.raises(ValueError, match="need W_mm"):
+        records.recorder(ds, ["one_minus_corr"])
+    with pytest.raises(ValueError, match="need u_mm"):
+        records.recorder(ds, ["u_corr_mm"])
+
+
+def test_logit_gap_from_log_scores_equals_the_logit_differences():
+    """records reads the W-SVM constraint values off the log-scores (no second forward pass): same numbers."""
+    import math
+
+    import torch
+
+    from numerics.paper_b import algorithms, data, model, records
+
+    ds = data.example1(n=4, T=3, d=8, seed=2)
+    W = 3 * torch.randn(2, 8, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    _, info = algorithms.objective(ds)((W,))
+    gap = records.recorder(ds, ["logit_gap"])((W,), info)["logit_gap"]
+    a = model.logits(W, ds)
+    is_opt = records.opt_mask(ds)
+    direct = ((a * is_opt).sum(-1, keepdim=True) - a).masked_fill(is_opt, math.inf).amin(-1)
+    torch.testing.assert_close(gap, direct, rtol=0, atol=1e-10)

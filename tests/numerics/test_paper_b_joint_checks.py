@@ -33,7 +33,7 @@ def test_records_match_definitions():
     assert torch.allclose(traj["log_loss"][-1], L.log(), atol=1e-12)
     Wb = W.flatten(1) / W.flatten(1).norm(dim=-1, keepdim=True)
     Mb = W_mm.flatten(1) / W_mm.flatten(1).norm(dim=-1, keepdim=True)
-    assert torch.allclose(traj["one_minus_corr_W"][-1], 1 - (Wb * Mb).sum(-1), atol=1e-12)
+    assert torch.allclose(traj["one_minus_corr"][-1], 1 - (Wb * Mb).sum(-1), atol=1e-12)
     s = torch.softmax(model.logits(W, ds), -1)
     r = (s.unsqueeze(-1) * ds.X).sum(-2)
     ub = u_mm / u_mm.norm(dim=-1, keepdim=True)

@@ -36,7 +36,7 @@ def test_recorder_matches_direct_computation():
     assert torch.allclose(rec["log_s_opt"].exp(), s_opt, atol=1e-14)
     a_opt = a.gather(-1, opt.expand(4, -1).unsqueeze(-1))
     gap = (a_opt - a).masked_fill(torch.nn.functional.one_hot(opt, 3).bool(), math.inf).amin(-1)
-    assert torch.allclose(rec["gap"], gap, atol=1e-12)
+    assert torch.allclose(rec["logit_gap"], gap, atol=1e-12)
     ln, d_ = model.grad_W_autograd(W, None, ds)
     G = -d_ * ln.exp()[:, None, None]
     unit = r.solution / r.solution.norm()

@@ -84,8 +84,8 @@ def figure(ctx: Context, trajs: dict) -> Figure:
               ("||W_t||", lambda tr: tr["W_norm"].numpy(), "log"),
               ("||u_t||", lambda tr: tr["u_norm"].numpy(), "log"),
               ("mean log(1 − s_opt)", lambda tr: tr["log_one_minus_s_opt"].numpy().mean(-1), "linear"),
-              ("1 − ⟨W̄_t, W̄_mm⟩", lambda tr: tr["one_minus_corr_W"].numpy(), "log"),
-              ("1 − ⟨ū_t, ū_mm⟩", lambda tr: 1 - tr["u_corr"].numpy(), "log")]
+              ("1 − ⟨W̄_t, W̄_mm⟩", lambda tr: tr["one_minus_corr"].numpy(), "log"),
+              ("1 − ⟨ū_t, ū_mm⟩", lambda tr: 1 - tr["u_corr_mm"].numpy(), "log")]
     series = dict(trajs) | {"(10)": main}
     for i, (ax, (title, get, yscale)) in enumerate(zip(axes, panels)):
         for name, tr in series.items():
@@ -113,7 +113,7 @@ def check_beat_gd(ctx: Context, replace_ngd_by_small_gd: bool = False) -> Outcom
     trajs = trajectories(ctx, specs)
     others = ["NGD", "joint NGD", "PS"]
     metrics = {"log L": ("log_loss", lambda v: v),
-               "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr_W", np.log)}
+               "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr", np.log)}
     z = z_of(ctx, len(others) * len(metrics))
     statuses, meas, lines = [], [], []
     for alg in others:
@@ -147,8 +147,8 @@ def check_ps_fastest(ctx: Context, ps_cap: float = math.inf) -> Outcome:
         lines.append(f"PS − {alg}: {m:.1f} [{lo:.1f}, {hi:.1f}] [{st_}]")
     # reported, not decided: the other metrics' order at the last step (medians)
     order = {}
-    for key, lab in (("one_minus_corr_W", "1 − corr(W)"), ("u_corr", "1 − corr(u)")):
-        vals = {a: float(np.median(final(tr, key, (lambda v: 1 - v) if key == "u_corr" else (lambda v: v))))
+    for key, lab in (("one_minus_corr", "1 − corr(W)"), ("u_corr_mm", "1 − corr(u)")):
+        vals = {a: float(np.median(final(tr, key, (lambda v: 1 - v) if key == "u_corr_mm" else (lambda v: v))))
                 for a, tr in trajs.items()}
         order[lab] = sorted(vals, key=vals.get)
         meas.append(Measurement(f"order by {lab} at the last step (best first)", float("nan"),

@@ -113,14 +113,14 @@ def derivation() -> Outcome:
 
 def score_run(ds, kind, eta, tr, W0, eps_floor=None) -> dict:
     """Counts and extremes for one every-step record: drops of s_opt while violated, runs below the floor b."""
-    viol, elig = tc.monotone_violations(tr["log_s_opt"], tr["gap"], 1.0, TOL)
+    viol, elig = tc.monotone_violations(tr["log_s_opt"], tr["logit_gap"], 1.0, TOL)
     R = tc.geometry(ds)["R"]
     eps = tc.init_logit_bound(W0, ds) if eps_floor is None else torch.full((W0.shape[0],), eps_floor, dtype=DTYPE)
     step = tc.step_lengths(tr, kind, eta).amax(0)
     b = tc.opt_score_floor(ds.T, R, eps, step)                             # (B,)
     s_min = tr["log_s_opt"].amin(dim=(0, 2)).exp()                         # (B,)
     finite = bool(torch.isfinite(tr["log_s_opt"]).all())
-    return dict(viol=int(viol.sum()), elig=int(elig.sum()), strict=int((tr["gap"][:-1] < 0).sum()),
+    return dict(viol=int(viol.sum()), elig=int(elig.sum()), strict=int((tr["logit_gap"][:-1] < 0).sum()),
                 below=int((~(s_min >= b * (1 - TOL))).sum()) + (0 if finite else 1),
                 s_min=float(s_min.min()), b=float(b.min()), traj=tr)
 

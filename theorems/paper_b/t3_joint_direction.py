@@ -70,7 +70,7 @@ def check_direction(ctx: Context, spec: tuple | None = None, wrong: bool = False
         omc = 0.5 * (W / W.norm(dim=-1, keepdim=True) - M / M.norm(dim=-1, keepdim=True)).pow(2).sum(-1)
         omc = omc.numpy()
     else:
-        omc = traj["one_minus_corr_W"].numpy()
+        omc = traj["one_minus_corr"].numpy()
     steps = traj.steps.numpy()
     z = z_of(ctx, 1)
     e = tail_exponent(steps[1:], omc[1:], N, z, increments=False)
