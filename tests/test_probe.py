@@ -64,3 +64,34 @@ def test_standard_profile_uses_the_example_database(tmp_path, monkeypatch):
     again = run_probe(Context(seed=99, budget="standard"), planted, planted_conclusion, 5,
                       describe=dict, assumptions=planted_assumptions)
     assert again.status == "fail"  # found again from the database even with 5 examples and another seed
+
+
+# A planted false claim over matrices, drawn from theorems.strategies pieces: "every covariance with eigenvalues in
+# [0.1, 4] has operator norm <= 3".  The counterexample must shrink to a small explicit instance (d = 1, a round
+# number, the identity rotation) that a reader can paste into a Python prompt and see fail.
+def _covariances():
+    from theorems import strategies as S
+
+    return st.integers(1, 4).flatmap(lambda d: S.spd(d, 0.1, 4.0).map(lambda a: {"d": d, "Sigma": a}))
+
+
+def _op_norm_conclusion(inst, alpha):
+    import numpy as np
+
+    top = float(np.linalg.eigvalsh(np.asarray(inst["Sigma"], dtype=float))[-1])
+    return top <= 3.0, "", f"‖Σ‖op = {top:.4g} > 3"
+
+
+def test_planted_matrix_claim_shrinks_to_a_copyable_instance():
+    import ast
+
+    from theorems import strategies as S
+
+    out = run_probe(Context(seed=0, budget="quick"), _covariances(), _op_norm_conclusion, 100, describe=S.readable)
+    assert out.status == "fail"
+    cx = {k: v for k, v in out.details["counterexample"].items() if k != "why"}
+    assert cx["d"] == 1, cx                                   # shrunk to the smallest dimension
+    pasted = ast.literal_eval(repr(cx))                       # plain numbers and nested lists: copyable
+    assert pasted == cx and isinstance(pasted["Sigma"], list)
+    assert pasted["Sigma"][0][0] == round(pasted["Sigma"][0][0], 1)  # a round number, not 3.0000000417
+    assert not _op_norm_conclusion(pasted, 0.0)[0]            # and it still fails when pasted back

@@ -1,0 +1,96 @@
+"""theorems.evidence and the Check/Control declarations: alpha split, figures off for controls, overrides."""
+import numpy as np
+import pytest
+
+from numerics.stats import decide_interval
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from verify import runner
+
+
+def test_split_divides_alpha_and_widens_the_interval():
+    ctx = Context()
+    sub = ctx.split(10)
+    assert sub.alpha == pytest.approx(ctx.alpha / 10) and sub.z > ctx.z and sub.level == 1 - sub.alpha
+    with pytest.raises(ValueError):
+        ctx.split(0)
+
+
+def test_evidence_collects_decisions_and_takes_the_worst():
+    ev = Evidence(Context(), decisions=2)
+    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    assert ev.outcome().status == "pass"
+    ev.decide("b", decide_interval(0.0, 2.0, 1.0, max_width=0.5))
+    out = ev.outcome(extra=np.float64(1.5))
+    assert out.status == "inconclusive" and "a:" in out.summary and "b:" in out.summary
+    assert [m.name for m in out.measurements] == ["a", "b"] and out.measurements[0].level == ev.level
+    assert out.details["extra"] == 1.5 and type(out.details["extra"]) is float
+    assert ev.z == Context().split(2).z
+
+
+def test_more_decisions_than_declared_is_an_error():
+    ev = Evidence(Context(), decisions=1)
+    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    with pytest.raises(RuntimeError, match="declared"):
+        ev.decide("b", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+
+
+def test_evidence_that_decides_nothing_is_inconclusive():
+    assert Evidence(Context()).outcome().status == "inconclusive"
+
+
+def test_exact_decisions_spend_no_alpha():
+    ev = Evidence(Context(), decisions=1)
+    ev.exact("x", False, "x failed")
+    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    assert ev.outcome().status == "fail"
+
+
+def test_exponent_fits_and_decides():
+    n = np.array([1e2, 1e3, 1e4])
+    ev = Evidence(Context(), decisions=1)
+    fit = ev.exponent("slope", n, n**-0.5, 1e-3 * n**-0.5, target=-0.5, max_width=0.1)
+    assert abs(fit.coef[1] + 0.5) < 1e-9 and ev.outcome().status == "pass"
+
+
+# -- a toy claim: the control must re-run the target's own decision with its overrides, figures off ----------
+
+SEEN = []
+
+
+def check_sum(ctx: Context, offset: float = 0.0) -> Outcome:
+    SEEN.append(ctx.figures)
+    ev = Evidence(ctx, decisions=1)
+    ev.decide("1 + offset", decide_interval(1.0 + offset - 0.01, 1.0 + offset + 0.01, 1.0, max_width=0.1))
+    return ev.outcome()
+
+
+def test_a_control_is_its_target_check_with_overrides_and_no_figures():
+    claim = Claim(id="X.1", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+                  checks=(Check("sum", "numeric", "toy", check_sum),),
+                  controls=(Control("offset 1", "sum", "must fail", {"offset": 1.0}),))
+    SEEN.clear()
+    rec = runner.run_claim(claim, Context())
+    assert rec["verdict"] == "verified" and SEEN == [True, False]
+    assert rec["controls"][0]["overrides"] == {"offset": 1.0} and rec["controls"][0]["rejected"]
+
+
+def test_controls_and_checks_refuse_parameters_their_function_does_not_take():
+    with pytest.raises(ValueError, match="takes no parameter"):
+        Claim(id="X.2", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+              checks=(Check("sum", "numeric", "toy", check_sum),),
+              controls=(Control("typo", "sum", "must fail", {"ofset": 1.0}),))
+    with pytest.raises(ValueError, match="takes no parameter"):
+        Check("sum", "numeric", "toy", check_sum, params={"offest": 0.0})
+
+
+def test_a_numeric_check_without_a_control_is_refused():
+    with pytest.raises(ValueError, match="no negative control"):
+        Claim(id="X.3", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+              checks=(Check("sum", "numeric", "toy", check_sum),))
+
+
+def test_symbolic_checks_take_no_context_and_spend_no_alpha():
+    c = Check("derivation", "symbolic", "toy", lambda flag=True: Outcome("pass" if flag else "fail", ""))
+    assert c.stochastic is False and c.run(Context()).status == "pass"
+    assert c.run(Context(), flag=False).status == "fail"
