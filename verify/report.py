@@ -32,7 +32,7 @@ import jinja2
 from latex2mathml.converter import convert as latex_to_mathml
 from markupsafe import Markup
 
-from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context
+from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
 from verify import results
 
@@ -50,7 +50,6 @@ FIDELITY = {
                      "a verdict is about our reconstruction",
     "qualitative": "only the shape of the claim survives; constants or exponents are measured and reported",
 }
-_STATUS_RANK = {"fail": 3, "inconclusive": 2, "out of scope": 1, "pass": 0}
 
 
 # ---------------------------------------------------------------------------
@@ -151,7 +150,7 @@ def evidence(rec: dict) -> list[dict]:
     for kind in KINDS:
         cs = [c for c in rec.get("checks", []) if c["kind"] == kind]
         if cs:
-            worst = max((c["status"] for c in cs), key=lambda s: _STATUS_RANK.get(s, 2))
+            worst = worst_status(c["status"] for c in cs)
             out.append({"kind": kind, "status": worst, "n": len(cs),
                         "title": "; ".join(f"{c['name']}: {c['status']}" for c in cs)})
     ctl = rec.get("controls", [])
