@@ -6,7 +6,7 @@ the additional factors in the step-size), PS updates, and joint NGD updates".  C
 are faster than GD, with PS being the fastest"; "the train loss converges at a similar rate for NGD and
 joint-NGD, while for the other metrics, NGD is slightly faster than joint-NGD".
 
-The algorithms (ours where the seed is silent; ``joint_checks.fig3_algorithms``):
+The algorithms (ours where the seed is silent; ``SPECS``, run by ``numerics.paper_b.joint.make_algorithm``):
 
     GD         theta <- theta - eta_GD grad L                                    (eta_GD = 1)
     NGD        (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||, u <- u - eta grad_u L / L
@@ -15,13 +15,14 @@ The algorithms (ours where the seed is silent; ``joint_checks.fig3_algorithms``)
                names none for Fig. 3, and a cap turns PS into GD once L < 1/(cap ||grad L / L||^2))
     (10)       with our factors (B.T2), drawn for reference (not part of the seed's comparison)
 
-with eta = 0.05 (B.T2's step), on B.T2's DM draws (n = 3, T = 2, d = 64, rho = 4, zero init).
+with eta = 0.05 (B.T2's step), on the shared DM draws (``joint_fixtures``: n = 3, T = 2, d = 64, rho = 4, zero init).
 
 Checks.  (1) "all beat GD": for NGD, joint NGD and PS, the paired difference (per draw) of log L and of
 log(1 - <Wbar, Wbar_mm>) against GD at the last step; pass if every interval is below 0, fail if one lies
-at or above 0.  (2) "PS fastest": PS's log L at the last step against each of the others, same rule.
-Controls: GD with a 10x smaller step in place of NGD; PS capped at 1 (it becomes GD with step 1).
+above 0.  (2) "PS fastest": PS's log L at the last step against each of the others, same rule.
 The other metrics' ordering (the "slightly faster" remark) is reported, not decided.
+
+Controls: GD with a 10x smaller step in place of NGD; PS capped at 1 (it becomes GD with step 1).
 """
 from __future__ import annotations
 
@@ -29,12 +30,12 @@ import math
 
 import numpy as np
 
-from numerics.paper_b import joint_checks as J
-from numerics.stats import mean_se
-from theorems.claim import Check, Claim, Context, Figure, Measurement, Outcome, Control
-from theorems.paper_b.t2_joint_loss import (ETA, ETA_GD, condition1_assumptions, main_run, main_setup,
-                                            n_ctrl, run, worst, z_of)
-from theorems.plots import new_figure, to_svg
+from numerics.stats import decide_upper, mean_interval
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import (EQ10, ETA, ETA_GD, condition1_assumptions, main_run, main_setup,
+                                             n_ctrl, run)
+from theorems.plots import new_figure
 
 ID = "B.Fig3"
 
@@ -45,34 +46,35 @@ STATEMENT = (
 
 SPECS = {"GD": ("gd", ETA_GD), "NGD": ("eq10", ETA, 0.0, 1.0, 0.0), "joint NGD": ("ngd", ETA), "PS": ("ps", math.inf)}
 COLORS = {"GD": "tab:gray", "NGD": "tab:blue", "joint NGD": "tab:green", "PS": "tab:red", "(10)": "black"}
+#: "faster" is the sign of a paired difference: an interval below 0 decides it, whatever its width
+MAX_WIDTH = math.inf
+#: the compared metrics of "all beat GD": (record, transform)
+BEAT_GD_METRICS = {"log L": ("log_loss", None), "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr", np.log)}
 
 
 def constants(ctx: Context) -> dict:
     s = main_setup(ctx)
     return {"n": s.n, "T": s.T, "d": s.d, "rho": s.opt_ratio, "sigma": "1/sqrt(d)", "draws": s.B,
-            "conditioned on Lemma 9's event": s.condition, "init": "W_0 = 0, u_0 = 0", "eta (NGD, joint NGD, (10))": ETA,
-            "eta_GD": ETA_GD, "PS cap": "none", "steps": n_ctrl(ctx), "(10) factors (a, alpha, b)": list(J.EQ10),
-            "loss": "exp"}
+            "conditioned on Lemma 9's event": s.nu_max is not None, "init": "W_0 = 0, u_0 = 0",
+            "eta (NGD, joint NGD, (10))": ETA, "eta_GD": ETA_GD, "PS cap": "none", "steps": n_ctrl(ctx),
+            "(10) factors (a, alpha, b)": list(EQ10), "loss": "exp"}
 
 
-def trajectories(ctx: Context, specs: dict) -> dict:
-    return {name: run(ctx, spec) for name, spec in specs.items()}
+def final(traj, key: str, transform=None) -> np.ndarray:
+    v = traj[key][-1].numpy()
+    return v if transform is None else transform(v)
 
 
-def final(traj, key: str, transform=lambda v: v) -> np.ndarray:
-    return transform(traj[key][-1].numpy())
+def below(ev: Evidence, name: str, a: np.ndarray, b: np.ndarray, digits: int) -> str:
+    """Decide mean(a - b) < 0 from the paired differences (per draw); returns the summary line."""
+    m, lo, hi = mean_interval(a - b, ev.z)
+    d = decide_upper(lo, hi, 0.0, max_width=MAX_WIDTH)
+    line = f"{name}: {m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}] [{d.status}]"
+    ev.decide(f"{name} at the last step", d, value=m, line=line)
+    return line
 
 
-def _paired(a: np.ndarray, b: np.ndarray, z: float) -> tuple[float, float, float]:
-    m, se = mean_se(a - b)
-    return m, m - z * se, m + z * se
-
-
-def _decide_below(lo: float, hi: float) -> str:
-    return "pass" if hi < 0 else ("fail" if lo >= 0 else "inconclusive")
-
-
-def figure(ctx: Context, trajs: dict) -> Figure:
+def figure(ctx: Context, trajs: dict):
     N = n_ctrl(ctx)
     main = main_run(ctx)
     keep = main.steps.numpy() <= N
@@ -101,63 +103,47 @@ def figure(ctx: Context, trajs: dict) -> Figure:
         if i >= 3:
             ax.set_xlabel("step t", fontsize=8)
     axes[0].legend(fontsize=7)
-    return Figure("Fig. 3: joint training on DM", to_svg(fig),
+    return fig
+
+
+def check_beat_gd(ctx: Context, ngd: tuple = SPECS["NGD"]) -> Outcome:
+    """NGD, joint NGD and PS below GD in log L and in log(1 − corr(W)) at the last step (``ngd``: the control's
+    algorithm in NGD's place)."""
+    trajs = {name: run(ctx, spec) for name, spec in (SPECS | {"NGD": ngd}).items()}
+    others = ["NGD", "joint NGD", "PS"]
+    ev = Evidence(ctx, decisions=len(others) * len(BEAT_GD_METRICS))
+    loss_lines = []
+    for alg in others:
+        for mname, (key, tf) in BEAT_GD_METRICS.items():
+            line = below(ev, f"{alg} − GD: {mname}", final(trajs[alg], key, tf), final(trajs["GD"], key, tf), 2)
+            if key == "log_loss":
+                loss_lines.append(line)
+    if ev.plots:
+        ev.figure("Fig. 3: joint training on DM", figure(ctx, trajs),
                   "Medians over the DM draws. NGD = (10) without the extra factors; (10) dashed = with our factors "
                   "(B.T2), for reference only.")
-
-
-def check_beat_gd(ctx: Context, replace_ngd_by_small_gd: bool = False) -> Outcome:
-    specs = dict(SPECS)
-    if replace_ngd_by_small_gd:
-        specs["NGD"] = ("gd", ETA_GD / 10)
-    trajs = trajectories(ctx, specs)
-    others = ["NGD", "joint NGD", "PS"]
-    metrics = {"log L": ("log_loss", lambda v: v),
-               "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr", np.log)}
-    z = z_of(ctx, len(others) * len(metrics))
-    statuses, meas, lines = [], [], []
-    for alg in others:
-        for mname, (key, tf) in metrics.items():
-            m, lo, hi = _paired(final(trajs[alg], key, tf), final(trajs["GD"], key, tf), z)
-            st_ = _decide_below(lo, hi)
-            statuses.append(st_)
-            meas.append(Measurement(f"{alg} − GD: {mname} at the last step", m, lo, hi, claimed="< 0",
-                                    level=1 - ctx.alpha / (len(others) * len(metrics))))
-            lines.append(f"{alg} − GD {mname}: {m:.2f} [{lo:.2f}, {hi:.2f}] [{st_}]")
-    note = " (NGD replaced by GD with step η_GD/10)" if replace_ngd_by_small_gd else ""
-    figs = [] if replace_ngd_by_small_gd else [figure(ctx, trajs)]     # the control needs no figure
-    return Outcome(worst(statuses), f"at t = {n_ctrl(ctx)}{note}: " + "; ".join(lines), meas,
-                   figs, details={"constants": constants(ctx)},
-                   headline="; ".join(lines[::2]))
+    note = "" if ngd == SPECS["NGD"] else f" (NGD replaced by {ngd})"
+    return ev.outcome(headline="; ".join(loss_lines), summary_prefix=f"at t = {n_ctrl(ctx)}{note}: ",
+                      constants=constants(ctx))
 
 
 def check_ps_fastest(ctx: Context, ps_cap: float = math.inf) -> Outcome:
-    specs = dict(SPECS)
-    specs["PS"] = ("ps", ps_cap)
-    trajs = trajectories(ctx, specs)
-    z = z_of(ctx, 3)
-    statuses, meas, lines = [], [], []
+    """PS below each of the others in log L at the last step (``ps_cap``: the control's capped PS)."""
+    trajs = {name: run(ctx, spec) for name, spec in (SPECS | {"PS": ("ps", ps_cap)}).items()}
+    ev = Evidence(ctx, decisions=3)
     ps = final(trajs["PS"], "log_loss")
-    for alg in ("GD", "NGD", "joint NGD"):
-        m, lo, hi = _paired(ps, final(trajs[alg], "log_loss"), z)
-        st_ = _decide_below(lo, hi)
-        statuses.append(st_)
-        meas.append(Measurement(f"PS − {alg}: log L at the last step", m, lo, hi, claimed="< 0",
-                                level=1 - ctx.alpha / 3))
-        lines.append(f"PS − {alg}: {m:.1f} [{lo:.1f}, {hi:.1f}] [{st_}]")
+    lines = [below(ev, f"PS − {alg}: log L", ps, final(trajs[alg], "log_loss"), 1) for alg in ("GD", "NGD", "joint NGD")]
     # reported, not decided: the other metrics' order at the last step (medians)
     order = {}
     for key, lab in (("one_minus_corr", "1 − corr(W)"), ("u_corr_mm", "1 − corr(u)")):
-        vals = {a: float(np.median(final(tr, key, (lambda v: 1 - v) if key == "u_corr_mm" else (lambda v: v))))
-                for a, tr in trajs.items()}
+        tf = (lambda v: 1 - v) if key == "u_corr_mm" else None
+        vals = {a: float(np.median(final(tr, key, tf))) for a, tr in trajs.items()}
         order[lab] = sorted(vals, key=vals.get)
-        meas.append(Measurement(f"order by {lab} at the last step (best first)", float("nan"),
-                                claimed=" < ".join(order[lab])))
+        ev.measure(f"order by {lab} at the last step (best first)", float("nan"), claimed=" < ".join(order[lab]))
+    ev.say("other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()))
     cap = "" if math.isinf(ps_cap) else f" (PS capped at {ps_cap:g})"
-    return Outcome(worst(statuses), f"log L at t = {n_ctrl(ctx)}{cap}: " + "; ".join(lines)
-                   + "; other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()),
-                   meas, details={"constants": constants(ctx) | {"PS cap": ps_cap}, "order": order},
-                   headline="; ".join(lines))
+    return ev.outcome(headline="; ".join(lines), summary_prefix=f"log L at t = {n_ctrl(ctx)}{cap}: ",
+                      constants=constants(ctx) | {"PS cap": ps_cap}, order=order)
 
 
 CLAIM = Claim(
@@ -178,8 +164,7 @@ CLAIM = Claim(
     ),
     controls=(
         Control("small-step GD as NGD", "all-beat-gd", "GD with step η_GD/10 in place of NGD",
-                lambda ctx: check_beat_gd(ctx, replace_ngd_by_small_gd=True)),
-        Control("PS capped at 1", "ps-fastest", "the cap turns PS into GD with step 1",
-                lambda ctx: check_ps_fastest(ctx, ps_cap=1.0)),
+                {"ngd": ("gd", ETA_GD / 10)}),
+        Control("PS capped at 1", "ps-fastest", "the cap turns PS into GD with step 1", {"ps_cap": 1.0}),
     ),
 )

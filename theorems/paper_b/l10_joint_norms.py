@@ -13,20 +13,25 @@ Our reading (derived in B.T2): W's step is ``eta (t+1)^{-1/3}`` times a unit dir
 gradient's positive correlation with ``W_mm`` and ``u_mm`` (Lemma 4's argument).  Claimed: ``||W_t|| = Theta(t^{2/3})``,
 ``||u_t|| = Theta(t^{1/3})``.
 
-Evidence: on DM draws under Condition 1 (B.T2's shared setup), the growth exponents of ``||W_t||`` and
-``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run error + the
-drift between the two window halves), compared with 2/3 and 1/3 up to a resolution of 0.02, and
-``||W_t||`` must stay below the triangle bound at every record.  Controls: (10) without W's extra factor
-(``a = 0``: NGD in W, exponent 1); the claim ``||W_t|| = Theta(t)`` (Section 3's rate) for (10).
+Evidence: on DM draws under Condition 1 (the shared set-up of ``joint_fixtures``), the growth exponents of
+``||W_t||`` and ``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run
+error + the drift between the two window halves), compared with 2/3 and 1/3 up to a resolution of 0.02; W's
+interval must not lie at or above ``1 - 0.02`` (slower than ``Theta(t)``), and ``||W_t||`` must stay below the
+triangle bound at every record.
+
+Controls: (10) without W's extra factor (``a = 0``: NGD in W, exponent 1); the claim ``||W_t|| = Theta(t)``
+(Section 3's rate) for (10).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import (ETA, EQ10_SPEC, condition1_assumptions, decide_equal_exponent,
-                                            main_run, n_ctrl, n_main, run, tail_exponent, worst, z_of)
-from theorems.plots import new_figure, to_svg
+from numerics.stats import decide_close
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import (ETA, EQ10_SPEC, RESOLUTION, WINDOW, condition1_assumptions, main_run,
+                                             n_ctrl, n_main, run, tail_exponent)
+from theorems.plots import new_figure
 
 ID = "B.L10"
 
@@ -35,57 +40,60 @@ STATEMENT = (
     r"\|u_t\|=\Theta(t^{1/3})\quad(\text{slower than }\Theta(t))"
 )
 
+#: an exponent interval wider than 0.1 cannot tell 2/3 from 1/2 or 1 (nor 1/3 from 1/2)
+MAX_WIDTH = 0.1
+#: rounding allowance of the triangle bound (relative)
+BOUND_TOL = 1e-12
+
 
 def check_norms(ctx: Context, spec: tuple | None = None, claimed_W: float = 2 / 3, claimed_u: float = 1 / 3) -> Outcome:
-    if spec is None:
-        traj, N, a = main_run(ctx), n_main(ctx), EQ10_SPEC[2]
-    else:
-        N, a = n_ctrl(ctx), spec[2]
-        traj = run(ctx, spec, N)
-    z = z_of(ctx, 2)
+    """Growth exponents of ||W_t|| and ||u_t|| against the claims; ||W_t|| against the triangle bound.
+
+    ``spec``: another algorithm of the family (10) (a control), run for the control horizon."""
+    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec), n_ctrl(ctx))
+    a = (EQ10_SPEC if spec is None else spec)[2]
+    name = "updates (10)" if spec is None else str(spec)
+    ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
     Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
-    eW = tail_exponent(steps, Wn, N, z, increments=True)
-    eu = tail_exponent(steps, un, N, z, increments=True)
+    eW = tail_exponent(steps, Wn, N, ev.z, increments=True)
+    eu = tail_exponent(steps, un, N, ev.z, increments=True)
+    dW = decide_close(eW.lo, eW.hi, claimed_W, resolution=RESOLUTION, max_width=MAX_WIDTH)
+    ev.decide("growth exponent of ||W_t||", dW, value=eW.est,
+              line=f"{name}: ||W_t|| ~ t^{eW.text()} (claimed {claimed_W:.3g}) [{dW.status}]")
+    ev.exact("||W_t|| slower than Θ(t)", eW.lo < 1 - RESOLUTION,
+             f"slower than Θ(t): W's interval {'below' if eW.lo < 1 - RESOLUTION else 'NOT below'} 1 − {RESOLUTION:g}")
+    du = decide_close(eu.lo, eu.hi, claimed_u, resolution=RESOLUTION, max_width=MAX_WIDTH)
+    ev.decide("growth exponent of ||u_t||", du, value=eu.est,
+              line=f"||u_t|| ~ t^{eu.text()} (claimed {claimed_u:.3g}) [{du.status}]")
     # the triangle bound ||W_t|| <= eta sum_{s<t} (s+1)^{-a}, at every record
     csum = np.concatenate([[0.0], np.cumsum(ETA * np.arange(1, N + 1, dtype=float) ** -a)])
     bound = csum[steps.astype(int)]
     ratio = np.where(bound[:, None] > 0, Wn / np.where(bound > 0, bound, 1.0)[:, None], 0.0)
-    bound_ok = bool((ratio <= 1 + 1e-12).all())
-    stW = decide_equal_exponent(eW, claimed_W, max_width=0.1)
-    if eW.lo >= 1 - 0.02:                     # not slower than Theta(t)
-        stW = "fail"
-    stu = decide_equal_exponent(eu, claimed_u, max_width=0.1)
-    status = worst([stW, stu, "pass" if bound_ok else "fail"])
-    late = steps >= 0.2 * N
-    meas = [Measurement("growth exponent of ||W_t||", eW.est, eW.lo, eW.hi, claimed=f"= {claimed_W:.3g} (< 1)",
-                        level=1 - ctx.alpha / 2),
-            Measurement("growth exponent of ||u_t||", eu.est, eu.lo, eu.hi, claimed=f"= {claimed_u:.3g}",
-                        level=1 - ctx.alpha / 2),
-            Measurement("||W_t|| / (η Σ (s+1)^{-a}) on the window (min over runs and t)", float(ratio[late].min()),
-                        claimed="≤ 1, bounded below"),
-            Measurement("||W_N|| / N^{2/3} (mean)", float((Wn[-1] / N ** (2 / 3)).mean())),
-            Measurement("||u_N|| / N^{1/3} (mean)", float((un[-1] / N ** (1 / 3)).mean()))]
-    fig, ax = new_figure()
-    t = steps[1:].astype(float)
-    ax.loglog(t, Wn[1:], color="tab:blue", alpha=0.5, lw=1)
-    ax.loglog(t, un[1:], color="tab:orange", alpha=0.5, lw=1)
-    ax.loglog(t, bound[1:], "k--", lw=1, label="η Σ (s+1)^{-a} (bound on ||W_t||)")
-    ax.loglog(t, ETA * t, "k:", lw=1, label="η t (Section 3's NGD)")
-    ax.plot([], [], color="tab:blue", label="||W_t||")
-    ax.plot([], [], color="tab:orange", label="||u_t||")
-    ax.set_xlabel("step t")
-    ax.set_ylabel("norm")
-    ax.legend(loc="best", fontsize=7)
-    name = "updates (10)" if spec is None else str(spec)
-    summary = (f"{name}: ||W_t|| ~ t^{eW.text()} (claimed {claimed_W:.3g}) [{stW}]; ||u_t|| ~ t^{eu.text()} "
-               f"(claimed {claimed_u:.3g}) [{stu}]; triangle bound {'holds' if bound_ok else 'VIOLATED'} at every "
-               f"record; {Wn.shape[1]} DM draws, {N} steps")
-    return Outcome(status, summary, meas,
-                   [Figure("Iterate norms under joint training", to_svg(fig),
-                           "One line per DM draw; dashed: the triangle-inequality bound of W's step sizes.")],
-                   details={"per_run_W_exponent": eW.per_run.tolist(), "per_run_u_exponent": eu.per_run.tolist()},
-                   headline=f"||W_t|| ~ t^{eW.text()}, ||u_t|| ~ t^{eu.text()}")
+    late = steps >= WINDOW * N
+    ev.exact("||W_t|| / (η Σ (s+1)^{-a}) on the window (min over runs and t)",
+             bool((ratio <= 1 + BOUND_TOL).all()),
+             f"triangle bound {'holds' if (ratio <= 1 + BOUND_TOL).all() else 'VIOLATED'} at every record; "
+             f"{Wn.shape[1]} DM draws, {N} steps",
+             value=float(ratio[late].min()), claimed="≤ 1, bounded below")
+    ev.measure("||W_N|| / N^{2/3} (mean)", float((Wn[-1] / N ** (2 / 3)).mean()))
+    ev.measure("||u_N|| / N^{1/3} (mean)", float((un[-1] / N ** (1 / 3)).mean()))
+    if ev.plots:
+        fig, ax = new_figure()
+        t = steps[1:].astype(float)
+        ax.loglog(t, Wn[1:], color="tab:blue", alpha=0.5, lw=1)
+        ax.loglog(t, un[1:], color="tab:orange", alpha=0.5, lw=1)
+        ax.loglog(t, bound[1:], "k--", lw=1, label="η Σ (s+1)^{-a} (bound on ||W_t||)")
+        ax.loglog(t, ETA * t, "k:", lw=1, label="η t (Section 3's NGD)")
+        ax.plot([], [], color="tab:blue", label="||W_t||")
+        ax.plot([], [], color="tab:orange", label="||u_t||")
+        ax.set_xlabel("step t")
+        ax.set_ylabel("norm")
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Iterate norms under joint training", fig,
+                  "One line per DM draw; dashed: the triangle-inequality bound of W's step sizes.")
+    return ev.outcome(headline=f"||W_t|| ~ t^{eW.text()}, ||u_t|| ~ t^{eu.text()}",
+                      per_run_W_exponent=eW.per_run, per_run_u_exponent=eu.per_run)
 
 
 CLAIM = Claim(
@@ -104,8 +112,7 @@ CLAIM = Claim(
     ),
     controls=(
         Control("no extra factor on W", "norm-exponents", "(10) with a = 0 (NGD in W): ||W_t|| ~ t",
-                lambda ctx: check_norms(ctx, ("eq10", ETA, 0.0, 1.0, 2 / 3))),
-        Control("claimed Θ(t)", "norm-exponents", "Section 3's linear growth claimed for (10)",
-                lambda ctx: check_norms(ctx, claimed_W=1.0)),
+                {"spec": ("eq10", ETA, 0.0, 1.0, 2 / 3)}),
+        Control("claimed Θ(t)", "norm-exponents", "Section 3's linear growth claimed for (10)", {"claimed_W": 1.0}),
     ),
 )

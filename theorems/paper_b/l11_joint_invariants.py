@@ -9,29 +9,32 @@ Statement (spec: exact in shape).  Under Condition 1, along the updates (10), fo
 
 The seed proves them jointly by induction (Appendix B.2): (40) is the one-step increase of the score gap
 (using Lemma 9 and the induction hypotheses), (iii) splits on the size of the W-SVM constraint value, and
-(13) is (i).  "C is a universal constant" — its value is lost; we report the measured sup.
+(13) is (i).  "C is a universal constant" — its value is lost; we report the measured sup.  ``invariants``
+below reads the three off an every-step trajectory.
 
-Condition 1 as we instantiate it (the thresholds are lost; ours, written where they come from):
+Condition 1 as we instantiate it (the thresholds are lost; ours, written where they come from; ``joint_fixtures``):
   (i) W_0 = 0, u_0 = 0;  (ii) rho > 1 (opt token norm rho sigma sqrt d vs sigma sqrt d);
   (iii) Lemma 9's event  nu <= nu_0 = (1 - 1/rho^2)/(2 n T), nu = max |<x, x'>| / min ||x_opt||^2 over token
         pairs with a non-opt token (derived in B.L9: it makes the first u-step raise every score gap);
   (iv) eta R^2 <= 1, R the largest token norm (one step moves any logit or token score by O(eta R^2));
   and T = 2 (the seed's "for ease of exposition we consider [T = 2]"; then Ass. 2 holds at every t).
 
-Evidence.  (1) Every step of (10) on DM draws under Condition 1 (B.T2's setup, draws outside Lemma 9's event
+Evidence.  (1) Every step of (10) on DM draws under Condition 1 (the shared set-up, draws outside Lemma 9's event
 discarded): (ii) and (iii) must hold exactly (up to 1e-12 of rounding) at every step of every run, and (i) the
 log loss ratio must stay bounded, operationalized as: over the second half of the run it moves by at most
 half as much as log(1/L) (a bounded ratio moves by ~0 while log(1/L) grows; a sample left behind makes it
 grow one for one).  (2) A hypothesis probe draws n, T, d, rho, the step size and the init on both sides of
 each part of Condition 1 (four-cell accounting: only "Condition 1 holds and an invariant fails" is a
 counterexample); its runs are short (60 steps), so there (i) is tested as sup_t L_i/L_j <= e^2, a stand-in
-for the lost universal constant.  Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions);
-a nonzero initialization (scale 1) where Cond. 1 (i) assumes zero; the probe with rho > 1 (and Lemma 9's
-event, which needs it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must then
-find a counterexample.
+for the lost universal constant.
+
+Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions); a nonzero
+initialization (scale 1) where Cond. 1 (i) assumes zero; the probe with rho > 1 (and Lemma 9's event, which needs
+it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must then find a counterexample.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -40,12 +43,15 @@ from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_b import data
-from numerics.paper_b import joint_checks as J
+from numerics.paper_b import joint as J
 from numerics.stats import binomial_interval
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import EQ10_SPEC, MAIN, condition1_assumptions, main_setup
-from theorems.plots import new_figure, to_svg
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, broken_setup, condition1_assumptions, main_setup,
+                                             nu_threshold)
+from theorems.plots import new_figure
 from theorems.probe import run_probe
+from theorems.strategies import log_uniform
 
 ID = "B.L11"
 
@@ -57,23 +63,52 @@ STATEMENT = (
 
 TOL = 1e-12          # rounding allowance for the step-to-step comparisons (relative to 1 + |value|)
 KAPPA_MAX = 0.5      # (i): over the second half, Delta log(ratio) <= KAPPA_MAX Delta log(1/L)
+PROBE_STEPS = 60     # the probe's runs: long enough for the first steps of the induction, short enough for 200 draws
+#: (i) in the probe: the runs are too short to see a ratio level off, so the probe tests sup_t L_i/L_j <= e^2,
+#: a stand-in for the lost universal constant C (the main check measures sup ~ 2.1 on long runs)
+LOG_C_PROBE = 2.0
 
 
 def n_steps(ctx: Context) -> int:
     return ctx.pick(300, 1500, 3000)
 
 
+# ---------------------------------------------------------------------------
+# The invariants, read off an every-step trajectory
+# ---------------------------------------------------------------------------
+
+
+def invariants(traj, from_step: int = 1) -> dict[str, np.ndarray]:
+    """Lemma 11's three invariants from an every-step trajectory, per run (B,):
+
+    log_loss_ratio_max   max_t max_{i,j} log(L_i / L_j) = max_t (max_i m_i - min_i m_i)     (i) bounded
+    gap_drop_max         max_t max_i (gap_{i,t} - gap_{i,t+1})_+   of the score gap      (ii) <= 0 (grows)
+    gap_min              min_{t >= from_step} min_i score gap                         (ii) > 0
+    s_opt_drop_max       max_t max_i (log(1 - s_{i,opt,t+1}) - log(1 - s_{i,opt,t}))_+  (iii) <= 0 (s_opt non-decreasing)
+    also the per-step series log_loss_ratio (K, B) and gap_min_t (K, B).
+    Steps before ``from_step`` are skipped where a quantity is undefined (u_0 = 0: all scores 0).
+    """
+    m = traj["margin"].numpy()                                                      # (K, B, n)
+    ratio = m.max(-1) - m.min(-1)
+    gap = traj["score_gap"].numpy()[from_step:]
+    l1m = traj["log_one_minus_s_opt"].numpy()
+    return {
+        "log_loss_ratio": ratio, "log_loss_ratio_max": ratio.max(0),
+        "gap_min_t": gap.min(-1), "gap_min": gap.min((0, 2)),
+        "gap_drop_max": np.clip(gap[:-1] - gap[1:], 0, None).max((0, 2)),
+        "s_opt_drop_max": np.clip(l1m[1:] - l1m[:-1], 0, None).max((0, 2)),
+    }
+
+
 def invariant_report(traj) -> dict[str, np.ndarray]:
     """Per run: violations of (ii) and (iii), the sup of the loss ratio, and (i)'s sensitivity kappa."""
-    inv = J.invariants(traj)
+    inv = invariants(traj)
     gap = traj["score_gap"].numpy()[1:]
     scale = 1 + np.abs(gap).max((0, 2))
     ell = -traj["log_loss"].numpy()
-    K = len(ell)
-    h = K // 2
+    h = len(ell) // 2
     d_ratio = inv["log_loss_ratio"][-1] - inv["log_loss_ratio"][h]
-    d_ell = ell[-1] - ell[h]
-    kappa = d_ratio / np.maximum(d_ell, 1e-300)
+    kappa = d_ratio / np.maximum(ell[-1] - ell[h], 1e-300)
     return {
         "gap_positive": inv["gap_min"] > 0,
         "gap_grows": inv["gap_drop_max"] <= TOL * scale,
@@ -81,11 +116,8 @@ def invariant_report(traj) -> dict[str, np.ndarray]:
         "ratio_bounded": (kappa <= KAPPA_MAX) | (d_ratio <= 0),
         "kappa": kappa, "log_ratio_sup": inv["log_loss_ratio_max"],
         "gap_drop_max": inv["gap_drop_max"], "s_opt_drop_max": inv["s_opt_drop_max"], "gap_min": inv["gap_min"],
+        "gap_min_t": inv["gap_min_t"], "log_loss_ratio": inv["log_loss_ratio"],
     }
-
-
-def holds(rep: dict[str, np.ndarray]) -> np.ndarray:
-    return rep["gap_positive"] & rep["gap_grows"] & rep["s_opt_monotone"] & rep["ratio_bounded"]
 
 
 # ---------------------------------------------------------------------------
@@ -93,8 +125,10 @@ def holds(rep: dict[str, np.ndarray]) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def check_invariants(ctx: Context, setup: J.Setup | None = None, init_scale: float = 0.0) -> Outcome:
-    setup = main_setup(ctx) if setup is None else setup
+def check_invariants(ctx: Context, condition1: bool = True, init_scale: float = 0.0) -> Outcome:
+    """(i)-(iii) at every step of (10) on the shared draws (``condition1=False``: the broken set-up; ``init_scale``:
+    a nonzero init of that norm in random directions; both controls)."""
+    setup = main_setup(ctx) if condition1 else broken_setup(ctx)
     N = n_steps(ctx)
     ds, tried = J.instances(setup)
     if init_scale == 0:
@@ -107,79 +141,76 @@ def check_invariants(ctx: Context, setup: J.Setup | None = None, init_scale: flo
         u0 = init_scale * u0 / torch.linalg.vector_norm(u0, dim=-1, keepdim=True)
         traj = J.run_joint(ds, J.make_algorithm(EQ10_SPEC), N, W0=W0, u0=u0, record_at=range(N + 1))
     rep = invariant_report(traj)
-    ok = holds(rep)
-    B = len(ok)
-    k = int(ok.sum())
-    lo, hi = binomial_interval(k, B, 1 - ctx.alpha)
-    C_sup = float(np.exp(rep["log_ratio_sup"].max()))
     parts = {"(ii) gap > 0": rep["gap_positive"], "(ii) gap non-decreasing": rep["gap_grows"],
              "(iii) s_opt non-decreasing": rep["s_opt_monotone"], "(i) ratio bounded": rep["ratio_bounded"]}
+    ok = np.logical_and.reduce(list(parts.values()))
+    B, k = len(ok), int(ok.sum())
     broken = [f"{name}: {int((~v).sum())} run(s)" for name, v in parts.items() if not v.all()]
-    status = "pass" if ok.all() else "fail"
-    meas = [Measurement("runs with all three invariants at every step", k, claimed=f"= {B} (all)"),
-            Measurement("P(invariants | Condition 1), Clopper-Pearson", k / B, lo, hi, level=1 - ctx.alpha),
-            Measurement("sup over t, runs of L_i/L_j (the constant C)", C_sup),
-            Measurement("max κ = Δlog ratio / Δlog(1/L) over the second half", float(rep["kappa"].max()),
-                        claimed=f"≤ {KAPPA_MAX}"),
-            Measurement("min score gap over t ≥ 1", float(rep["gap_min"].min()), claimed="> 0"),
-            Measurement("largest one-step drop of the score gap", float(rep["gap_drop_max"].max()), claimed="≤ 0"),
-            Measurement("largest one-step rise of log(1 − s_opt)", float(rep["s_opt_drop_max"].max()),
-                        claimed="≤ 0")]
-    inv = J.invariants(traj)
-    fig, axes = new_figure()
-    t = traj.steps.numpy()
-    axes.plot(t[1:], inv["gap_min_t"], color="tab:blue", lw=1, alpha=0.6)
-    axes.set_xlabel("step t")
-    axes.set_ylabel("min_i score gap (blue)")
-    ax2 = axes.twinx()
-    ax2.plot(t, inv["log_loss_ratio"], color="tab:red", lw=1, alpha=0.6)
-    ax2.set_ylabel("log max_ij L_i/L_j (red)")
-    desc = (f"{setup.B} DM draws (n={setup.n}, T={setup.T}, d={setup.d}, ρ={setup.opt_ratio}"
-            f"{', Lemma 9 event: ' + str(setup.B) + ' of ' + str(tried) + ' draws' if setup.condition else ''})"
-            f", init scale {init_scale:g}, {N} steps")
-    summary = (f"{k}/{B} runs keep (i)-(iii) at every step" + (f"; broken: {'; '.join(broken)}" if broken else "")
-               + f"; sup L_i/L_j = {C_sup:.3g}; {desc}")
-    return Outcome(status, summary, meas,
-                   [Figure("Score gaps grow; loss ratios level off", to_svg(fig),
-                           "min_i of the opt-vs-rest token-score gap (blue, must increase) and the log of the "
-                           "largest loss ratio between samples (red, must level off), one line per run.")],
-                   details={"tried_draws": tried, "kappa": rep["kappa"].tolist(),
-                            "log_ratio_sup": rep["log_ratio_sup"].tolist(), "setup": str(setup)},
-                   headline=f"{k}/{B} runs keep (i)-(iii) at every step; sup L_i/L_j = {C_sup:.3g}")
+    C_sup = float(np.exp(rep["log_ratio_sup"].max()))
+    event = f", Lemma 9 event: {setup.B} of {tried} draws" if setup.nu_max is not None else ""
+    ev = Evidence(ctx)
+    ev.exact("runs with all three invariants at every step", bool(ok.all()),
+             f"{k}/{B} runs keep (i)-(iii) at every step" + (f"; broken: {'; '.join(broken)}" if broken else "")
+             + f"; sup L_i/L_j = {C_sup:.3g}; {setup.B} DM draws (n={setup.n}, T={setup.T}, d={setup.d}, "
+               f"ρ={setup.opt_ratio}{event}), init scale {init_scale:g}, {N} steps",
+             value=k, claimed=f"= {B} (all)")
+    lo, hi = binomial_interval(k, B, ev.level)
+    ev.measure("P(invariants | Condition 1), Clopper-Pearson", k / B, lo=lo, hi=hi, level=ev.level)
+    ev.measure("sup over t, runs of L_i/L_j (the constant C)", C_sup)
+    ev.measure("max κ = Δlog ratio / Δlog(1/L) over the second half", float(rep["kappa"].max()),
+               claimed=f"≤ {KAPPA_MAX}")
+    ev.measure("min score gap over t ≥ 1", float(rep["gap_min"].min()), claimed="> 0")
+    ev.measure("largest one-step drop of the score gap", float(rep["gap_drop_max"].max()), claimed="≤ 0")
+    ev.measure("largest one-step rise of log(1 − s_opt)", float(rep["s_opt_drop_max"].max()), claimed="≤ 0")
+    if ev.plots:
+        fig, ax = new_figure()
+        t = traj.steps.numpy()
+        ax.plot(t[1:], rep["gap_min_t"], color="tab:blue", lw=1, alpha=0.6)
+        ax.set_xlabel("step t")
+        ax.set_ylabel("min_i score gap (blue)")
+        ax2 = ax.twinx()
+        ax2.plot(t, rep["log_loss_ratio"], color="tab:red", lw=1, alpha=0.6)
+        ax2.set_ylabel("log max_ij L_i/L_j (red)")
+        ev.figure("Score gaps grow; loss ratios level off", fig,
+                  "min_i of the opt-vs-rest token-score gap (blue, must increase) and the log of the largest loss "
+                  "ratio between samples (red, must level off), one line per run.")
+    return ev.outcome(headline=f"{k}/{B} runs keep (i)-(iii) at every step; sup L_i/L_j = {C_sup:.3g}",
+                      tried_draws=tried, kappa=rep["kappa"], log_ratio_sup=rep["log_ratio_sup"], setup=str(setup))
 
 
 # ---------------------------------------------------------------------------
 # 2. Probe: both sides of Condition 1
 # ---------------------------------------------------------------------------
 
-PROBE_STEPS = 60
-#: (i) in the probe: the runs are too short to see a ratio level off, so the probe tests sup_t L_i/L_j <= e^2,
-#: a stand-in for the lost universal constant C (the main check measures sup ~ 2.1 on long runs)
-LOG_C_PROBE = 2.0
-
 
 @st.composite
 def probe_instances(draw, aim_rho=(3.0, 5.0)):
     """Half the draws aim at Condition 1's region (small n, large d and rho, small step, zero init), half
-    range widely; the assumptions are evaluated on every draw either way."""
+    range widely; the assumptions are evaluated on every draw either way.
+
+    The small parameters (n, T, d, rho, the step's eta R^2, the init scale) are hypothesis draws and shrink; the
+    tokens themselves come from ``data.dm`` with a drawn seed: a DM data set has n T d Gaussian entries (up to
+    3 * 2 * 96 = 576 in the aimed half), too many to draw and shrink entry by entry, and the claim is about DM's
+    Gaussian tokens, not about a shrunk (no longer Gaussian) matrix.
+    """
     aim = draw(st.booleans())
     if aim:
         n, T = draw(st.integers(2, 3)), 2
         d = draw(st.sampled_from([64, 96]))
         rho = draw(st.floats(*aim_rho))
-        eta_R2 = math.exp(draw(st.floats(math.log(0.1), 0.0)))
+        eta_R2 = draw(log_uniform(0.1, 1.0))
         init = 0.0
     else:
         n, T = draw(st.integers(2, 5)), draw(st.sampled_from([2, 3]))
         d = draw(st.sampled_from([8, 16, 32, 64]))
         rho = draw(st.floats(0.8, 5.0))
-        eta_R2 = math.exp(draw(st.floats(math.log(0.1), math.log(4.0))))
+        eta_R2 = draw(log_uniform(0.1, 4.0))
         init = draw(st.sampled_from([0.0, 0.0, 0.5]))
     seed = draw(st.integers(0, 2**31 - 1))
     ds = data.dm(n=n, T=T, d=d, opt_ratio=rho, seed=seed)
     R2 = float(ds.X.norm(dim=-1).max() ** 2)
     return {"n": n, "T": T, "d": d, "rho": rho, "eta_R2": eta_R2, "eta": eta_R2 / R2, "init": init, "seed": seed,
-            "nu": float(data.assumptions(ds)["nu"]), "nu0": J.nu_threshold(n, T, rho), "ds": ds}
+            "nu": float(data.assumptions(ds)["nu"]), "nu0": nu_threshold(n, T, rho), "ds": ds}
 
 
 def probe_parameters(inst) -> dict[str, float]:
@@ -197,13 +228,13 @@ def probe_assumptions(inst, drop_ratio: bool = False) -> dict[str, bool]:
 
 
 def probe_conclusion(inst, alpha_each):
-    ds1 = inst["ds"]
-    ds = data.stack([ds1])
+    """(ii), (iii) at every one of PROBE_STEPS steps of (10), and (i) as sup_t L_i/L_j <= e^LOG_C_PROBE."""
+    ds = data.stack([inst["ds"]])
     d = ds.d
     g = torch.Generator().manual_seed(inst["seed"] + 1)
     W0 = inst["init"] * torch.randn(1, d, d, generator=g, dtype=DTYPE) / d
     u0 = inst["init"] * torch.randn(1, d, generator=g, dtype=DTYPE) / math.sqrt(d)
-    traj = J.run_joint(ds, J.eq10(inst["eta"]), PROBE_STEPS, W0=W0, u0=u0, record_at=range(PROBE_STEPS + 1))
+    traj = J.run_joint(ds, J.eq10(inst["eta"], *EQ10), PROBE_STEPS, W0=W0, u0=u0, record_at=range(PROBE_STEPS + 1))
     rep = invariant_report(traj)
     ratio_ok = rep["log_ratio_sup"][0] <= LOG_C_PROBE
     ok = bool(rep["gap_positive"][0] and rep["gap_grows"][0] and rep["s_opt_monotone"][0] and ratio_ok)
@@ -214,24 +245,22 @@ def probe_conclusion(inst, alpha_each):
 
 
 def describe(inst) -> dict:
+    """The instance as plain numbers: ``data.dm(n=n, T=T, d=d, opt_ratio=rho, seed=seed)`` rebuilds its tokens."""
     return {k: inst[k] for k in ("n", "T", "d", "rho", "eta_R2", "init", "seed", "nu", "nu0")}
 
 
 def check_probe(ctx: Context, drop_ratio: bool = False) -> Outcome:
+    """Four-cell probe over Condition 1 (``drop_ratio``: the control without rho > 1, aimed at rho in [0.8, 1])."""
     n = ctx.pick(8, 60, 200)
     strategy = probe_instances(aim_rho=(0.8, 1.0)) if drop_ratio else probe_instances()
     return run_probe(ctx, strategy, probe_conclusion, n, describe,
-                     assumptions=lambda inst: probe_assumptions(inst, drop_ratio), parameters=probe_parameters,
-                     shrink_cells=ctx.budget != "quick")
+                     assumptions=functools.partial(probe_assumptions, drop_ratio=drop_ratio),
+                     parameters=probe_parameters, shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
 # 3. The claim
 # ---------------------------------------------------------------------------
-
-def broken_setup(ctx: Context) -> J.Setup:
-    """Condition 1 (ii) and (iii) broken: rho = 1, d = 16, no conditioning on Lemma 9's event."""
-    return J.Setup(n=MAIN["n"], T=2, d=16, opt_ratio=1.0, B=main_setup(ctx).B, seed=ctx.seed, condition=False)
 
 CLAIM = Claim(
     id=ID,
@@ -251,11 +280,10 @@ CLAIM = Claim(
     ),
     controls=(
         Control("Condition 1 broken", "every-step-invariants", "ρ = 1 (no larger opt token) and d = 16, unconditioned",
-                lambda ctx: check_invariants(ctx, setup=broken_setup(ctx))),
+                {"condition1": False}),
         Control("nonzero init", "every-step-invariants", "‖W_0‖ = ‖u_0‖ = 1 in random directions (Cond. 1 (i) assumes 0)",
-                lambda ctx: check_invariants(ctx, init_scale=1.0)),
+                {"init_scale": 1.0}),
         Control("probe without Cond. 1 (ii)", "probe", "ρ > 1 (and Lemma 9's event, which needs it) dropped from the "
-                "assumptions, aimed draws at ρ in [0.8, 1]: they must produce a counterexample",
-                lambda ctx: check_probe(ctx, drop_ratio=True)),
+                "assumptions, aimed draws at ρ in [0.8, 1]: they must produce a counterexample", {"drop_ratio": True}),
     ),
 )

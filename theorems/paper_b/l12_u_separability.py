@@ -11,24 +11,27 @@ The seed's proof: Lemma 9 bounds ``|u_mm^T x_{i,tau}|`` for the non-opt tokens (
 tokens u_mm is built from), and eq. (11) bounds ``s_{i,opt}`` below; this is what makes the PL-like
 inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_u L, v>``).
 
-Evidence.  (1) u-SVM on every DM draw of the shared setup (B.T2): a KKT certificate against the *full*
-constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
-(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, reported next to the
-bound above.  Both are deterministic (no statistical decision).  Controls: the u-SVM with its most loaded
-constraint dropped (the certificate against the full set must fail); the separability claimed for the
-non-opt tokens instead of the attention-weighted ones.
+Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_fixtures``): a KKT certificate against the
+*full* constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
+(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, and at or above the bound
+above at every record.  Both are deterministic (no statistical decision).
+
+Controls: the u-SVM with its most loaded constraint dropped (the certificate against the full set must fail);
+the separability claimed for the non-opt tokens instead of the attention-weighted ones.
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from numerics.paper_b import joint_checks as J
+from numerics.paper_b import joint as J
 from numerics.paper_b import svm
 from numerics.paper_b.model import Dataset
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import condition1_assumptions, main_run, main_setup
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b.records import opt_mask, unit_rows
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import condition1_assumptions, main_run, main_setup
+from theorems.plots import new_figure
 
 ID = "B.L12"
 
@@ -38,7 +41,10 @@ STATEMENT = (
     r"\max_{\tau\ne\mathrm{opt}}|u_{mm}^\top x_{i\tau}|>0\ \ \forall i,t"
 )
 
+#: KKT residuals of a certified solution (the solver polishes to ~1e-15; 1e-8 leaves room for conditioning)
 TOL = 1e-8
+#: rounding allowance of the comparison with Lemma 12's bound
+BOUND_TOL = 1e-12
 
 
 def certificate_full(X_opt: np.ndarray, y: np.ndarray, u: np.ndarray, alpha: np.ndarray) -> dict[str, float]:
@@ -55,79 +61,76 @@ def certificate_full(X_opt: np.ndarray, y: np.ndarray, u: np.ndarray, alpha: np.
 
 
 def check_u_svm(ctx: Context, drop_most_loaded: bool = False) -> Outcome:
+    """The u-SVM of every draw, certified against all its constraints (``drop_most_loaded``: the control's SVM)."""
     setup = main_setup(ctx)
     ds, _ = J.instances(setup)
     _, _, _, us = J.solutions(setup)
-    rows, worst_all, norms = [], [], []
+    rows, norms = [], []
     for b in range(setup.B):
         one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
-        res = us[b]
-        if drop_most_loaded:
-            res = svm.u_svm(one, drop=int(res.alpha.argmax()))
+        res = svm.u_svm(one, drop=int(us[b].alpha.argmax())) if drop_most_loaded else us[b]
         X_opt = torch.take_along_dim(one.X, one.opt_index[:, None, None], dim=1).squeeze(1).numpy()
-        cert = certificate_full(X_opt, one.y.numpy(), res.solution.numpy(), res.alpha.numpy())
-        rows.append(cert)
-        worst_all.append(max(cert.values()))
+        rows.append(certificate_full(X_opt, one.y.numpy(), res.solution.numpy(), res.alpha.numpy()))
         norms.append(res.norm)
-    worst = float(max(worst_all))
-    status = "pass" if worst <= TOL else "fail"
-    keys = rows[0].keys()
-    meas = [Measurement(f"max {k} over draws", float(max(r[k] for r in rows)), claimed=f"≤ {TOL:g}") for k in keys]
-    meas.append(Measurement("||u_mm|| (mean over draws)", float(np.mean(norms))))
-    meas.append(Measurement("max margin 1/||u_mm|| (min over draws)", float(1 / np.max(norms))))
+    worst = float(max(max(r.values()) for r in rows))
     what = "u-SVM with its most loaded constraint dropped" if drop_most_loaded else "u-SVM"
-    summary = (f"{what}: worst KKT residual against all {setup.n} opt-token constraints {worst:.2e} "
-               f"(≤ {TOL:g} required) on {setup.B} DM draws; ||u_mm|| = {np.mean(norms):.3f} on average")
-    return Outcome(status, summary, meas, details={"certificates": rows},
-                   headline=f"u-SVM feasible with KKT certificate {worst:.1e} on {setup.B} draws")
+    ev = Evidence(ctx)
+    ev.exact("KKT certificate", worst <= TOL,
+             f"{what}: worst KKT residual against all {setup.n} opt-token constraints {worst:.2e} "
+             f"(≤ {TOL:g} required) on {setup.B} DM draws; ||u_mm|| = {np.mean(norms):.3f} on average")
+    for k in rows[0]:
+        ev.measure(f"max {k} over draws", float(max(r[k] for r in rows)), claimed=f"≤ {TOL:g}")
+    ev.measure("||u_mm|| (mean over draws)", float(np.mean(norms)))
+    ev.measure("max margin 1/||u_mm|| (min over draws)", float(1 / np.max(norms)))
+    return ev.outcome(headline=f"u-SVM feasible with KKT certificate {worst:.1e} on {setup.B} draws",
+                      certificates=rows)
 
 
 def check_attention_separable(ctx: Context, tokens: str = "attention") -> Outcome:
     """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) (or of a non-opt token: control)."""
     setup = main_setup(ctx)
     ds, _ = J.instances(setup)
-    _, u_mm, _, us = J.solutions(setup)
+    _, u_mm, _, _ = J.solutions(setup)
     traj = main_run(ctx)
-    umm_bar = u_mm / torch.linalg.vector_norm(u_mm, dim=-1, keepdim=True)
-    is_opt = torch.nn.functional.one_hot(ds.opt_index, ds.T).bool()                       # (B, n, T)
-    proj = ds.y[..., None] * (ds.X @ umm_bar[:, None, :, None]).squeeze(-1)              # y_i ubar^T x_it, (B, n, T)
+    is_opt = opt_mask(ds)                                                                # (B, n, T)
+    proj = ds.y[..., None] * (ds.X @ unit_rows(u_mm)[:, None, :, None]).squeeze(-1)    # y_i ubar^T x_it, (B, n, T)
     other_max = proj.abs().masked_fill(is_opt, 0).amax(-1)                               # (B, n)
     s_opt = traj["log_s_opt"].exp()                                                      # (K, B, n)
     unit = 1 / torch.linalg.vector_norm(u_mm, dim=-1)                                   # ubar^T x_opt y = 1/||u_mm||
     bound = (s_opt * unit[:, None] - (1 - s_opt) * other_max).numpy()                    # Lemma 12's lower bound
+    r_margin = traj["r_margin"].numpy()                                                  # (K, B, n)
     if tokens == "attention":
-        values = traj["r_margin"].numpy()                                                # (K, B, n)
+        values = r_margin
     else:  # the non-opt token of each sequence (T = 2), at every step
-        v = proj.masked_fill(is_opt, float("inf")).amin(-1).numpy()
-        values = np.broadcast_to(v, traj["r_margin"].shape)
+        values = np.broadcast_to(proj.masked_fill(is_opt, float("inf")).amin(-1).numpy(), r_margin.shape)
     per_run = values.min((0, 2))
-    status = "pass" if (per_run > 0).all() else "fail"
-    below_bound = bool((traj["r_margin"].numpy() < bound - 1e-12).any())
-    if tokens == "attention" and below_bound:
-        status = "fail"
-    meas = [Measurement("min over i, t of y_i ūmm^T X_i^T s_i(W_t) (worst run)", float(per_run.min()), claimed="> 0"),
-            Measurement("min over i, t of Lemma 12's lower bound (worst run)", float(bound.min())),
-            Measurement("min s_{i,opt}(W_t) over i, t", float(s_opt.min())),
-            Measurement("max over i, τ≠opt of |ūmm^T x_iτ| · ||u_mm||", float((other_max * (1 / unit)[:, None]).max()))]
-    fig, ax = new_figure()
-    t = traj.steps.numpy()
-    norm = (1 / unit).numpy()
-    for b in range(values.shape[1]):
-        ax.plot(t[1:], values[1:, b].min(-1) * norm[b], color="tab:blue", lw=1, alpha=0.6)
-        ax.plot(t[1:], bound[1:, b].min(-1) * norm[b], color="tab:gray", lw=1, ls="--", alpha=0.6)
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("step t")
-    ax.set_ylabel("min_i y_i u_mm^T r_i(t)")
-    ax.set_title("r_i = X_i^T s_i(W_t)" if tokens == "attention" else "non-opt tokens (control)")
-    summary = (f"{'attention-weighted tokens' if tokens == 'attention' else 'non-opt tokens'}: "
-               f"min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)"
-               + ("; Lemma 12's bound holds at every record" if tokens == "attention" and not below_bound else ""))
-    return Outcome(status, summary, meas,
-                   [Figure("Margins of u_mm on the attention-weighted tokens", to_svg(fig),
-                           "Solid: min_i y_i u_mm^T X_i^T s_i(W_t) per run; dashed: Lemma 12's lower bound "
-                           "s_opt − (1 − s_opt) max|u_mm^T x_other|; both must stay above 0.")],
-                   details={"per_run_min": per_run.tolist()})
+    what = "attention-weighted tokens" if tokens == "attention" else "non-opt tokens"
+    ev = Evidence(ctx)
+    ev.exact("separable", bool((per_run > 0).all()),
+             f"{what}: min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)")
+    if tokens == "attention":
+        above = not (r_margin < bound - BOUND_TOL).any()
+        ev.exact("Lemma 12's bound", above, f"Lemma 12's bound {'holds' if above else 'FAILS'} at every record")
+    ev.measure("min over i, t of y_i ūmm^T X_i^T s_i(W_t) (worst run)", float(per_run.min()), claimed="> 0")
+    ev.measure("min over i, t of Lemma 12's lower bound (worst run)", float(bound.min()))
+    ev.measure("min s_{i,opt}(W_t) over i, t", float(s_opt.min()))
+    ev.measure("max over i, τ≠opt of |ūmm^T x_iτ| · ||u_mm||", float((other_max * (1 / unit)[:, None]).max()))
+    if ev.plots:
+        fig, ax = new_figure()
+        t = traj.steps.numpy()
+        norm = (1 / unit).numpy()
+        for b in range(values.shape[1]):
+            ax.plot(t[1:], values[1:, b].min(-1) * norm[b], color="tab:blue", lw=1, alpha=0.6)
+            ax.plot(t[1:], bound[1:, b].min(-1) * norm[b], color="tab:gray", lw=1, ls="--", alpha=0.6)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("step t")
+        ax.set_ylabel("min_i y_i u_mm^T r_i(t)")
+        ax.set_title("r_i = X_i^T s_i(W_t)" if tokens == "attention" else "non-opt tokens (control)")
+        ev.figure("Margins of u_mm on the attention-weighted tokens", fig,
+                  "Solid: min_i y_i u_mm^T X_i^T s_i(W_t) per run; dashed: Lemma 12's lower bound "
+                  "s_opt − (1 − s_opt) max|u_mm^T x_other|; both must stay above 0.")
+    return ev.outcome(per_run_min=per_run)
 
 
 CLAIM = Claim(
@@ -148,8 +151,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
-                "against all constraints", lambda ctx: check_u_svm(ctx, drop_most_loaded=True)),
+                "against all constraints", {"drop_most_loaded": True}),
         Control("non-opt tokens", "attention-separable", "separability by u_mm claimed for the non-opt tokens",
-                lambda ctx: check_attention_separable(ctx, tokens="non-opt")),
+                {"tokens": "non-opt"}),
     ),
 )

@@ -17,7 +17,9 @@ sample i's score gap against a non-opt token o is ``(eta/n) sum_j y_i y_j <r_j, 
 self term is ``(1/T)(||x_{i,opt}||^2 - ||x_{i,o}||^2) ~ (m/T)(1 - 1/rho^2)`` (norms at their means, m the
 smallest opt norm^2) and every other term is at most ``2 nu m`` in size, ``n - 1`` of them from the other
 sequences and ``(T - 2)/T`` from sample i's other tokens.  The increase is positive for every i once
-``nu <= nu_0``: at ``nu = nu_0`` the margin left is ``2 m (1 - 1/rho^2)/(n T^2) > 0``.
+``nu <= nu_0``: at ``nu = nu_0`` the margin left is ``2 m (1 - 1/rho^2)/(n T^2) > 0``.  The level is
+``joint_fixtures.nu0_level``, the one the joint-training claims condition their DM draws on: the derivation
+proves that very function.
 
 d_9(delta) (ours, an explicit union bound): with ``D_pm = d -/+ 2 sqrt(d x) (+ 2x)`` (Laurent-Massart chi-square
 tails) and a Gaussian tail for ``<x, x'>`` given ``x'``,
@@ -28,8 +30,10 @@ tails) and a Gaussian tail for ``<x, x'>`` given ``x'``,
 ``d_9`` is the smallest d with this bound ``<= nu_0``; it grows like ``log(nT/delta) / (rho^2 nu_0^2)``.
 
 Evidence: the derivation of nu_0 (sympy); Monte Carlo of ``P(nu <= nu_0)`` at ``d_9`` with a Clopper-Pearson
-interval (pass if its lower end is >= 1 - delta), and the curve ``P`` against d.  Controls: the opt token not
-larger (``rho = 1``, Cond. 1 (ii) broken) at the same d; d = d_9/16 (Cond. 1 (iii) broken).
+interval (pass if its lower end is >= 1 - delta, fail if its upper end is below), and the curve ``P`` against d.
+
+Controls: a level twice as large in the derivation; the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at
+the same d; d = d_9/16 (Cond. 1 (iii) broken).
 """
 from __future__ import annotations
 
@@ -40,20 +44,33 @@ import sympy as sp
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import joint_checks as J
-from numerics.stats import binomial_interval
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import MAIN
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import data
+from numerics.paper_b.model import Dataset
+from numerics.stats import binomial_interval, decide_binomial
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import MAIN, nu0_level, nu_threshold
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.L9"
-DELTA = 0.05
 
 STATEMENT = (
     r"d\ge d_9(\delta)\ \Rightarrow\ \Pr\Big[\max_{(x,x')\not\subset\mathrm{opt}}|\langle x,x'\rangle|\le"
     r"\nu_0\min_i\|x_{i,\mathrm{opt}}\|^2\Big]\ge1-\delta,\qquad \nu_0=\frac{1-\rho^{-2}}{2nT}"
 )
+
+#: the claim's failure probability (ours: the seed's is lost)
+DELTA = 0.05
+#: the claim is P >= 1 - delta: the Clopper-Pearson lower end at or above 1 - delta decides it, whatever the width
+MAX_WIDTH = math.inf
+#: the d grid of the reported curve P(nu <= nu_0) against d (d_9 is added to it)
+D_GRID = (8, 16, 32, 64, 128)
+
+
+def nu0_doubled(rho, n, T):
+    """A wrong level (control): twice Lemma 9's."""
+    return 2 * nu0_level(rho, n, T)
 
 
 # ---------------------------------------------------------------------------
@@ -61,10 +78,11 @@ STATEMENT = (
 # ---------------------------------------------------------------------------
 
 
-def derivation(nu0=None) -> Outcome:
+def derivation(nu0=nu0_level) -> Outcome:
+    """``nu0(rho, n, T)`` keeps the first u-step's score gaps increasing (module docstring)."""
     D = Derivation()
     m, rho, n, T, nu = sp.symbols("m rho n T nu", positive=True)
-    level = (1 - 1 / rho**2) / (2 * n * T) if nu0 is None else nu0(rho, n, T)
+    level = nu0(rho, n, T)
     D.say("First u-step from zero init: Δgap_i ∝ Σ_j y_i y_j ⟨r_j, x_{i,opt} − x_{i,o}⟩, r_j the token mean. "
           "Self term (m/T)(1 − 1/ρ²); each of the other terms at most 2νm: n − 1 sequences and (T − 2)/T own tokens.")
     lower = (m / T) * (1 - 1 / rho**2) - 2 * nu * m * ((n - 1) + (T - 2) / T)
@@ -83,6 +101,7 @@ def derivation(nu0=None) -> Outcome:
 
 
 def nu_bound(d: float, n: int, T: int, rho: float, delta: float) -> float:
+    """The union bound on nu that holds with probability >= 1 - delta (module docstring)."""
     x_up, x_lo = math.log(3 * n * T / delta), math.log(3 * n / delta)
     P = math.comb(n * T, 2) - math.comb(n, 2)
     y = math.log(6 * P / delta)
@@ -92,7 +111,8 @@ def nu_bound(d: float, n: int, T: int, rho: float, delta: float) -> float:
 
 
 def d9(n: int, T: int, rho: float, delta: float) -> int:
-    nu0 = J.nu_threshold(n, T, rho)
+    """The smallest d whose union bound is at most nu_0."""
+    nu0 = nu_threshold(n, T, rho)
     d = 2
     while nu_bound(d, n, T, rho, delta) > nu0:
         d += 1
@@ -100,57 +120,53 @@ def d9(n: int, T: int, rho: float, delta: float) -> int:
 
 
 def sample_nu(gen: torch.Generator, K: int, n: int, T: int, d: int, rho: float) -> np.ndarray:
-    """nu for K independent DM data sets (sigma = 1/sqrt(d); nu is scale-free), batched."""
+    """nu (``data.assumptions``) of K independent DM data sets, batched (sigma = 1; nu is scale-free, and the labels
+    do not enter it)."""
     opt = torch.randint(0, T, (K, n), generator=gen)
     is_opt = torch.nn.functional.one_hot(opt, T).bool()                              # (K, n, T)
     X = torch.randn(K, n, T, d, generator=gen, dtype=DTYPE) * torch.where(is_opt, rho, 1.0)[..., None].to(DTYPE)
-    toks = X.reshape(K, n * T, d)
-    G = toks @ toks.mT
-    flat = is_opt.reshape(K, n * T)
-    pair = ~(flat[:, :, None] & flat[:, None, :]) & ~torch.eye(n * T, dtype=torch.bool)
-    opt_norm2 = (X.pow(2).sum(-1) * is_opt).sum(-1).amin(-1)
-    return ((G.abs() * pair).flatten(1).amax(-1) / opt_norm2).numpy()
+    return data.assumptions(Dataset(X, torch.ones(K, n), opt=opt))["nu"].numpy()
 
 
-def check_probability(ctx: Context, rho: float | None = None, d_factor: float = 1.0) -> Outcome:
+def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: float = 1.0) -> Outcome:
+    """P(nu <= nu_0) at ``d_factor`` d_9 for DM with opt-token ratio ``rho``, and the curve in d.
+
+    nu_0 and d_9 are those of the set-up's ratio (a control draws with another ``rho`` against them)."""
     n, T, rho0 = MAIN["n"], MAIN["T"], MAIN["opt_ratio"]
-    rho = rho0 if rho is None else rho
-    nu0 = J.nu_threshold(n, T, rho0)
+    nu0 = nu_threshold(n, T, rho0)
     d_star = d9(n, T, rho0, DELTA)
     d_test = max(2, int(round(d_star * d_factor)))
     K = ctx.pick(400, 2000, 5000)
     gen = ctx.generator(ID, "monte-carlo", rho, d_factor)
-    level = 1 - ctx.alpha
-    grid = sorted({8, 16, 32, 64, 128, d_test})
-    curve = {}
-    for d in grid:
-        nus = sample_nu(gen, K, n, T, d, rho)
-        k = int((nus <= nu0).sum())
-        curve[d] = (k / K, *binomial_interval(k, K, level))
+    ev = Evidence(ctx, decisions=1)
+    grid = sorted({*D_GRID, d_test})
+    counts = {d: int((sample_nu(gen, K, n, T, d, rho) <= nu0).sum()) for d in grid}
+    curve = {d: (k / K, *binomial_interval(k, K, ev.level)) for d, k in counts.items()}
     p, lo, hi = curve[d_test]
-    status = "pass" if lo >= 1 - DELTA else ("fail" if hi < 1 - DELTA else "inconclusive")
-    meas = [Measurement(f"P(ν ≤ ν₀) at d = {d_test}", p, lo, hi, claimed=f"≥ 1 − δ = {1 - DELTA:g}", level=level),
-            Measurement("d₉(δ) from the union bound", d_star), Measurement("ν₀", nu0)]
-    meas += [Measurement(f"P(ν ≤ ν₀) at d = {d}", c[0], c[1], c[2], level=level) for d, c in curve.items()
-             if d != d_test]
-    fig, ax = new_figure()
-    ds_ = np.array(grid, float)
-    ps = np.array([curve[d][0] for d in grid])
-    err = np.array([[curve[d][0] - curve[d][1], curve[d][2] - curve[d][0]] for d in grid]).T
-    ax.errorbar(ds_, ps, yerr=err, fmt="o-", capsize=3, label=f"ρ = {rho:g}")
-    ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
-    ax.axvline(d_star, color="tab:gray", ls=":", label="d₉(δ) (union bound)")
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("d")
-    ax.set_ylabel("P(ν ≤ ν₀)")
-    ax.legend(loc="best")
-    summary = (f"ρ = {rho:g}, n = {n}, T = {T}: P(ν ≤ ν₀ = {nu0:.4f}) at d = {d_test} is {p:.4f} "
-               f"[{lo:.4f}, {hi:.4f}] (Clopper-Pearson, {K} draws) vs 1 − δ = {1 - DELTA:g}; d₉ = {d_star}")
-    return Outcome(status, summary, meas,
-                   [Figure("Probability of Lemma 9's event against d", to_svg(fig),
-                           "Monte Carlo with exact binomial intervals; the union bound's d₉ is conservative.")],
-                   details={"curve": {str(d): list(c) for d, c in curve.items()}, "d9": d_star, "nu0": nu0, "rho": rho},
-                   headline=f"P = {p:.4f} [{lo:.4f}, {hi:.4f}] at d = {d_test} (d₉ = {d_star})")
+    ev.decide(f"P(ν ≤ ν₀) at d = {d_test}",
+              decide_binomial(counts[d_test], K, ev.level, at_least=1 - DELTA, max_width=MAX_WIDTH), value=p,
+              line=f"ρ = {rho:g}, n = {n}, T = {T}: P(ν ≤ ν₀ = {nu0:.4f}) at d = {d_test} is {p:.4f} "
+                   f"[{lo:.4f}, {hi:.4f}] (Clopper-Pearson, {K} draws) vs 1 − δ = {1 - DELTA:g}; d₉ = {d_star}")
+    ev.measure("d₉(δ) from the union bound", d_star)
+    ev.measure("ν₀", nu0)
+    for d, (pd, lo_d, hi_d) in curve.items():
+        if d != d_test:
+            ev.measure(f"P(ν ≤ ν₀) at d = {d}", pd, lo=lo_d, hi=hi_d, level=ev.level)
+    if ev.plots:
+        fig, ax = new_figure()
+        ps = np.array([curve[d][0] for d in grid])
+        err = np.array([[curve[d][0] - curve[d][1], curve[d][2] - curve[d][0]] for d in grid]).T
+        ax.errorbar(np.array(grid, float), ps, yerr=err, fmt="o-", capsize=3, label=f"ρ = {rho:g}")
+        ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
+        ax.axvline(d_star, color="tab:gray", ls=":", label="d₉(δ) (union bound)")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("d")
+        ax.set_ylabel("P(ν ≤ ν₀)")
+        ax.legend(loc="best")
+        ev.figure("Probability of Lemma 9's event against d", fig,
+                  "Monte Carlo with exact binomial intervals; the union bound's d₉ is conservative.")
+    return ev.outcome(headline=f"P = {p:.4f} [{lo:.4f}, {hi:.4f}] at d = {d_test} (d₉ = {d_star})",
+                      curve={str(d): list(c) for d, c in curve.items()}, d9=d_star, nu0=nu0, rho=rho)
 
 
 CLAIM = Claim(
@@ -164,17 +180,13 @@ CLAIM = Claim(
                    "first step of Lemma 11's induction, and d₉(δ) from an explicit chi-square / Gaussian union bound "
                    f"(ours). Checked for n = {MAIN['n']}, T = {MAIN['T']}, ρ = {MAIN['opt_ratio']:g}, δ = {DELTA}."),
     checks=(
-        Check("derivation", "symbolic", "ν₀ makes the first u-step raise every score gap", lambda ctx: derivation(),
-              stochastic=False),
+        Check("derivation", "symbolic", "ν₀ makes the first u-step raise every score gap", derivation),
         Check("probability-at-d9", "numeric", "Monte Carlo P(ν ≤ ν₀) at d₉(δ) with a Clopper-Pearson interval",
               check_probability),
     ),
     controls=(
-        Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT)",
-                lambda ctx: derivation(lambda rho, n, T: (1 - 1 / rho**2) / (n * T))),
-        Control("opt token not larger", "probability-at-d9", "ρ = 1 (Cond. 1 (ii) broken) at d₉",
-                lambda ctx: check_probability(ctx, rho=1.0)),
-        Control("d too small", "probability-at-d9", "d = d₉/16 (Cond. 1 (iii) broken)",
-                lambda ctx: check_probability(ctx, d_factor=1 / 16)),
+        Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT)", {"nu0": nu0_doubled}),
+        Control("opt token not larger", "probability-at-d9", "ρ = 1 (Cond. 1 (ii) broken) at d₉", {"rho": 1.0}),
+        Control("d too small", "probability-at-d9", "d = d₉/16 (Cond. 1 (iii) broken)", {"d_factor": 1 / 16}),
     ),
 )

@@ -10,25 +10,32 @@ i.e. u_t's margin on the opt tokens is asymptotically a constant fraction of the
 norm bound (``||u_t||`` grows at most as fast), and the lower bound on the opt softmax scores (Theorem 3), so the
 fraction is a ratio of those constants; a third-party summary says the convergence is at a logarithmic rate.
 
-Evidence.  On B.T2's DM runs: (1) in every run ``q_N - |q_N - q_{N/2}|`` (the value less how much it still
-moves) must be above 0 (fail if some run has ``q_N + |q_N - q_{N/2}| <= 0``), and ``q_t <= 1`` at every record (it is a fraction of the maximum by the
-definition of u_mm: a larger value would mean a wrong u_mm); (2) the approach to the limit: we report the
-exponent of ``1 - q_t`` in t on the window and, for the summary's logarithmic rate, its exponent in ``log t``
-(a ``1/log t`` rate has exponent -1 there), with the residuals of both fits.  Controls: the margin taken on
-the non-opt tokens (the wrong token set: negative); Condition 1 broken (rho = 1, d = 16: the designated opt
-tokens need not be those attention selects, and u's margin on them turns negative in some runs).
+Evidence.  On the shared DM runs (``joint_fixtures``): (1) in every run the interval ``q_N -/+ |q_N - q_{N/2}|``
+(the value, widened by how much it still moves) must lie above 0: fail if some run's lies below, pass if every
+run's lies above (a per-run rule: the theorem holds for every draw under Condition 1); (2) ``q_t <= 1`` at every
+record (it is a fraction of the maximum by the definition of u_mm: a larger value would mean a wrong u_mm);
+(3) the approach to the limit, reported: the exponent of ``1 - q_t`` in t on the window and, for the summary's
+logarithmic rate, its exponent in ``log t`` (a ``1/log t`` rate has exponent -1 there).
+
+Controls: the margin taken on the non-opt tokens (the wrong token set: negative); Condition 1 broken (rho = 1,
+d = 16: the designated opt tokens need not be those attention selects, and u's margin on them turns negative in
+some runs).
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
 
-from numerics.paper_b import joint_checks as J
-from numerics.stats import mean_se
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.t2_joint_loss import (EQ10_SPEC, MAIN, WINDOW, condition1_assumptions, main_run, main_setup,
-                                            n_ctrl, n_main, run, tail_exponent, z_of)
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import joint as J
+from numerics.paper_b.records import opt_mask
+from numerics.stats import decide_lower, mean_se
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.joint_fixtures import (EQ10_SPEC, WINDOW, broken_setup, condition1_assumptions, main_run,
+                                             main_setup, n_ctrl, n_main, run, tail_exponent)
+from theorems.plots import new_figure
 
 ID = "B.T4"
 
@@ -36,82 +43,76 @@ STATEMENT = (
     r"\liminf_{t\to\infty}\ \|u_{mm}\|\,\min_i\frac{y_i\,u_t^\top x_{i,\mathrm{opt}}}{\|u_t\|}\ \ge c>0"
 )
 
+#: the claim: q_inf > 0 (the constant c is lost)
+FLOOR = 0.0
+#: the per-run intervals decide the claim whatever their width (as many runs as draws, no pooled estimate)
+MAX_WIDTH = math.inf
+#: rounding allowance of q_t <= 1
+ONE_TOL = 1e-9
 
-def broken_setup(ctx: Context) -> J.Setup:
-    """Condition 1 (ii), (iii) broken: rho = 1, d = 16, no conditioning on Lemma 9's event."""
-    return J.Setup(n=MAIN["n"], T=2, d=16, opt_ratio=1.0, B=main_setup(ctx).B, seed=ctx.seed, condition=False)
 
-
-def margin_fraction(ctx: Context, spec=None, tokens: str = "opt", setup: J.Setup | None = None):
-    if setup is not None:
-        traj, N = run(ctx, EQ10_SPEC, setup=setup), n_ctrl(ctx)
-    elif spec is None:
-        traj, N = main_run(ctx), n_main(ctx)
+def margin_fraction(ctx: Context, tokens: str, condition1: bool):
+    """(steps, q (K, B), N): ||u_mm|| times u_t's normalized margin on the opt tokens (or the non-opt ones)."""
+    if condition1:
+        setup, traj, N = main_setup(ctx), main_run(ctx), n_main(ctx)
     else:
-        traj, N = run(ctx, spec), n_ctrl(ctx)
-    setup = main_setup(ctx) if setup is None else setup
+        setup = broken_setup(ctx)
+        traj, N = run(ctx, EQ10_SPEC, setup=setup), n_ctrl(ctx)
     ds, _ = J.instances(setup)
     _, u_mm, _, _ = J.solutions(setup)
     norm_mm = torch.linalg.vector_norm(u_mm, dim=-1)
     if tokens == "opt":
         q = traj["u_margin"] * norm_mm
     else:  # the non-opt token of every sequence (T = 2)
-        is_opt = torch.nn.functional.one_hot(ds.opt_index, ds.T).bool()
         u = traj["u"]                                                               # (K, B, d)
         sc = ds.y[None, :, :, None] * torch.einsum("bntd,kbd->kbnt", ds.X, u)
-        q = sc.masked_fill(is_opt[None], float("inf")).amin(-1).amin(-1) / u.norm(dim=-1) * norm_mm
+        q = sc.masked_fill(opt_mask(ds)[None], float("inf")).amin(-1).amin(-1) / u.norm(dim=-1) * norm_mm
     return traj.steps.numpy(), q.numpy(), N
 
 
-def check_margin(ctx: Context, spec=None, tokens: str = "opt", setup: J.Setup | None = None) -> Outcome:
-    claimed_floor = 0.0
-    steps, q, N = margin_fraction(ctx, spec, tokens, setup)
-    z = z_of(ctx, 1)
+def check_margin(ctx: Context, tokens: str = "opt", condition1: bool = True) -> Outcome:
+    """q_N above 0 in every run, q_t <= 1; the rate of 1 - q_t reported.  ``tokens="non-opt"``, ``condition1=False``:
+    the controls."""
+    steps, q, N = margin_fraction(ctx, tokens, condition1)
+    name = "updates (10)" + ("" if tokens == "opt" else ", non-opt tokens")
+    if not condition1:
+        s = broken_setup(ctx)
+        name += f", d = {s.d}, ρ = {s.opt_ratio:g} (Condition 1 broken)"
+    ev = Evidence(ctx, decisions=1)
     qN = q[-1]
     half = int(np.searchsorted(steps, N / 2))
     drift = np.abs(qN - q[half])                                   # how much each run's q still moves
     m, se = mean_se(qN)
-    lo, hi = m - z * se - drift.max(), m + z * se + drift.max()
-    above_one = bool((q[1:] > 1 + 1e-9).any())
-    # per run (the theorem holds for every draw under Condition 1): settled above the floor, or not
-    if above_one or ((qN + drift) <= claimed_floor).any():
-        status = "fail"
-    elif ((qN - drift) > claimed_floor).all():
-        status = "pass"
-    else:
-        status = "inconclusive"
-    meas = [Measurement("q_N = ||u_mm|| · margin of u_N on the opt tokens (mean)", m, lo, hi,
-                        claimed=f"> {claimed_floor:g} (a constant fraction of the max margin)", level=1 - ctx.alpha),
-            Measurement("min over runs of q_N", float(qN.min())),
-            Measurement("max over t, runs of q_t", float(q[1:].max()), claimed="≤ 1")]
-    rates = {}
-    if tokens == "opt" and spec is None and setup is None and (1 - q[1:] > 0).all():
+    lo, hi = m - ev.z * se - drift.max(), m + ev.z * se + drift.max()
+    ev.measure("q_N = ||u_mm|| · margin of u_N on the opt tokens (mean)", m, lo=lo, hi=hi, level=ev.level,
+               claimed=f"> {FLOOR:g} (a constant fraction of the max margin)")
+    # per run (the theorem holds for every draw): the worst run's interval q_N -/+ drift against the floor
+    worst = decide_lower(float((qN - drift).min()), float((qN + drift).min()), FLOOR, max_width=MAX_WIDTH)
+    ev.measure("min over runs of q_N", float(qN.min()), lo=worst.lo, hi=worst.hi)
+    ev.status(worst.status, f"{name}: q_N = {m:.4f} [{lo:.4f}, {hi:.4f}] (must be > {FLOOR:g}); worst run "
+                            f"{worst}")
+    ev.exact("max over t, runs of q_t", not (q[1:] > 1 + ONE_TOL).any(), f"max q_t = {q[1:].max():.4f} (≤ 1)",
+             value=float(q[1:].max()), claimed="≤ 1")
+    if tokens == "opt" and condition1 and (1 - q[1:] > 0).all():
         gap = 1 - q
-        e_t = tail_exponent(steps[1:], gap[1:], N, z, increments=False)
-        e_log = tail_exponent(np.log(steps[1:]), gap[1:], np.log(N), z, increments=False,
+        e_t = tail_exponent(steps[1:], gap[1:], N, ev.z, increments=False)
+        e_log = tail_exponent(np.log(steps[1:]), gap[1:], np.log(N), ev.z, increments=False,
                               start=np.log(WINDOW * N) / np.log(N))
-        rates = {"exponent in t": e_t, "exponent in log t": e_log}
-        meas += [Measurement("exponent of 1 − q_t in t (power law)", e_t.est, e_t.lo, e_t.hi, level=1 - ctx.alpha),
-                 Measurement("exponent of 1 − q_t in log t (log law: −1 for 1/log t)", e_log.est, e_log.lo, e_log.hi,
-                             level=1 - ctx.alpha)]
-    fig, ax = new_figure()
-    for b in range(q.shape[1]):
-        ax.semilogx(steps[1:], q[1:, b], color="tab:blue", lw=1, alpha=0.6)
-    ax.axhline(1, color="k", lw=0.8, ls="--")
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xlabel("step t")
-    ax.set_ylabel("q_t = ||u_mm|| · margin(u_t)")
-    name = ("updates (10)" if spec is None else str(spec)) + ("" if tokens == "opt" else ", non-opt tokens")
-    if setup is not None:
-        name += f", d = {setup.d}, ρ = {setup.opt_ratio:g} (Condition 1 broken)"
-    ax.set_title(name)
-    rate_txt = "; ".join(f"1 − q {k} {v.text()}" for k, v in rates.items())
-    summary = (f"{name}: q_N = {m:.4f} [{lo:.4f}, {hi:.4f}] (must be > {claimed_floor:g}); max q_t = "
-               f"{q[1:].max():.4f} (≤ 1)" + (f"; {rate_txt}" if rate_txt else ""))
-    return Outcome(status, summary, meas,
-                   [Figure("Margin of u_t on the opt tokens, as a fraction of the max margin", to_svg(fig),
-                           "q_t per run: it must settle at a positive constant (here it approaches 1).")],
-                   details={"q_N": qN.tolist()}, headline=f"q_N = {m:.4f} [{lo:.4f}, {hi:.4f}]")
+        ev.measure("exponent of 1 − q_t in t (power law)", e_t.est, lo=e_t.lo, hi=e_t.hi, level=ev.level)
+        ev.measure("exponent of 1 − q_t in log t (log law: −1 for 1/log t)", e_log.est, lo=e_log.lo, hi=e_log.hi,
+                   level=ev.level)
+        ev.say(f"1 − q exponent in t {e_t.text()}; 1 − q exponent in log t {e_log.text()}")
+    if ev.plots:
+        fig, ax = new_figure()
+        ax.semilogx(steps[1:], q[1:], color="tab:blue", lw=1, alpha=0.6)
+        ax.axhline(1, color="k", lw=0.8, ls="--")
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlabel("step t")
+        ax.set_ylabel("q_t = ||u_mm|| · margin(u_t)")
+        ax.set_title(name)
+        ev.figure("Margin of u_t on the opt tokens, as a fraction of the max margin", fig,
+                  "q_t per run: it must settle at a positive constant (here it approaches 1).")
+    return ev.outcome(headline=f"q_N = {m:.4f} [{lo:.4f}, {hi:.4f}]", q_N=qN)
 
 
 CLAIM = Claim(
@@ -130,8 +131,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("non-opt tokens", "margin-fraction", "the margin taken on the non-opt tokens (wrong token set)",
-                lambda ctx: check_margin(ctx, tokens="non-opt")),
+                {"tokens": "non-opt"}),
         Control("Condition 1 broken", "margin-fraction", "ρ = 1 and d = 16, unconditioned: the designated opt tokens "
-                "need not be the ones attention selects", lambda ctx: check_margin(ctx, setup=broken_setup(ctx))),
+                "need not be the ones attention selects", {"condition1": False}),
     ),
 )

@@ -1,13 +1,14 @@
-r"""Joint (u, W) training on data model DM (paper B, Section 4 / Appendix B): runs, records, and the
-per-step quantities the joint-training claims (B.L9-B.L13, B.T2-B.T4, B.Fig3) measure.
+r"""Joint (u, W) training on data model DM (paper B, Section 4 / Appendix B): batches of DM draws, runs, max-margin
+solutions, and the per-step numerics the joint-training claims read (segment ratios, Hessian norms, rates).
 
 Updates (10), the family implemented by ``algorithms.scale_by_joint`` (t counts from 0):
 
     W_{t+1} = W_t - eta (t+1)^{-a} grad_W L / ||grad_W L||
     u_{t+1} = u_t - eta (t+1)^{-b} grad_u L / L^alpha
 
-``EQ10`` holds the factors we read off the seed (a, alpha, b) = (1/3, 1, 2/3); the claim modules
-derive them (B.T2).  Records (``JOINT_RECORD``, metrics of ``records``), per run, at the recorded steps:
+The factors (a, alpha, b) are parameters here; the claims' reading of them, Condition 1's thresholds and the
+invariants the claims test live in ``theorems/paper_b/`` (``joint_fixtures``).  Records (``JOINT_RECORD``,
+metrics of ``records``), per run, at the recorded steps:
 
     log_loss (B,)          log L(W_t, u_t)
     margin (B, n)          m_i = y_i f(X_i); the per-sample loss is exp(-m_i) (exp loss)
@@ -18,7 +19,7 @@ derive them (B.T2).  Records (``JOINT_RECORD``, metrics of ``records``), per run
     log_grad_norm_W, log_grad_norm_u (B,)
     u_margin (B,)          min_i y_i u_t^T x_{i,opt} / ||u_t||    (NaN at u = 0)
     with W_mm (B, d, d):   one_minus_corr (B,) = ||Wbar_t - Wbar_mm||^2 / 2
-    with u_mm (B, d):      u_corr_mm (B,) = <ubar_t, ubar_mm>;  r_margin (B, n) = y_i <ubar_mm, X_i^T s_i(W_t)>  (Lemma 12)
+    with u_mm (B, d):      u_corr_mm (B,) = <ubar_t, ubar_mm>;  r_margin (B, n) = y_i <ubar_mm, X_i^T s_i(W_t)>
 
 W_mm and u_mm are per run (one DM draw per run); ``records`` normalizes them run by run.
 """
@@ -36,37 +37,14 @@ from . import algorithms as A
 from . import data, model, records, svm
 from .model import Dataset
 
-#: (a, alpha, b): W time power, u loss power, u time power of updates (10) as we reconstruct them
-EQ10 = (1 / 3, 1.0, 2 / 3)
-
-
 # ---------------------------------------------------------------------------
-# Data, algorithms
+# Algorithms
 # ---------------------------------------------------------------------------
 
 
-def dm_batch(n: int, T: int, d: int, opt_ratio: float, B: int, seed: int, sigma: float | None = None) -> Dataset:
-    """B independent DM draws stacked as per-run data (X (B, n, T, d)); draw b uses seed ``seed * 100003 + b``."""
-    return data.stack([data.dm(n=n, T=T, d=d, sigma=sigma, opt_ratio=opt_ratio, seed=seed * 100003 + b)
-                       for b in range(B)])
-
-
-def eq10(eta: float, a: float = EQ10[0], alpha: float = EQ10[1], b: float = EQ10[2]) -> optim.Transform:
+def eq10(eta: float, a: float, alpha: float, b: float) -> optim.Transform:
     """Updates (10) with factors (a, alpha, b) and one step size eta for both blocks."""
     return A.joint(eta, eta, w_time_power=a, u_loss_power=alpha, u_time_power=b)
-
-
-def fig3_algorithms(eta: float, eta_gd: float, ps_cap: float) -> dict[str, optim.Transform]:
-    """The four algorithms of Fig. 3 on theta = (W, u), plus updates (10) as analysed.
-
-    GD          theta <- theta - eta_gd grad L
-    NGD         (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||,  u <- u - eta grad_u L / L
-    joint NGD   theta <- theta - eta grad L / ||grad L||   (one normalization over the tree)
-    PS          theta <- theta - min(ps_cap, L / ||grad L||^2) grad L   (L* = 0 for joint training)
-    (10)        updates (10) with EQ10's factors
-    """
-    return {"GD": A.gd(eta_gd), "NGD": eq10(eta, 0.0, 1.0, 0.0), "joint NGD": A.ngd(eta),
-            "PS": A.polyak(ps_cap), "(10)": eq10(eta)}
 
 
 def make_algorithm(spec: tuple) -> optim.Transform:
@@ -78,27 +56,17 @@ def make_algorithm(spec: tuple) -> optim.Transform:
 
 
 # ---------------------------------------------------------------------------
-# Condition 1 as we instantiate it, and cached instances / runs shared by the claims
+# Batches of DM draws and cached runs shared by the claims
 # ---------------------------------------------------------------------------
-
-
-def nu_threshold(n: int, T: int, opt_ratio: float) -> float:
-    r"""nu_0 = (1 - 1/rho^2) / (2 n T): Lemma 9's near-orthogonality level that the first step of Lemma 11's
-    induction needs (derived in theorems/paper_b/l9_dm_orthogonality.py); 0 when rho <= 1."""
-    return max(0.0, (1 - 1 / opt_ratio**2) / (2 * n * T))
-
-
-def lemma9_event(ds: Dataset, opt_ratio: float) -> torch.Tensor:
-    """nu(ds) <= nu_0 per run (or for one data set), with ``data.assumptions``' nu."""
-    return data.assumptions(ds)["nu"] <= nu_threshold(ds.n, ds.T, opt_ratio)
 
 
 @dataclass(frozen=True)
 class Setup:
     """One batch of DM data sets: B draws at (n, T, d, opt_ratio), sigma = 1/sqrt(d).
 
-    ``condition``: keep only draws in Lemma 9's event nu <= nu_0 (Condition 1 holds on it); draws are
-    tried in order of the seeds ``seed * 100003 + k``, k = 0, 1, ...
+    ``nu_max``: keep only draws whose near-orthogonality ``nu`` (``data.assumptions``) is at most ``nu_max`` (the
+    caller's event, e.g. Lemma 9's); None keeps every draw.  Draws are tried in order of the seeds
+    ``seed * 100003 + k``, k = 0, 1, ...
     """
 
     n: int = 3
@@ -107,7 +75,7 @@ class Setup:
     opt_ratio: float = 4.0
     B: int = 6
     seed: int = 0
-    condition: bool = True
+    nu_max: float | None = None
 
 
 @lru_cache(maxsize=16)
@@ -116,10 +84,10 @@ def instances(setup: Setup) -> tuple[Dataset, int]:
     kept, k = [], 0
     while len(kept) < setup.B:
         if k >= 100 * setup.B:
-            raise ValueError(f"{setup}: Lemma 9's event too rare ({len(kept)} of {k} draws)")
+            raise ValueError(f"{setup}: the event nu <= nu_max is too rare ({len(kept)} of {k} draws)")
         ds = data.dm(n=setup.n, T=setup.T, d=setup.d, opt_ratio=setup.opt_ratio, seed=setup.seed * 100003 + k)
         k += 1
-        if not setup.condition or bool(lemma9_event(ds, setup.opt_ratio)):
+        if setup.nu_max is None or bool(data.assumptions(ds)["nu"] <= setup.nu_max):
             kept.append(ds)
     return data.stack(kept), k
 
@@ -144,8 +112,18 @@ def cached_run(setup: Setup, spec: tuple, n_steps: int, every_step: bool = False
                      keep_params=keep_params)
 
 
+def max_margin_solutions(ds: Dataset) -> tuple[torch.Tensor, torch.Tensor, list, list]:
+    """Per-run (W_mm (B, d, d), u_mm (B, d), W-SVM results, u-SVM results) for the designated opt tokens."""
+    ws, us = [], []
+    for b in range(ds.X.shape[0]):
+        one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
+        ws.append(svm.w_svm(one))
+        us.append(svm.u_svm(one))
+    return torch.stack([w.solution for w in ws]), torch.stack([u.solution for u in us]), ws, us
+
+
 # ---------------------------------------------------------------------------
-# Records
+# Runs
 # ---------------------------------------------------------------------------
 
 
@@ -156,7 +134,7 @@ JOINT_RECORD = ("log_loss", "margin", "log_s_opt", "log_one_minus_s_opt", "score
 
 def run_joint(ds: Dataset, algorithm: optim.Transform, n_steps: int, W0=None, u0=None, W_mm=None, u_mm=None,
               record_at=None, n_points: int = 60, keep_params: bool = False) -> optim.Trajectory:
-    """Joint training from (W0, u0) (default: zero init, Condition 1 (i)); records ``JOINT_RECORD``'s metrics.
+    """Joint training from (W0, u0) (default: zero init); records ``JOINT_RECORD``'s metrics.
 
     ``record_at`` defaults to log-spaced steps; pass ``range(n_steps + 1)`` for every step.
     """
@@ -170,41 +148,9 @@ def run_joint(ds: Dataset, algorithm: optim.Transform, n_steps: int, W0=None, u0
                      record=records.recorder(ds, names, W_mm, u_mm), record_at=at)
 
 
-def max_margin_solutions(ds: Dataset) -> tuple[torch.Tensor, torch.Tensor, list, list]:
-    """Per-run (W_mm (B, d, d), u_mm (B, d), W-SVM results, u-SVM results) for the designated opt tokens."""
-    ws, us = [], []
-    for b in range(ds.X.shape[0]):
-        one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
-        ws.append(svm.w_svm(one))
-        us.append(svm.u_svm(one))
-    return torch.stack([w.solution for w in ws]), torch.stack([u.solution for u in us]), ws, us
-
-
 # ---------------------------------------------------------------------------
-# Step-wise quantities: invariants (Lemma 11), the loss on a step's segment, the Hessian (Lemma 13)
+# Step-wise quantities: the loss on a step's segment, the Hessian
 # ---------------------------------------------------------------------------
-
-
-def invariants(traj: optim.Trajectory, from_step: int = 1) -> dict[str, np.ndarray]:
-    """Lemma 11's three invariants from an every-step trajectory, per run (B,):
-
-    log_loss_ratio_max   max_t max_{i,j} log(L_i / L_j) = max_t (max_i m_i - min_i m_i)     (i) bounded
-    gap_drop_max         max_t max_i (gap_{i,t} - gap_{i,t+1})_+   of the score gap      (ii) <= 0 (grows)
-    gap_min              min_{t >= from_step} min_i score gap                         (ii) > 0
-    s_opt_drop_max       max_t max_i (log(1 - s_{i,opt,t+1}) - log(1 - s_{i,opt,t}))_+  (iii) <= 0 (s_opt non-decreasing)
-    also the per-step series log_loss_ratio (K, B) and gap_min_t (K, B).
-    Steps before ``from_step`` are skipped where a quantity is undefined (u_0 = 0: all scores 0).
-    """
-    m = traj["margin"].numpy()                                                      # (K, B, n)
-    ratio = m.max(-1) - m.min(-1)
-    gap = traj["score_gap"].numpy()[from_step:]
-    l1m = traj["log_one_minus_s_opt"].numpy()
-    return {
-        "log_loss_ratio": ratio, "log_loss_ratio_max": ratio.max(0),
-        "gap_min_t": gap.min(-1), "gap_min": gap.min((0, 2)),
-        "gap_drop_max": np.clip(gap[:-1] - gap[1:], 0, None).max((0, 2)),
-        "s_opt_drop_max": np.clip(l1m[1:] - l1m[:-1], 0, None).max((0, 2)),
-    }
 
 
 def step_update(ds: Dataset, algorithm: optim.Transform, params, step: int):
@@ -216,7 +162,7 @@ def step_update(ds: Dataset, algorithm: optim.Transform, params, step: int):
 
 
 def segment_log_ratio(ds: Dataset, params, updates, n_points: int = 9) -> torch.Tensor:
-    """max over theta' on [theta, theta + update] of log L(theta') - log L(theta), (B,) (Lemma 13 (ii))."""
+    """max over theta' on [theta, theta + update] of log L(theta') - log L(theta), (B,)."""
     W, u = params
     dW, du = updates
     base = model.evaluate(W, u, ds, grad_u=False).log_loss
@@ -245,7 +191,7 @@ def log_hessian_ratio(W: torch.Tensor, u: torch.Tensor, ds: Dataset, iters: int 
     invariant).  Runs are independent, so one double-backward of the summed losses gives every run's
     Hessian-vector product.  ||H v_k|| -> max |eigenvalue| (the operator norm; H may be indefinite).
     """
-    B, d = W.shape[0], ds.d
+    B = W.shape[0]
     theta = torch.cat([W.reshape(B, -1), u], -1).detach().requires_grad_(True)
     with torch.no_grad():
         margin = (torch.softmax(model.logits(W, ds), -1) * model.token_scores(u, ds)).sum(-1)
@@ -264,7 +210,6 @@ def log_hessian_ratio(W: torch.Tensor, u: torch.Tensor, ds: Dataset, iters: int 
 
 def hessian_full(W: torch.Tensor, u: torch.Tensor, ds: Dataset) -> torch.Tensor:
     """The full Hessian of L e^{min_i m_i} for run 0 only (reference for small instances), (P, P)."""
-    d = ds.d
     theta = torch.cat([W[:1].reshape(1, -1), u[:1]], -1).detach()
     one = Dataset(ds.X[:1], ds.y[:1], opt=ds.opt_index[:1])
     with torch.no_grad():
