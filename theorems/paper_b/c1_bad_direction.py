@@ -25,15 +25,20 @@ import sympy as sp
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import algorithms as al
-from numerics.paper_b import data, model, svm
-from numerics.paper_b import trajectory_checks as tc
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import model, runs
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import bad_init_problem
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.C1"
-CORR_TOL, LOSS_DROP = 1e-3, 3.0
+CORR_TOL, LOSS_DROP = 1e-3, 3.0  # at the horizon: 1 - <Wbar_T, Wbar_mm> <= 1e-3 and log(L - L*) down by >= 3
+ALGOS = (("GD", "gd", 1.0), ("NGD", "ngd", 0.1))
+INIT_LOG_NORMS = (-2.0, 0.0)  # small init norms 10^U(-2, 0)
+TAU_MAX = 0.3  # perturbation of the bad direction, tau ~ U(0, 0.3): the inits still violate sample 0's constraint
+CONTROL_NORM = 30.0  # the control's init norm: the gradient there is ~e^{-30}
+RECORD_POINTS = 60  # log-spaced record steps (plus the middle)
 
 STATEMENT = (
     r"\langle A_{0},\bar W_0\rangle<0\ (\text{so } s_{0,o}(R\bar W_0)\to0,\ \nabla L(R\bar W_0)\to0),\ "
@@ -99,85 +104,76 @@ def derivation() -> Outcome:
 # 2. Numeric: global convergence from the bad direction with a small norm
 # ---------------------------------------------------------------------------
 
-def bad_inits(gen, B, log_r=(-2.0, 0.0), fixed_r=None):
-    ds, _ = data.bad_init(1.0)
-    Wb = ds.meta["W0_bar"]
-    tau = 0.3 * torch.rand(B, 1, 1, generator=gen, dtype=DTYPE)
+def bad_inits(gen, B, Wb, fixed_r=None):
+    """B inits r normalize(Wbar_0 + tau G): tau ~ U(0, TAU_MAX), r = 10^U(INIT_LOG_NORMS) (or ``fixed_r``)."""
+    tau = TAU_MAX * torch.rand(B, 1, 1, generator=gen, dtype=DTYPE)
     G = torch.randn(B, 2, 2, generator=gen, dtype=DTYPE)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
     Dm = Wb + tau * G
     Dm = Dm / Dm.flatten(1).norm(dim=1)[:, None, None]
-    r = (10 ** (log_r[0] + (log_r[1] - log_r[0]) * torch.rand(B, generator=gen, dtype=DTYPE))
+    lo, hi = INIT_LOG_NORMS
+    r = (10 ** (lo + (hi - lo) * torch.rand(B, generator=gen, dtype=DTYPE))
          if fixed_r is None else torch.full((B,), float(fixed_r), dtype=DTYPE))
-    return ds, r[:, None, None] * Dm
-
-
-def bad_init_problem():
-    ds, _ = data.bad_init(1.0)
-    return ds, svm.w_svm(ds)
+    return r[:, None, None] * Dm
 
 
 def converged(tr) -> tuple[torch.Tensor, dict]:
     """Per-run decision (B,) bool: aligned (1-corr <= tol and decreasing over the second half) and loss down."""
     omc, lex = tr["one_minus_corr"], tr["log_excess_loss"]
-    half = int((tr.steps <= tr.steps[-1] // 2).sum()) - 1
+    half = runs.half_index(tr)
     aligned = (omc[-1] <= CORR_TOL) & (omc[-1] < omc[half])
     loss_down = (lex[-1] <= lex[0] - LOSS_DROP) & (lex[-1] < lex[half])
     ok = aligned & loss_down & torch.isfinite(omc[-1]) & torch.isfinite(lex[-1])
     return ok, dict(omc_final=omc[-1], lex_drop=lex[0] - lex[-1])
 
 
-def check_convergence(ctx: Context, fixed_r=None, algos=(("GD", "gd", 1.0), ("NGD", "ngd", 0.1))) -> Outcome:
+def check_convergence(ctx: Context, fixed_r: float | None = None, algos=ALGOS) -> Outcome:
+    """Every run from a perturbed bad-direction init aligns with W_mm and lowers the loss; the control starts GD at
+    ``fixed_r = 30``."""
     gen = ctx.generator(ID, "convergence")
     B, steps = ctx.pick(12, 64, 128), ctx.pick(1000, 5000, 20000)
     ds, r = bad_init_problem()
-    _, W0 = bad_inits(gen, B, fixed_r=fixed_r)
+    W0 = bad_inits(gen, B, ds.meta["W0_bar"], fixed_r=fixed_r)
     a0 = model.logits(W0, ds)[:, 0, :]                        # sample 0's logits: its opt is token 0
     viol0 = a0[:, 0] - a0[:, 1] < 0
-    meas, lines, n_bad = [], [], 0
-    fig, axes = new_figure()
-    ax2 = axes.twinx()
+    ev = Evidence(ctx)
+    trajs = []
     for name, kind, eta in algos:
-        alg = al.gd(eta) if kind == "gd" else al.ngd(eta)
-        tr = al_train(ds, alg, W0, steps, r.solution)
+        tr = runs.run_recorded(ds, runs.algorithm(kind, eta), W0, steps, r.solution, values=True,
+                               record_at=runs.log_spaced_and_half(steps, RECORD_POINTS))
         ok, info = converged(tr)
-        n_bad += int((~ok).sum())
         worst_omc = float(info["omc_final"].nan_to_num(math.inf).max())
         min_drop = float(info["lex_drop"].nan_to_num(-math.inf).min())
-        meas.append(Measurement(f"{name} (η={eta}): worst final 1 − ⟨W̄_T, W̄_mm⟩", worst_omc,
-                                claimed=f"≤ {CORR_TOL:g}"))
-        meas.append(Measurement(f"{name}: smallest drop of log(L − L*)", min_drop, claimed=f"≥ {LOSS_DROP:g}"))
-        lines.append(f"{name}: {int(ok.sum())}/{B} converged, worst final 1−corr {worst_omc:.2e}, "
-                     f"min drop of log(L−L*) {min_drop:.2f}")
-        x = tr.steps.numpy()
-        axes.plot(x, tr["one_minus_corr"].numpy(), lw=0.5, alpha=0.5,
-                  color="tab:blue" if kind == "gd" else "tab:orange")
-        ax2.plot(x, tr["log_excess_loss"].numpy(), lw=0.5, alpha=0.3, ls=":",
-                 color="tab:blue" if kind == "gd" else "tab:orange")
+        ev.exact(f"{name}: every run converged", bool(ok.all()),
+                 f"{name}: {int(ok.sum())}/{B} converged, worst final 1−corr {worst_omc:.2e}, "
+                 f"min drop of log(L−L*) {min_drop:.2f}")
+        ev.measure(f"{name} (η={eta}): worst final 1 − ⟨W̄_T, W̄_mm⟩", worst_omc, claimed=f"≤ {CORR_TOL:g}")
+        ev.measure(f"{name}: smallest drop of log(L − L*)", min_drop, claimed=f"≥ {LOSS_DROP:g}")
+        trajs.append((kind, tr))
+    if not bool(viol0.all()):
+        ev.exact("inits violate sample 0", False, f"{int((~viol0).sum())} inits did not violate sample 0's constraint")
+    if ev.plots:
+        ev.figure("Convergence from the bad direction", _plot(trajs, fixed_r),
+                  "Every run's alignment error (solid) and log excess loss (dotted).")
+    return ev.outcome(headline=ev.lines[0], inits=B, steps=steps,
+                      init_norm="10^U(-2,0)" if fixed_r is None else fixed_r, tau="U(0, 0.3)",
+                      algorithms=[f"{a} eta={e}" for a, _, e in algos], corr_tol=CORR_TOL, loss_drop=LOSS_DROP)
+
+
+def _plot(trajs, fixed_r):
+    fig, axes = new_figure()
+    ax2 = axes.twinx()
+    for kind, tr in trajs:
+        x, col = tr.steps.numpy(), "tab:blue" if kind == "gd" else "tab:orange"
+        axes.plot(x, tr["one_minus_corr"].numpy(), lw=0.5, alpha=0.5, color=col)
+        ax2.plot(x, tr["log_excess_loss"].numpy(), lw=0.5, alpha=0.3, ls=":", color=col)
     axes.set_xscale("log")
     axes.set_yscale("log")
     axes.set_xlabel("step t")
     axes.set_ylabel("1 − ⟨W̄_t, W̄_mm⟩ (solid)")
     ax2.set_ylabel("log(L − L*) (dotted)")
     axes.set_title("bad-direction inits: GD blue, NGD orange" + ("" if fixed_r is None else f" (‖W₀‖ = {fixed_r})"))
-    status = "pass" if n_bad == 0 and bool(viol0.all()) else "fail"
-    if not bool(viol0.all()):
-        lines.append(f"{int((~viol0).sum())} inits did not violate sample 0's constraint")
-    return Outcome(status, "; ".join(lines), meas,
-                   [Figure("Convergence from the bad direction", to_svg(fig),
-                           "Every run's alignment error (solid) and log excess loss (dotted).")],
-                   details={"inits": B, "steps": steps, "init_norm": "10^U(-2,0)" if fixed_r is None else fixed_r,
-                            "tau": "U(0, 0.3)", "algorithms": [f"{a} eta={e}" for a, _, e in algos],
-                            "corr_tol": CORR_TOL, "loss_drop": LOSS_DROP},
-                   headline=lines[0])
-
-
-def al_train(ds, alg, W0, steps, W_mm):
-    """Log-spaced record (the decision reads the start, the middle and the end)."""
-    from numerics import optim
-    at = sorted(set(optim.log_spaced_steps(steps, 60)) | {steps // 2})
-    return optim.run((W0,), al.objective(ds), alg, steps, record=tc.step_recorder(ds, W_mm, values=True),
-                     record_at=at)
+    return fig
 
 
 CLAIM = Claim(
@@ -193,12 +189,12 @@ CLAIM = Claim(
                  Assumption("small init norm", "‖W₀‖ ≤ 1 (here 10^U(−2, 0))")),
     checks=(
         Check("derivation", "symbolic", "Exact: W̄₀ violates sample 0; along R W̄₀ s_{0,opt} → 0, ∇L → 0, L ↛ L*",
-              lambda ctx: derivation(), stochastic=False),
+              derivation),
         Check("convergence", "numeric", "GD (η = 1) and NGD (η = 0.1) from perturbed bad-direction inits of norm "
               "1e−2..1: aligned with W_mm and loss down, every run", check_convergence, stochastic=False),
     ),
     controls=(
         Control("large init norm with GD", "convergence", "GD from ‖W₀‖ = 30 along the same directions: stuck",
-                lambda ctx: check_convergence(ctx, fixed_r=30.0, algos=(("GD", "gd", 1.0),))),
+                {"fixed_r": CONTROL_NORM, "algos": ALGOS[:1]}),
     ),
 )

@@ -19,19 +19,19 @@ with one sample's constraints dropped (alignment); the roles of GD and NGD swapp
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+import torch
 
-from numerics import optim
 from numerics.paper_b import algorithms as al
-from numerics.paper_b import data
-from numerics.paper_b import trajectory_checks as tc
-from numerics.stats import mean_se
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.paper_b.l2_init_scale import sigma0
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import data, runs
+from numerics.stats import decide_lower, mean_se
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import sigma0
+from theorems.plots import new_figure
 
 ID = "B.Fig9"
 STATEMENT = (
@@ -40,41 +40,31 @@ STATEMENT = (
 )
 CONSTANTS = dict(n=16, T=4, noise=0.1, gd_eta=1.0, ngd_eta=0.1, init="Lemma 2 scale (B.L2, eps=1/4, delta=0.05)",
                  ngd_tol=0.05, gd_tol=0.05)
+RECORD_POINTS = 40  # log-spaced record steps (plus the middle)
+# "NGD beats GD": the paired log ratios' mean must have its lower confidence bound above 0; no width rule on top
+MAX_WIDTH = math.inf
 
 
-def _runs(ctx: Context, dropped: bool = False):
-    """Per digit draw: GD and NGD trajectories (log-spaced records + T/2)."""
-    gen = ctx.generator(ID, "runs")
+def digit_runs(ctx: Context, dropped: bool = False):
+    """([(dataset, {"GD": trajectory, "NGD": trajectory})] per digit draw, horizon); ``dropped``: alignment recorded
+    against the dropped-constraint W_mm (the control).  Computed once per process for each setting."""
     k, B, steps = ctx.pick(1, 4, 6), ctx.pick(4, 6, 12), ctx.pick(300, 1000, 3000)
-    at = sorted(set(optim.log_spaced_steps(steps, 40)) | {steps // 2})
+    return _digit_runs(ctx.derived_seed(ID, "runs"), k, B, steps, dropped), steps
+
+
+@functools.cache
+def _digit_runs(seed: int, k: int, B: int, steps: int, dropped: bool) -> list:
+    gen = torch.Generator().manual_seed(seed)
+    at = runs.log_spaced_and_half(steps, RECORD_POINTS)
     out = []
     for s in range(k):
         kw = dict(n=CONSTANTS["n"], T=CONSTANTS["T"], noise=CONSTANTS["noise"], seed=s)
-        ds, r = tc.with_w_mm(data.digits, **kw)
-        if dropped:
-            i = int(r.alpha.sum(1).argmax())
-            r = tc.with_w_mm(data.digits, **kw, drop=[(i, t) for t in range(ds.T) if t != int(ds.opt_index[i])])[1]
-        W0 = tc.gaussian_init(B, ds.d, sigma0(ds), gen)
-        trs = {}
-        for name, alg in (("GD", al.gd(CONSTANTS["gd_eta"])), ("NGD", al.ngd(CONSTANTS["ngd_eta"]))):
-            trs[name] = optim.run((W0,), al.objective(ds), alg, steps,
-                                  record=tc.step_recorder(ds, r.solution, values=True), record_at=at)
+        ds, r = (runs.with_dropped_w_mm if dropped else runs.with_w_mm)(data.digits, **kw)
+        W0 = runs.gaussian_init(B, ds.d, sigma0(ds), gen)
+        trs = {name: runs.run_recorded(ds, alg, W0, steps, r.solution, values=True, record_at=at)
+               for name, alg in (("GD", al.gd(CONSTANTS["gd_eta"])), ("NGD", al.ngd(CONSTANTS["ngd_eta"])))}
         out.append((ds, trs))
-    return out, steps
-
-
-_CACHE: dict = {}
-
-
-def runs(ctx: Context, dropped: bool = False):
-    key = (ctx.seed, ctx.budget, dropped)
-    if key not in _CACHE:
-        _CACHE[key] = _runs(ctx, dropped)
-    return _CACHE[key]
-
-
-def _half(tr):
-    return int((tr.steps <= tr.steps[-1] // 2).sum()) - 1
+    return out
 
 
 def _plot(all_runs, title):
@@ -95,49 +85,49 @@ def _plot(all_runs, title):
 
 
 def check_alignment(ctx: Context, dropped: bool = False) -> Outcome:
-    all_runs, steps = runs(ctx, dropped)
+    """Every run ends with 1 - corr <= tol, below its value at T/2; ``dropped``: the wrong W_mm (control)."""
+    all_runs, steps = digit_runs(ctx, dropped)
     worst, bad = {}, 0
     for _, trs in all_runs:
         for name, tol in (("GD", CONSTANTS["gd_tol"]), ("NGD", CONSTANTS["ngd_tol"])):
             omc = trs[name]["one_minus_corr"]
-            ok = (omc[-1] <= tol) & (omc[-1] < omc[_half(trs[name])])
+            ok = (omc[-1] <= tol) & (omc[-1] < omc[runs.half_index(trs[name])])
             bad += int((~ok).sum())
             worst[name] = max(worst.get(name, 0.0), float(omc[-1].nan_to_num(math.inf).max()))
-    status = "pass" if bad == 0 else "fail"
-    fig = _plot(all_runs, "digits: GD blue, NGD orange" + (" (dropped-constraint W_mm)" if dropped else ""))
-    return Outcome(status, f"{bad} runs not aligned; worst final 1−corr: "
-                           f"GD {worst['GD']:.3g} (≤ {CONSTANTS['gd_tol']}), "
-                           f"NGD {worst['NGD']:.3g} (≤ {CONSTANTS['ngd_tol']}) after {steps} steps",
-                   [Measurement("worst final 1 − corr, NGD", worst["NGD"], claimed=f"≤ {CONSTANTS['ngd_tol']}"),
-                    Measurement("worst final 1 − corr, GD", worst["GD"], claimed=f"≤ {CONSTANTS['gd_tol']}")],
-                   [Figure("Figure 9: alignment with W_mm and loss on binary digits", to_svg(fig),
-                           "Every run (digit draw × init) for GD and NGD.")],
-                   details={"constants": dict(CONSTANTS, steps=steps, draws=len(all_runs))})
+    ev = Evidence(ctx)
+    ev.exact("runs not aligned", bad == 0, f"{bad} runs not aligned; worst final 1−corr: "
+             f"GD {worst['GD']:.3g} (≤ {CONSTANTS['gd_tol']}), NGD {worst['NGD']:.3g} (≤ {CONSTANTS['ngd_tol']}) "
+             f"after {steps} steps")
+    ev.measure("worst final 1 − corr, NGD", worst["NGD"], claimed=f"≤ {CONSTANTS['ngd_tol']}")
+    ev.measure("worst final 1 − corr, GD", worst["GD"], claimed=f"≤ {CONSTANTS['gd_tol']}")
+    if ev.plots:
+        ev.figure("Figure 9: alignment with W_mm and loss on binary digits",
+                  _plot(all_runs, "digits: GD blue, NGD orange" + (" (dropped-constraint W_mm)" if dropped else "")),
+                  "Every run (digit draw × init) for GD and NGD.")
+    return ev.outcome(constants=dict(CONSTANTS, steps=steps, draws=len(all_runs)))
 
 
 def check_ngd_beats_gd(ctx: Context, swapped: bool = False) -> Outcome:
-    all_runs, steps = runs(ctx)
+    """Paired log ratios (slow over fast) of 1 - corr and of L - L* at the horizon have a positive mean;
+    ``swapped``: claim that GD beats NGD (control)."""
+    all_runs, steps = digit_runs(ctx)
     fast, slow = ("GD", "NGD") if swapped else ("NGD", "GD")
     d_corr = np.concatenate([(trs[slow]["one_minus_corr"][-1].log() - trs[fast]["one_minus_corr"][-1].log()).numpy()
                              for _, trs in all_runs])
     d_loss = np.concatenate([(trs[slow]["log_excess_loss"][-1] - trs[fast]["log_excess_loss"][-1]).numpy()
                              for _, trs in all_runs])
-    z = Context(alpha=ctx.alpha / 2).z
-    meas, statuses, lines = [], [], []
+    ev = Evidence(ctx, decisions=2)
+    ev.say(f"{len(d_corr)} paired runs, {steps} steps")
     for label, dvals in (("log((1−corr)_slow/(1−corr)_fast)", d_corr), ("log((L−L*)_slow/(L−L*)_fast)", d_loss)):
         m, se = mean_se(dvals)
-        lo, hi = m - z * se, m + z * se
-        st_ = "pass" if lo > 0 else ("fail" if hi < 0 else "inconclusive")
-        statuses.append(st_)
         name = label.replace("slow", slow).replace("fast", fast)
-        meas.append(Measurement(name + " at the horizon (mean over runs)", m, lo, hi, claimed="> 0",
-                                level=1 - ctx.alpha / 2))
-        lines.append(f"{name} = {m:.3g} [{lo:.3g}, {hi:.3g}] [{st_}]")
-    worst = worst_status(statuses)
-    fig = _plot(all_runs, "digits: GD blue, NGD orange")
-    return Outcome(worst, f"{len(d_corr)} paired runs, {steps} steps: " + "; ".join(lines), meas,
-                   [Figure("NGD vs GD on binary digits", to_svg(fig), "Paired runs from the same inits.")],
-                   details={"constants": dict(CONSTANTS, steps=steps, draws=len(all_runs)), "claimed_faster": fast})
+        d = decide_lower(m - ev.z * se, m + ev.z * se, 0.0, max_width=MAX_WIDTH)
+        ev.decide(name + " at the horizon (mean over runs)", d, value=m,
+                  line=f"{name} = {m:.3g} [{d.lo:.3g}, {d.hi:.3g}] [{d.status}]")
+    if ev.plots:
+        ev.figure("NGD vs GD on binary digits", _plot(all_runs, "digits: GD blue, NGD orange"),
+                  "Paired runs from the same inits.")
+    return ev.outcome(constants=dict(CONSTANTS, steps=steps, draws=len(all_runs)), claimed_faster=fast)
 
 
 CLAIM = Claim(
@@ -156,7 +146,7 @@ CLAIM = Claim(
     ),
     controls=(
         Control("dropped W-SVM constraints", "alignment", "W_mm solved without one sample's constraints",
-                lambda ctx: check_alignment(ctx, dropped=True)),
-        Control("roles swapped", "ngd-beats-gd", "claiming GD beats NGD", lambda ctx: check_ngd_beats_gd(ctx, True)),
+                {"dropped": True}),
+        Control("roles swapped", "ngd-beats-gd", "claiming GD beats NGD", {"swapped": True}),
     ),
 )

@@ -33,36 +33,36 @@ import torch
 from hypothesis import strategies as st
 
 from numerics import DTYPE
-from numerics.paper_b import data, model
-from numerics.paper_b import trajectory_checks as tc
-from numerics.stats import binomial_interval
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.plots import new_figure, to_svg
-from theorems.probe import run_probe
+from numerics.paper_b import data, model, runs
+from numerics.stats import binomial_interval, decide_binomial
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import DELTA, EPS, fixed_head_probe, sigma0
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.L2"
-EPS, DELTA = 0.25, 0.05
 
 STATEMENT = (
     r"\sigma\le\sigma_0=\frac{\epsilon}{R^2\sqrt{2\log(4nT/\delta)}}\;\Rightarrow\;"
     r"\Pr\Big[\max_{i,t}|x_{it}^\top W_0x_{i1}|\le\epsilon,\ \|W_0\|_F\le\sigma\big(d+\sqrt{2\log(2/\delta)}\big)\Big]"
     r"\ge1-\delta,\qquad s_{i,o}(W_0)\ge\frac{1}{1+(T-1)e^{2\epsilon}}"
 )
+# The event's probability is decided by its Clopper-Pearson interval against 1 - delta (pass: lower end >= 1 - delta);
+# no width rule on top: a lower end above 1 - delta already needs a narrow interval.
+MAX_WIDTH = math.inf
+PROBE_DRAWS = 1000  # Monte Carlo draws of W_0 per probe instance
 
 
-def sigma0(ds, eps: float = EPS, delta: float = DELTA, r_power: int = 2) -> float:
-    """Lemma 2's scale (``r_power=0``: the control without the R^2 factor)."""
-    R = float(data.assumptions(ds)["R"])
-    return eps / (R**r_power * math.sqrt(2 * math.log(4 * ds.n * ds.T / delta)))
-
+# Lemma 2's scale sigma0 (and eps, delta) is in trajectory_fixtures: B.L3, B.L4, B.L6 and B.Fig9 start from it.
 
 def norm_bound(sigma: float, d: int, delta: float = DELTA) -> float:
+    """Lemma 2's norm threshold sigma (d + sqrt(2 log(2/delta)))."""
     return sigma * (d + math.sqrt(2 * math.log(2 / delta)))
 
 
 def opt_floor(T: int, eps: float = EPS) -> float:
+    """Lemma 2's opt-score floor 1 / (1 + (T - 1) e^{2 eps})."""
     return 1 / (1 + (T - 1) * math.exp(2 * eps))
 
 
@@ -107,7 +107,7 @@ def _instances(ctx: Context):
     """Example 1 (n = 8, T = 4) at d = 32 and d = 64, seeds 0..; orthogonal tokens (n = 4, T = 3)."""
     k = ctx.pick(1, 2, 4)
     out = [data.example1(n=8, T=4, d=d, seed=s) for d in (32, 64) for s in range(k)]
-    return out + [tc.orthogonal_tokens(4, 3, seed=ctx.seed)]
+    return out + [runs.orthogonal_tokens(4, 3, seed=ctx.seed)]
 
 
 def unit_scale_stats(ds, count: int, gen: torch.Generator, chunk: int = 500):
@@ -120,49 +120,59 @@ def unit_scale_stats(ds, count: int, gen: torch.Generator, chunk: int = 500):
     return torch.cat(M), torch.cat(N)
 
 
+def event_count(ds, M, N, sigma: float, delta: float = DELTA) -> int:
+    """How many of the unit-scale draws (M, N) satisfy the event at scale ``sigma``."""
+    return int(((sigma * M <= EPS) & (sigma * N <= norm_bound(sigma, ds.d, delta))).sum())
+
+
+def critical_scale_ratio(M, s0: float, z: float) -> tuple[float, float, float]:
+    """sigma_delta / sigma_0 with a distribution-free interval: the (1 - delta)-quantile q of max|a(G)| gives the
+    largest scale with probability 1 - delta, sigma_delta = eps / q; order statistics at ±z binomial sd bound q."""
+    count = len(M)
+    Ms = np.sort(M.numpy())
+    c = count * (1 - DELTA)
+    i_lo = int(max(0, math.floor(c - z * math.sqrt(count * DELTA * (1 - DELTA)))))
+    i_hi = int(min(count - 1, math.ceil(c + z * math.sqrt(count * DELTA * (1 - DELTA)))))
+    return EPS / float(Ms[int(c)]) / s0, EPS / float(Ms[i_hi]) / s0, EPS / float(Ms[i_lo]) / s0
+
+
 def check_event(ctx: Context, r_power: int = 2) -> Outcome:
+    """Per instance: P(event) at sigma_0 against 1 - delta (Clopper-Pearson); ``r_power=0``: sigma_0 without R^2."""
     gen = ctx.generator(ID, "event")
     count = ctx.pick(2000, 20000, 60000)
     insts = _instances(ctx)
-    level = 1 - ctx.alpha / len(insts)
-    statuses, meas, lines = [], [], []
-    fig, ax = new_figure()
+    ev = Evidence(ctx, decisions=len(insts))
+    curves = []
     for j, ds in enumerate(insts):
         s0 = sigma0(ds, r_power=r_power)
         M, N = unit_scale_stats(ds, count, gen)
-        ok = (s0 * M <= EPS) & (s0 * N <= norm_bound(s0, ds.d))
-        k = int(ok.sum())
-        lo, hi = binomial_interval(k, count, level)
-        st_ = "pass" if lo >= 1 - DELTA else ("fail" if hi < 1 - DELTA else "inconclusive")
-        statuses.append(st_)
-        # critical scale: the (1 - delta)-quantile q of max|a(G)| gives sigma_delta = eps/q; distribution-free CI
-        Ms = np.sort(M.numpy())
-        z = Context(alpha=ctx.alpha / len(insts)).z
-        c = count * (1 - DELTA)
-        i_lo = int(max(0, math.floor(c - z * math.sqrt(count * DELTA * (1 - DELTA)))))
-        i_hi = int(min(count - 1, math.ceil(c + z * math.sqrt(count * DELTA * (1 - DELTA)))))
-        q = float(Ms[int(c)])
-        ratio, ratio_lo, ratio_hi = EPS / q / s0, EPS / float(Ms[i_hi]) / s0, EPS / float(Ms[i_lo]) / s0
+        k = event_count(ds, M, N, s0)
+        ratio, ratio_lo, ratio_hi = critical_scale_ratio(M, s0, ev.z)
         name = f"{ds.meta['name']} d={ds.d} #{j + 1}"
-        meas.append(Measurement(f"{name}: P(event) at σ = {s0:.3g}", k / count, lo, hi, claimed=f"≥ {1 - DELTA}",
-                                level=level))
-        meas.append(Measurement(f"{name}: σ_δ/σ₀ (measured critical scale over the lemma's)", ratio, ratio_lo,
-                                ratio_hi, claimed="≥ 1 (the lemma is conservative)", level=level))
-        lines.append(f"{name}: P = {k / count:.4f} [{lo:.4f}, {hi:.4f}], σ_δ/σ₀ = {ratio:.2f} [{st_}]")
-        grid = np.linspace(0.2, 4.0, 40)
-        ax.plot(grid, [(float(((g * s0 * M) <= EPS).double().mean())) for g in grid], label=name)
+        d = decide_binomial(k, count, ev.level, at_least=1 - DELTA, max_width=MAX_WIDTH)
+        ev.decide(f"{name}: P(event) at σ = {s0:.3g}", d, value=k / count,
+                  line=f"{name}: P = {k / count:.4f} [{d.lo:.4f}, {d.hi:.4f}], σ_δ/σ₀ = {ratio:.2f} [{d.status}]")
+        ev.measure(f"{name}: σ_δ/σ₀ (measured critical scale over the lemma's)", ratio,
+                   claimed="≥ 1 (the lemma is conservative)", lo=ratio_lo, hi=ratio_hi, level=ev.level)
+        curves.append((name, s0, M))
+    if ev.plots:
+        ev.figure("Probability that every initial logit is below ε", _plot(curves, r_power),
+                  f"{count} Gaussian W₀ per instance; ε = {EPS}, δ = {DELTA}; the lemma's scale is at 1.")
+    return ev.outcome(headline=ev.lines[0], eps=EPS, delta=DELTA, draws=count, r_power=r_power,
+                      opt_floor=opt_floor(4))
+
+
+def _plot(curves, r_power):
+    fig, ax = new_figure()
+    grid = np.linspace(0.2, 4.0, 40)
+    for name, s0, M in curves:
+        ax.plot(grid, [float(((g * s0 * M) <= EPS).double().mean()) for g in grid], label=name)
     ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
     ax.axvline(1.0, color="gray", lw=0.8)
     ax.set_xlabel("init scale / σ₀" + ("" if r_power == 2 else " (σ₀ without R²: control)"))
     ax.set_ylabel("P(max |a_it(W₀)| ≤ ε)")
     ax.legend(fontsize=7)
-    worst = worst_status(statuses)
-    return Outcome(worst, " | ".join(lines), meas,
-                   [Figure("Probability that every initial logit is below ε", to_svg(fig),
-                           f"{count} Gaussian W₀ per instance; ε = {EPS}, δ = {DELTA}; the lemma's scale is at 1.")],
-                   details={"eps": EPS, "delta": DELTA, "draws": count, "r_power": r_power,
-                            "opt_floor": opt_floor(4)},
-                   headline=lines[0])
+    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -171,6 +181,8 @@ def check_event(ctx: Context, r_power: int = 2) -> Outcome:
 
 @st.composite
 def l2_instances(draw):
+    """n, T, d, log10 delta and the scale multiplier shrink on their own; ``seed`` draws the Example 1 dataset (up to
+    8 x 6 tokens in d <= 48) and the Monte Carlo W_0: too many numbers to draw through hypothesis."""
     n, T = draw(st.integers(1, 8)), draw(st.integers(2, 6))
     return dict(n=n, T=T, d=draw(st.integers(4, 48)), log_delta=draw(st.floats(-3.0, -0.5)),
                 mult=draw(st.floats(0.2, 5.0)), seed=draw(st.integers(0, 2**31 - 1)))
@@ -180,20 +192,23 @@ def l2_conclusion(inst, alpha_each, r_power: int = 2):
     ds = data.example1(n=inst["n"], T=inst["T"], d=inst["d"], seed=inst["seed"])
     delta = 10 ** inst["log_delta"]
     s = inst["mult"] * sigma0(ds, delta=delta, r_power=r_power)
-    M, N = unit_scale_stats(ds, 1000, torch.Generator().manual_seed(inst["seed"] + 3))
-    k = int(((s * M <= EPS) & (s * N <= norm_bound(s, ds.d, delta))).sum())
-    lo, hi = binomial_interval(k, 1000, 1 - alpha_each)
+    M, N = unit_scale_stats(ds, PROBE_DRAWS, torch.Generator().manual_seed(inst["seed"] + 3))
+    k = event_count(ds, M, N, s, delta)
+    lo, hi = binomial_interval(k, PROBE_DRAWS, 1 - alpha_each)
     ok = hi >= 1 - delta
-    return ok, "", "" if ok else f"P = {k / 1000:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
+    return ok, "", "" if ok else f"P = {k / PROBE_DRAWS:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
 
 
 def check_probe(ctx: Context, r_power: int = 2) -> Outcome:
-    return run_probe(ctx, l2_instances(), lambda i, a: l2_conclusion(i, a, r_power), ctx.pick(10, 60, 200),
-                     describe=dict,
-                     assumptions=lambda i: {"scale ≤ σ₀": i["mult"] <= 1.0},
-                     parameters=lambda i: {"scale / σ₀": i["mult"], "log10 δ": i["log_delta"]},
-                     shrink_cells=ctx.budget != "quick")
+    """The event's probability is not excluded from [1 − δ, 1] at scales ≤ σ₀; ``r_power=0``: σ₀ without R²."""
+    return fixed_head_probe(ctx, l2_instances(), lambda i, a: l2_conclusion(i, a, r_power),
+                            assumptions=lambda i: {"scale ≤ σ₀": i["mult"] <= 1.0},
+                            parameters=lambda i: {"scale / σ₀": i["mult"], "log10 δ": i["log_delta"]})
 
+
+# ---------------------------------------------------------------------------
+# 4. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -208,17 +223,17 @@ CLAIM = Claim(
     assumptions=(Assumption("token norms", "‖x_it‖ ≤ R"), Assumption("init", "W₀ iid N(0, σ²) with σ ≤ σ₀")),
     checks=(
         Check("derivation", "symbolic", "Variance of xᵀW₀y, union-bound quantile, tail bound, opt-score floor",
-              lambda ctx: derivation(), stochastic=False),
+              derivation),
         Check("event", "numeric", "Monte Carlo P(all |a_it(W₀)| ≤ ε and ‖W₀‖ ≤ bound) at σ₀ vs 1 − δ "
               "(Clopper-Pearson); measured critical scale σ_δ/σ₀", check_event),
         Check("probe", "probe", "Hypothesis over n, T, d, δ and the scale multiplier on both sides of σ₀", check_probe),
     ),
     controls=(
         Control("symbolic: query norm dropped", "derivation", "Var(xᵀW₀y) = σ²‖x‖² (the ‖y‖² factor dropped)",
-                lambda ctx: derivation(wrong_variance=True)),
+                {"wrong_variance": True}),
         Control("probe: dropped R² factor", "probe", "σ₀ without 1/R²: the probe must find an instance below 1 − δ",
-                lambda ctx: check_probe(ctx, r_power=0)),
+                {"r_power": 0}),
         Control("dropped R² factor", "event", "σ = ε/√(2 log(4nT/δ)) (no 1/R²): too large for ‖x‖ up to R",
-                lambda ctx: check_event(ctx, r_power=0)),
+                {"r_power": 0}),
     ),
 )

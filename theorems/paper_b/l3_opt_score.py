@@ -30,17 +30,19 @@ so s_io(W_{t+1}) >= 1/(1 + (T-1) e^{2 R^2 Delta - 1}).  With eps = max |a_it(W_0
     (i)  s_io(W_t) >= b = 1 / (1 + (T - 1) e^{max(2 eps, 2 R^2 Delta - 1)})   for all t.
 
 Under Lemma 2's init eps <= 1/4 (B.L2).  Delta = eta for NGD; for GD and Polyak we use the largest step taken.
+The floor b (``opt_score_floor``), nu* (``nu_star``) and our Ass 1 (``ass1_holds``) are written in
+``trajectory_fixtures`` (B.L6 reports the d that Example 1 needs for nu*); the step condition (ii) is
+``monotone_violations`` below.
 
 What is checked.  (a) symbolic: the gap-increment identity, the own-term expansion, the both-opt bound, the
 endpoint comparison of s(1-s), the monotonicity of s_o in the gaps.  (b) numeric, every step of GD (eta = 1),
-NGD (eta = 0.2, 10) and Polyak (cap 10) (B.L4's shared trajectory bank) from Lemma-2 inits on Example 1
-(n = 8, T = 4, d = 32; there nu ~ 0.35 is far
-above our nu* ~ 1e-3: this tests the paper's claim that Example 1 is in scope) and on exactly orthogonal tokens
-(nu = 0, inside our Ass 1): no drop of s_opt while violated, and min_t s_opt >= b.  (c) probe over token
-geometry (nu on both sides of nu*), Ass 2, init scale and step sizes.  Negative controls: Ass 1 broken
-(Example 1 at d = 8, nu ~ 1): s_opt drops while violated; init 40x Lemma 2's scale (the init condition
-dropped, floor computed from eps = 1/4): s_opt starts below the floor, and on Example 1 it also drops while
-violated (a larger init makes b, hence nu*, smaller); a probe claiming the floor 1/T.
+NGD (eta = 0.2, 10) and Polyak (cap 10) (the shared trajectory bank) from Lemma-2 inits on Example 1
+(n = 8, T = 4, d = 32; there nu ~ 0.35 is far above our nu* ~ 1e-3: this tests the paper's claim that Example 1
+is in scope) and on exactly orthogonal tokens (nu = 0, inside our Ass 1): no drop of s_opt while violated, and
+min_t s_opt >= b.  (c) probe over token geometry (nu on both sides of nu*), Ass 2, init scale and step sizes.
+Negative controls: Ass 1 broken (Example 1 at d = 8, nu ~ 1): s_opt drops while violated; init 40x Lemma 2's
+scale (the init condition dropped, floor computed from eps = 1/4): s_opt starts below the floor, and on Example 1
+it also drops while violated (a larger init makes b, hence nu*, smaller); a probe claiming the floor 1/T.
 """
 from __future__ import annotations
 
@@ -52,13 +54,12 @@ from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics import optim
-from numerics.paper_b import data
-from numerics.paper_b import trajectory_checks as tc
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.l2_init_scale import EPS, sigma0
-from theorems.paper_b.l4_gradient_correlation import INIT_DELTA, algorithm, trajectory_bank
-from theorems.plots import new_figure, to_svg
-from theorems.probe import run_probe
+from numerics.paper_b import data, runs
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import (ASS1, ASS2, EPS, INIT_DELTA, ass1_holds, fixed_head_probe, nu_star,
+                                                  opt_score_floor, probe_dataset, sigma0, trajectory_bank)
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.L3"
@@ -68,7 +69,10 @@ STATEMENT = (
     r"s_{i,o}(W_t)\ge b=\frac{1}{1+(T-1)e^{\max(2\epsilon,\,2R^2\Delta-1)}}\quad\forall t"
 )
 TOL = 1e-10  # relative rounding of log s_opt between consecutive steps
+VIOLATED = 1.0  # a W-SVM constraint is violated when its logit gap is below 1 (the spec's literal reading)
+# the controls' fresh runs: the bank's algorithms but NGD eta = 10 (GD eta = 1, NGD eta = 0.2, Polyak cap 10)
 ALGOS = (("GD η=1", "gd", 1.0), ("NGD η=0.2", "ngd", 0.2), ("Polyak cap 10", "polyak", 10.0))
+PROBE_STEPS = 30  # steps of each probe run
 
 
 # ---------------------------------------------------------------------------
@@ -107,17 +111,31 @@ def derivation() -> Outcome:
     return D.outcome("Lemma 3 (our constants) derived")
 
 
+def monotone_violations(log_s_opt: torch.Tensor, gap: torch.Tensor, threshold: float = VIOLATED,
+                        tol: float = TOL) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Lemma 3's step condition (ii) on a (K, B, n) record taken at every step.
+
+    Returns (violations, eligible), both (K-1, B, n) boolean: ``eligible`` where sample i violates a
+    W-SVM constraint at step k (gap < ``threshold``), ``violations`` where moreover
+    log s_opt drops at the next step by more than ``tol`` (relative rounding of the log-scores).
+    """
+    eligible = gap[:-1] < threshold
+    drop = log_s_opt[1:] - log_s_opt[:-1] < -tol * (1 + log_s_opt[:-1].abs())
+    return eligible & drop, eligible
+
+
 # ---------------------------------------------------------------------------
 # 2. Numeric: every step
 # ---------------------------------------------------------------------------
 
-def score_run(ds, kind, eta, tr, W0, eps_floor=None) -> dict:
-    """Counts and extremes for one every-step record: drops of s_opt while violated, runs below the floor b."""
-    viol, elig = tc.monotone_violations(tr["log_s_opt"], tr["logit_gap"], 1.0, TOL)
-    R = tc.geometry(ds)["R"]
-    eps = tc.init_logit_bound(W0, ds) if eps_floor is None else torch.full((W0.shape[0],), eps_floor, dtype=DTYPE)
-    step = tc.step_lengths(tr, kind, eta).amax(0)
-    b = tc.opt_score_floor(ds.T, R, eps, step)                             # (B,)
+def score_run(ds, kind, eta, tr, W0, floor_eps=None) -> dict:
+    """Counts and extremes for one every-step record: drops of s_opt while violated, runs below the floor b
+    (b from each run's measured eps = max |a_it(W_0)|, or from ``floor_eps``)."""
+    viol, elig = monotone_violations(tr["log_s_opt"], tr["logit_gap"])
+    R = runs.geometry(ds)["R"]
+    eps = runs.init_logit_bound(W0, ds) if floor_eps is None else torch.full((W0.shape[0],), floor_eps, dtype=DTYPE)
+    step = runs.step_lengths(tr, kind, eta).amax(0)
+    b = opt_score_floor(ds.T, R, eps, step)                                 # (B,)
     s_min = tr["log_s_opt"].amin(dim=(0, 2)).exp()                         # (B,)
     finite = bool(torch.isfinite(tr["log_s_opt"]).all())
     return dict(viol=int(viol.sum()), elig=int(elig.sum()), strict=int((tr["logit_gap"][:-1] < 0).sum()),
@@ -125,17 +143,12 @@ def score_run(ds, kind, eta, tr, W0, eps_floor=None) -> dict:
                 s_min=float(s_min.min()), b=float(b.min()), traj=tr)
 
 
-def run_and_score(ds, kind, eta, W0, steps, eps_floor=None):
-    tr = tc.run_recorded(ds, algorithm(kind, eta), W0, steps, values=kind == "polyak")
-    return score_run(ds, kind, eta, tr, W0, eps_floor)
-
-
 def _first_columns(tr, B):
     return optim.Trajectory(tr.steps, {k: v[:, :B] for k, v in tr.metrics.items()}, tuple(p[:B] for p in tr.final))
 
 
 def bank_runs(ctx: Context):
-    """[(ds, label, kind, eta, traj, W0)] from B.L4's trajectory bank, Lemma-2 inits only."""
+    """[(ds, label, kind, eta, traj, W0)] from the shared trajectory bank, Lemma-2 inits only."""
     out = []
     for e in trajectory_bank(ctx):
         B = e["n_lemma2"]
@@ -144,61 +157,73 @@ def bank_runs(ctx: Context):
     return out
 
 
-def control_runs(ctx: Context, d: int = 32, init_mult: float = 1.0):
-    """Fresh runs for the controls: Example 1 at dimension d (seeds 0..), GD eta = 1, NGD eta = 0.2, Polyak cap 10."""
+def fresh_runs(ctx: Context, d: int, init_mult: float):
+    """Fresh runs for the controls: Example 1 at dimension d (seeds 0..), ``ALGOS``, from init_mult x Lemma 2's scale."""
     gen = ctx.generator(ID, "control", d, init_mult)
     B, steps = ctx.pick(4, 8, 16), ctx.pick(150, 400, 1000)
     out = []
     for s_ in range(ctx.pick(2, 4, 6)):
         ds = data.example1(n=8, T=4, d=d, seed=s_)
-        W0 = tc.gaussian_init(B, ds.d, init_mult * sigma0(ds, delta=INIT_DELTA), gen)
+        W0 = runs.gaussian_init(B, ds.d, init_mult * sigma0(ds, delta=INIT_DELTA), gen)
         for label, kind, eta in ALGOS:
-            tr = tc.run_recorded(ds, algorithm(kind, eta), W0, steps, values=kind == "polyak")
+            tr = runs.run_recorded(ds, runs.algorithm(kind, eta), W0, steps, values=kind == "polyak")
             out.append((ds, label, kind, eta, tr, W0))
     return out
 
 
-def check_steps(ctx: Context, control: str | None = None) -> Outcome:
-    if control is None:
-        runs, eps_floor, tag = bank_runs(ctx), None, "B.L4's trajectory bank, Lemma-2 inits"
-    elif control == "d8":
-        runs, eps_floor, tag = control_runs(ctx, d=8), None, "Example 1 at d = 8 (control)"
+def check_steps(ctx: Context, source: str = "bank", d: int = 32, init_mult: float = 1.0,
+                floor_eps: float | None = None) -> Outcome:
+    """No drop of s_opt while violated and min s_opt >= b, at every step of every run.
+
+    ``source="bank"``: the trajectory bank's Lemma-2 inits.  ``source="example1"``: fresh runs on Example 1 at
+    dimension ``d`` from ``init_mult`` x Lemma 2's scale (controls: d = 8 breaks Ass 1; init_mult = 40 with
+    ``floor_eps = EPS`` drops the init condition while the floor still assumes it)."""
+    if source == "bank":
+        all_runs, tag = bank_runs(ctx), "the shared trajectory bank, Lemma-2 inits"
     else:
-        runs, eps_floor, tag = control_runs(ctx, init_mult=40.0), EPS, "init 40× Lemma 2's scale (control)"
+        all_runs = fresh_runs(ctx, d, init_mult)
+        tag = f"Example 1 at d = {d}, init {init_mult:g}× Lemma 2's scale (control)"
     tot = dict(viol=0, elig=0, strict=0, below=0)
-    s_min, rows, nus = math.inf, [], {}
-    fig, ax = new_figure()
-    first = runs[0][0]
-    for ds, label, kind, eta, tr, W0 in runs:
-        r = score_run(ds, kind, eta, tr, W0, eps_floor)
+    s_min, rows, nus, shown = math.inf, [], {}, []
+    for ds, label, kind, eta, tr, W0 in all_runs:
+        r = score_run(ds, kind, eta, tr, W0, floor_eps)
         for k in tot:
             tot[k] += r[k]
         s_min = min(s_min, r["s_min"])
-        geo = tc.geometry(ds)
+        geo = runs.geometry(ds)
         key = (ds.meta["name"], round(geo["nu"], 3))                 # the largest nu* over the algorithms' floors
-        nus[key] = max(nus.get(key, 0.0), float(tc.nu_star(geo, ds.n, r["b"])))
+        nus[key] = max(nus.get(key, 0.0), float(nu_star(geo, ds.n, r["b"])))
         rows.append(f"{ds.meta['name']} {label}: b={r['b']:.3g}, min s_opt={r['s_min']:.3f}, "
                     f"drops {r['viol']}/{r['elig']}")
-        if ds is first:
-            ax.plot(tr["log_s_opt"][:, 0, :].exp().numpy(), lw=0.6)
-            ax.axhline(r["b"], ls="--", lw=0.8, color=ax.lines[-1].get_color())
-    status = "pass" if tot["viol"] == 0 and tot["below"] == 0 else "fail"
+        if ds is all_runs[0][0]:
+            shown.append((tr, r["b"]))
+    ev = Evidence(ctx)
+    nu_txt = "; ".join(f"{n}: ν={a:.3g} vs ν*≤{b:.2g}" for (n, a), b in sorted(nus.items()))
+    ev.exact("drops of s_opt while violated", tot["viol"] == 0,
+             f"{tag}: {tot['viol']} drops of s_opt in {tot['elig']} violated (sample, step) pairs ({tot['strict']} "
+             f"with a negative gap)", value=tot["viol"], claimed="0")
+    ev.exact("runs below the floor b", tot["below"] == 0,
+             f"{tot['below']} runs below the floor b; min s_opt {s_min:.3f}. {nu_txt}", value=tot["below"], claimed="0")
+    ev.measure("violated (sample, step) pairs examined", tot["elig"])
+    ev.measure("min s_opt over all runs and steps", s_min, claimed="≥ b")
+    if ev.plots:
+        ev.figure("Opt softmax scores along training", _plot(shown),
+                  "One run per algorithm on the first instance; every sample's s_opt at every step.")
+    return ev.outcome(headline=f"{tot['viol']} drops in {tot['elig']} violated steps; min s_opt {s_min:.3f}",
+                      source=source, d=d, init_mult=init_mult, floor_eps=floor_eps, per_run=rows,
+                      init_delta=INIT_DELTA)
+
+
+def _plot(shown):
+    fig, ax = new_figure()
+    for tr, b in shown:
+        ax.plot(tr["log_s_opt"][:, 0, :].exp().numpy(), lw=0.6)
+        ax.axhline(b, ls="--", lw=0.8, color=ax.lines[-1].get_color())
     ax.set_xscale("symlog", linthresh=10)
     ax.set_xlabel("step t")
     ax.set_ylabel("s_{i,opt}(W_t), every sample, one run")
     ax.set_title("first instance, one run per algorithm; dashed: its floor b", fontsize=8)
-    nu_txt = "; ".join(f"{n}: ν={a:.3g} vs ν*≤{b:.2g}" for (n, a), b in sorted(nus.items()))
-    summary = (f"{tag}: {tot['viol']} drops of s_opt in {tot['elig']} violated (sample, step) pairs ({tot['strict']} "
-               f"with a negative gap); {tot['below']} runs below the floor b; min s_opt {s_min:.3f}. {nu_txt}")
-    return Outcome(status, summary,
-                   [Measurement("drops of s_opt while violated", float(tot["viol"]), claimed="0"),
-                    Measurement("violated (sample, step) pairs examined", float(tot["elig"])),
-                    Measurement("min s_opt over all runs and steps", s_min, claimed="≥ b"),
-                    Measurement("runs below the floor b", float(tot["below"]), claimed="0")],
-                   [Figure("Opt softmax scores along training", to_svg(fig),
-                           "One run per algorithm on the first instance; every sample's s_opt at every step.")],
-                   details={"control": control, "per_run": rows, "init_delta": INIT_DELTA},
-                   headline=f"{tot['viol']} drops in {tot['elig']} violated steps; min s_opt {s_min:.3f}")
+    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -207,6 +232,9 @@ def check_steps(ctx: Context, control: str | None = None) -> Outcome:
 
 @st.composite
 def l3_instances(draw):
+    """Token geometry (orthogonal + rho, or Example 1 at d), sizes, spread (Ass 2), log10 init / sigma_0, algorithm
+    and log10 eta are hypothesis primitives; ``seed`` draws the dataset (``probe_dataset``) and the two inits W_0
+    (d x d each, d up to 40)."""
     kind = draw(st.sampled_from(["orthogonal", "orthogonal", "gaussian"]))
     n, T = draw(st.integers(1, 5)), draw(st.integers(2, 4))
     algo = draw(st.sampled_from(["gd", "ngd", "polyak"]))
@@ -217,19 +245,16 @@ def l3_instances(draw):
                 algo=algo, log_eta=log_eta, seed=draw(st.integers(0, 2**31 - 1)))
 
 
-def _probe_ds(inst):
-    if inst["kind"] == "orthogonal":
-        return tc.orthogonal_tokens(inst["n"], inst["T"], rho=inst["rho"], spread=inst["spread"], seed=inst["seed"])
-    return data.example1(n=inst["n"], T=inst["T"], d=inst["d"], spread=inst["spread"], seed=inst["seed"])
-
-
-def l3_conclusion(inst, alpha_each, naive_floor=False):
-    ds = _probe_ds(inst)
-    W0 = tc.gaussian_init(2, ds.d, 10 ** inst["log_init"] * sigma0(ds), torch.Generator().manual_seed(inst["seed"]))
-    r = run_and_score(ds, inst["algo"], 10 ** inst["log_eta"], W0, 30)
-    geo = tc.geometry(ds)
-    inst["_ass1"] = bool(tc.ass1_holds(geo, ds.n, r["b"]))
-    inst["_nu"], inst["_nu_star"] = geo["nu"], float(tc.nu_star(geo, ds.n, r["b"]))
+def l3_conclusion(inst, alpha_each, naive_floor: bool = False):
+    """No drop while violated and s_opt >= b along 30 steps; ``naive_floor``: also claim s_opt >= 1/T (control)."""
+    ds = probe_dataset(inst)
+    W0 = runs.gaussian_init(2, ds.d, 10 ** inst["log_init"] * sigma0(ds), torch.Generator().manual_seed(inst["seed"]))
+    eta = 10 ** inst["log_eta"]
+    tr = runs.run_recorded(ds, runs.algorithm(inst["algo"], eta), W0, PROBE_STEPS, values=inst["algo"] == "polyak")
+    r = score_run(ds, inst["algo"], eta, tr, W0)
+    geo = runs.geometry(ds)
+    inst["_ass1"] = bool(ass1_holds(geo, ds.n, r["b"]))
+    inst["_nu"], inst["_nu_star"] = geo["nu"], float(nu_star(geo, ds.n, r["b"]))
     ok = r["viol"] == 0 and r["below"] == 0
     if naive_floor:  # control: the floor 1/T (the e^{2 eps} factor dropped)
         ok = ok and r["s_min"] >= 1 / ds.T
@@ -241,14 +266,19 @@ def l3_assumptions(inst):
     return {"Ass 1 (ν/(1−3ν) ≤ ν*)": inst["_ass1"], "Ass 2": inst["spread"] == 0.0}
 
 
-def check_probe(ctx: Context, naive_floor=False) -> Outcome:
-    return run_probe(ctx, l3_instances(), lambda i, a: l3_conclusion(i, a, naive_floor), ctx.pick(10, 60, 200),
-                     describe=lambda i: dict(i), assumptions=l3_assumptions,
-                     parameters=lambda i: {"log10 ν/ν*": math.log10(max(i["_nu"] / i["_nu_star"], 1e-18)),
-                                           "spread": i["spread"], "log10 init/σ₀": i["log_init"],
-                                           "log10 η": i["log_eta"]},
-                     shrink_cells=ctx.budget != "quick")
+def l3_parameters(inst):
+    return {"log10 ν/ν*": math.log10(max(inst["_nu"] / inst["_nu_star"], 1e-18)), "spread": inst["spread"],
+            "log10 init/σ₀": inst["log_init"], "log10 η": inst["log_eta"]}
 
+
+def check_probe(ctx: Context, naive_floor: bool = False) -> Outcome:
+    return fixed_head_probe(ctx, l3_instances(), lambda i, a: l3_conclusion(i, a, naive_floor),
+                            assumptions=l3_assumptions, parameters=l3_parameters)
+
+
+# ---------------------------------------------------------------------------
+# 4. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -261,12 +291,10 @@ CLAIM = Claim(
                    "above "
                    "our ν*; the numeric check there tests the paper's claim that Example 1 is in scope, the exactly "
                    "orthogonal family is inside our Ass 1."),
-    assumptions=(Assumption("Ass 1", "near-orthogonal tokens; ours: ν/(1−3ν) ≤ ν* (module docstring)"),
-                 Assumption("Ass 2", "equal non-opt token scores"),
-                 Assumption("Lemma 2 init", "max |a_it(W₀)| ≤ ε = 1/4 (B.L2)")),
+    assumptions=(ASS1, ASS2, Assumption("Lemma 2 init", "max |a_it(W₀)| ≤ ε = 1/4 (B.L2)")),
     checks=(
         Check("derivation", "symbolic", "Gap increments, own/cross terms, s(1−s) endpoints, monotonicity of s_o",
-              lambda ctx: derivation(), stochastic=False),
+              derivation),
         Check("every-step", "numeric", "GD/NGD/Polyak, every step: no drop of s_opt while violated; min s_opt ≥ b",
               check_steps, stochastic=False),
         Check("probe", "probe", "Hypothesis over ν (both sides of ν*), Ass 2, init scale, algorithm and step size",
@@ -274,10 +302,10 @@ CLAIM = Claim(
     ),
     controls=(
         Control("Ass 1 broken (d = 8)", "every-step", "Example 1 at d = 8 (ν ≈ 1): cross-sample gradients lower "
-                "violated samples' opt scores", lambda ctx: check_steps(ctx, "d8")),
+                "violated samples' opt scores", {"source": "example1", "d": 8}),
         Control("init condition dropped", "every-step", "init 40× Lemma 2's scale with the floor still computed from "
-                "ε = 1/4", lambda ctx: check_steps(ctx, "init40")),
+                "ε = 1/4", {"source": "example1", "init_mult": 40.0, "floor_eps": EPS}),
         Control("probe: floor 1/T", "probe", "the floor without the e^{2ε} factor (s_opt ≥ 1/T): random inits start "
-                "below it", lambda ctx: check_probe(ctx, naive_floor=True)),
+                "below it", {"naive_floor": True}),
     ),
 )

@@ -16,7 +16,7 @@ does not need them).  We also measure the best constant on the runs,
 c_emp = min_{t >= 1} (||W_t|| + ||W_0||)/(eta t), and the growth rate ||W_T||/(eta T) (Theta(t): a constant in [c, 1]).
 
 Evidence: sympy proves the telescoping identity and the 2-D Lagrange identity behind Cauchy-Schwarz;
-every step of the shared NGD runs (B.L4's trajectory bank: eta = 0.2 and eta = 10, reaching ||W|| ~ 2000, deep
+every step of the shared NGD runs (the trajectory bank of ``trajectory_fixtures``: eta = 0.2 and eta = 10, reaching ||W|| ~ 2000, deep
 in softmax saturation) is checked against both bounds; a probe varies geometry, Ass 2, init scale and eta.
 Negative controls:
 GD in place of NGD (||W_t|| = O(log t) breaks the lower bound), NGD on the linear-domain autograd
@@ -33,13 +33,13 @@ from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_b import algorithms as al
-from numerics.paper_b import data
-from numerics.paper_b import trajectory_checks as tc
+from numerics.paper_b import runs
 from numerics.stats import mean_se
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b.l4_gradient_correlation import trajectory_bank
-from theorems.plots import new_figure, to_svg
-from theorems.probe import run_probe
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import (ASS2, fixed_head_probe, probe_problem, svm_probe_assumptions,
+                                                  trajectory_bank)
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.L5"
@@ -49,6 +49,8 @@ STATEMENT = (
     r"c=\frac{1}{2R^2\|W_{mm}\|}"
 )
 REL_TOL = 1e-10  # rounding of norms accumulated over ~1e3 steps
+AUTOGRAD_ETA = 10.0  # the autograd control: NGD eta = 10 for twice the bank's horizon (||W|| ~ 4000, saturated)
+PROBE_STEPS = 30  # NGD steps of each probe run
 
 
 # ---------------------------------------------------------------------------
@@ -82,6 +84,11 @@ def derivation() -> Outcome:
 # 2. Numeric: both bounds at every step
 # ---------------------------------------------------------------------------
 
+def derived_c(ds, r) -> float:
+    """c = 1/(2 R^2 ||W_mm||), from B.L4's normalized correlation floor."""
+    return 1 / (2 * runs.geometry(ds)["R"] ** 2 * r.norm)
+
+
 def _bounds(tr, eta, c, sqrt_upper=False):
     """(upper ok, lower ok) (K, B) bool, NaN counted as a violation; plus t (K,).
     ``sqrt_upper``: the wrong envelope ||W_0|| + eta sqrt(t) (random-walk growth; a control)."""
@@ -92,30 +99,26 @@ def _bounds(tr, eta, c, sqrt_upper=False):
     return up & torch.isfinite(nrm), lo & torch.isfinite(nrm), t
 
 
-def _runs(ctx: Context, algo: str):
+def _trajectories(ctx: Context, algo: str):
     """[(instance, label, eta, trajectory)]: the bank's NGD runs (eta = 0.2 and 10); for the controls the bank's GD
-    run (eta = 1) or NGD eta = 10 on the linear-domain autograd objective from the same inits."""
-    out = []
-    for e in trajectory_bank(ctx):
-        if algo == "ngd":
-            out += [(e, lab, eta, tr) for lab, (kind, eta, tr) in e["runs"].items() if kind == "ngd"]
-        elif algo == "gd":
-            out += [(e, lab, eta, tr) for lab, (kind, eta, tr) in e["runs"].items() if kind == "gd"]
-        else:
-            ds = e["ds"]
-            # twice the bank's horizon: ||W|| ~ 4000, every non-opt score underflows and the autograd step is 0/0
-            tr = tc.run_recorded(ds, al.ngd(10.0), e["W0"], 2 * e["steps"], objective=al.objective_autograd(ds))
-            out.append((e, "NGD η=10 (autograd)", 10.0, tr))
-            break  # one instance is enough to show the breakdown
-    return out
+    run (eta = 1), or NGD eta = 10 on the linear-domain autograd objective from the same inits (first instance)."""
+    bank = trajectory_bank(ctx)
+    if algo in ("ngd", "gd"):
+        return [(e, lab, eta, tr) for e in bank for lab, (kind, eta, tr) in e["runs"].items() if kind == algo]
+    e = bank[0]  # one instance is enough to show the breakdown
+    # twice the bank's horizon: ||W|| ~ 4000, every non-opt score underflows and the autograd step is 0/0
+    tr = runs.run_recorded(e["ds"], al.ngd(AUTOGRAD_ETA), e["W0"], 2 * e["steps"],
+                           objective=al.objective_autograd(e["ds"]))
+    return [(e, f"NGD η={AUTOGRAD_ETA:g} (autograd)", AUTOGRAD_ETA, tr)]
 
 
 def check_bounds(ctx: Context, algo: str = "ngd") -> Outcome:
+    """Both bounds at every step of NGD; ``algo``: "gd" (GD in place of NGD) or "autograd" (controls)."""
     n_up = n_lo = n_pts = 0
-    c_min_derived, c_emp, rates = math.inf, math.inf, []
-    fig, ax = new_figure()
-    for k, (e, label, eta, tr) in enumerate(_runs(ctx, algo)):
-        c = 1 / (2 * tc.geometry(e["ds"])["R"] ** 2 * e["r"].norm)
+    c_min_derived, c_emp, rates, shown = math.inf, math.inf, [], []
+    first = trajectory_bank(ctx)[0]
+    for e, label, eta, tr in _trajectories(ctx, algo):
+        c = derived_c(e["ds"], e["r"])
         c_min_derived = min(c_min_derived, c)
         up, lo, t = _bounds(tr, eta, c)
         n_up += int((~up).sum())
@@ -125,17 +128,35 @@ def check_bounds(ctx: Context, algo: str = "ngd") -> Outcome:
         ratio = (nrm[1:] + nrm[:1]) / (eta * t[1:])
         c_emp = min(c_emp, float(ratio.nan_to_num(-math.inf).min()))
         rates.append((nrm[-1] / (eta * t[-1])).numpy())
-        if e is _runs_first(ctx):
-            x = t[1:, 0].numpy()
-            col = "tab:blue" if eta < 1 else "tab:green"
-            ax.plot(x, ((nrm[1:] + nrm[:1]) / (eta * t[1:])).numpy(), color=col, lw=0.7, alpha=0.7)
-            ax.plot(x, ((nrm[1:] - nrm[:1]) / (eta * t[1:])).numpy(), color=col, lw=0.7, alpha=0.7, ls="--")
-            ax.plot([], [], color=col, label=f"{label}")
-            ax.axhline(c, color="tab:red", lw=0.8)
-    rates = np.concatenate(rates)
-    z = Context(alpha=ctx.alpha).z
-    m_rate, se_rate = mean_se(np.nan_to_num(rates, nan=-1.0))
-    status = "pass" if n_up == 0 and n_lo == 0 else "fail"
+        if e is first:
+            shown.append((label, eta, c, t, nrm))
+    ev = Evidence(ctx)
+    m_rate, se_rate = mean_se(np.nan_to_num(np.concatenate(rates), nan=-1.0))
+    name = {"ngd": "NGD", "gd": "GD (control)", "autograd": "NGD on autograd (control)"}[algo]
+    ev.exact("points violating a bound", n_up + n_lo == 0,
+             f"{name}: {n_pts} (step, run) points, {n_up} above ‖W_0‖+ηt, {n_lo} below cηt−‖W_0‖ "
+             f"(c = 1/(2R²‖W_mm‖) ≥ {c_min_derived:.3g}); best constant on the runs c_emp = {c_emp:.4g}; "
+             f"growth ‖W_T‖/(ηT) = {m_rate:.4f} ± {ev.z * se_rate:.1g}", value=n_up + n_lo, claimed="0")
+    ev.measure("c_emp = min (‖W_t‖+‖W_0‖)/(ηt)", c_emp, claimed=f"≥ c = {c_min_derived:.3g}")
+    ev.measure("growth rate ‖W_T‖/(ηT) (mean over runs)", m_rate, claimed=f"∈ [c, 1] = [{c_min_derived:.3g}, 1]",
+               lo=m_rate - ev.z * se_rate, hi=m_rate + ev.z * se_rate, level=ev.level)
+    if ev.plots:
+        ev.figure("Norm growth of the iterates", _plot(shown),
+                  "Lemma 5 on the first instance, every run: (‖W_t‖+‖W_0‖)/(ηt) ≥ c is the lower bound, "
+                  "(‖W_t‖−‖W_0‖)/(ηt) ≤ 1 the upper one.")
+    return ev.outcome(headline=f"{n_up + n_lo} bound violations; c_emp {c_emp:.3g} ≥ c {c_min_derived:.3g}",
+                      algorithm=algo, c_derived_min=c_min_derived, steps=first["steps"])
+
+
+def _plot(shown):
+    fig, ax = new_figure()
+    for label, eta, c, t, nrm in shown:
+        x = t[1:, 0].numpy()
+        col = "tab:blue" if eta < 1 else "tab:green"
+        ax.plot(x, ((nrm[1:] + nrm[:1]) / (eta * t[1:])).numpy(), color=col, lw=0.7, alpha=0.7)
+        ax.plot(x, ((nrm[1:] - nrm[:1]) / (eta * t[1:])).numpy(), color=col, lw=0.7, alpha=0.7, ls="--")
+        ax.plot([], [], color=col, label=f"{label}")
+        ax.axhline(c, color="tab:red", lw=0.8)
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -143,26 +164,7 @@ def check_bounds(ctx: Context, algo: str = "ngd") -> Outcome:
     ax.set_ylabel("(‖W_t‖ ± ‖W_0‖)/(ηt)")
     ax.set_title("solid (+): must stay ≥ c (red); dashed (−): ≤ 1 (black)", fontsize=8)
     ax.legend(fontsize=7)
-    name = {"ngd": "NGD", "gd": "GD (control)", "autograd": "NGD on autograd (control)"}[algo]
-    summary = (f"{name}: {n_pts} (step, run) points, {n_up} above ‖W_0‖+ηt, {n_lo} below cηt−‖W_0‖ "
-               f"(c = 1/(2R²‖W_mm‖) ≥ {c_min_derived:.3g}); best constant on the runs c_emp = {c_emp:.4g}; "
-               f"growth ‖W_T‖/(ηT) = {m_rate:.4f} ± {z * se_rate:.1g}")
-    return Outcome(status, summary,
-                   [Measurement("c_emp = min (‖W_t‖+‖W_0‖)/(ηt)", c_emp, claimed=f"≥ c = {c_min_derived:.3g}"),
-                    Measurement("growth rate ‖W_T‖/(ηT) (mean over runs)", m_rate, m_rate - z * se_rate,
-                                m_rate + z * se_rate, claimed=f"∈ [c, 1] = [{c_min_derived:.3g}, 1]",
-                                level=1 - ctx.alpha),
-                    Measurement("points violating a bound", float(n_up + n_lo), claimed="0")],
-                   [Figure("Norm growth of the iterates", to_svg(fig),
-                           "Lemma 5 on the first instance, every run: (‖W_t‖+‖W_0‖)/(ηt) ≥ c is the lower bound, "
-                           "(‖W_t‖−‖W_0‖)/(ηt) ≤ 1 the upper one.")],
-                   details={"algorithm": algo, "c_derived_min": c_min_derived,
-                            "steps": trajectory_bank(ctx)[0]["steps"]},
-                   headline=f"{n_up + n_lo} bound violations; c_emp {c_emp:.3g} ≥ c {c_min_derived:.3g}")
-
-
-def _runs_first(ctx):
-    return trajectory_bank(ctx)[0]
+    return fig
 
 
 # ---------------------------------------------------------------------------
@@ -171,6 +173,8 @@ def _runs_first(ctx):
 
 @st.composite
 def l5_instances(draw):
+    """Geometry, sizes, spread (Ass 2), log10 init scale and log10 eta are hypothesis primitives; ``seed`` draws the
+    dataset (``probe_dataset``) and the two inits W_0 (d x d each, d up to 20)."""
     kind = draw(st.sampled_from(["orthogonal", "gaussian"]))
     n, T = draw(st.integers(1, 5)), draw(st.integers(2, 4))
     return dict(kind=kind, n=n, T=T, d=draw(st.integers(max(n, T) + 2, 20)),
@@ -179,34 +183,25 @@ def l5_instances(draw):
                 seed=draw(st.integers(0, 2**31 - 1)))
 
 
-def l5_conclusion(inst, alpha_each, sqrt_upper=False):
-    from numerics.paper_b import svm
-    from theorems.paper_b.l4_gradient_correlation import _probe_dataset
-    ds = _probe_dataset(inst)
-    inst["_nu"] = float(data.assumptions(ds)["nu"])
-    try:
-        r = svm.w_svm(ds)
-    except svm.SVMInfeasible:
-        inst["feasible"] = False
+def l5_conclusion(inst, alpha_each, sqrt_upper: bool = False):
+    """Both bounds along 30 NGD steps; ``sqrt_upper``: the random-walk envelope ||W_0|| + eta sqrt(t) (control)."""
+    ds, r = probe_problem(inst)
+    if r is None:
         return True, "W-SVM infeasible", ""
-    inst["feasible"] = True
-    c = 1 / (2 * tc.geometry(ds)["R"] ** 2 * r.norm)
-    g = torch.Generator().manual_seed(inst["seed"] + 2)
-    W0 = tc.gaussian_init(2, ds.d, 10 ** inst["log_init"] / ds.d, g)
+    c = derived_c(ds, r)
+    W0 = runs.gaussian_init(2, ds.d, 10 ** inst["log_init"] / ds.d, torch.Generator().manual_seed(inst["seed"] + 2))
     eta = 10 ** inst["log_eta"]
-    tr = tc.run_recorded(ds, al.ngd(eta), W0, 30)
+    tr = runs.run_recorded(ds, al.ngd(eta), W0, PROBE_STEPS)
     up, lo, t = _bounds(tr, eta, c, sqrt_upper)
     ok = bool(up.all() and lo.all())
     return ok, "feasible", "" if ok else f"{int((~up).sum())} upper, {int((~lo).sum())} lower violations (c = {c:.3g})"
 
 
-def check_probe(ctx: Context, sqrt_upper=False) -> Outcome:
-    return run_probe(ctx, l5_instances(), lambda i, a: l5_conclusion(i, a, sqrt_upper), ctx.pick(10, 60, 200),
-                     describe=lambda i: dict(i),
-                     assumptions=lambda i: {"Ass 2": i["spread"] == 0.0, "W-SVM feasible": i.get("feasible", True)},
-                     parameters=lambda i: {"ν": i.get("_nu", float("nan")), "spread": i["spread"],
-                                           "log10 init": i["log_init"], "log10 η": i["log_eta"]},
-                     shrink_cells=ctx.budget != "quick")
+def check_probe(ctx: Context, sqrt_upper: bool = False) -> Outcome:
+    return fixed_head_probe(ctx, l5_instances(), lambda i, a: l5_conclusion(i, a, sqrt_upper),
+                            assumptions=svm_probe_assumptions,
+                            parameters=lambda i: {"ν": i.get("_nu", float("nan")), "spread": i["spread"],
+                                                  "log10 init": i["log_init"], "log10 η": i["log_eta"]})
 
 
 # ---------------------------------------------------------------------------
@@ -222,23 +217,21 @@ CLAIM = Claim(
     fidelity_note=("Exact in shape (eq. (9): cηt − ‖W_0‖ ≤ ‖W_t‖ ≤ ‖W_0‖ + ηt). The constant c is lost; "
                    "c = 1/(2R²‖W_mm‖) is our derivation from the one-direction form (B.E5/B.L4), valid for every init "
                    "under Ass 2 (reconstructed). The best constant on the runs is reported as c_emp."),
-    assumptions=(Assumption("Ass 2", "equal non-opt token scores"),
-                 Assumption("NGD", "‖W_{t+1} − W_t‖ = η exactly")),
+    assumptions=(ASS2, Assumption("NGD", "‖W_{t+1} − W_t‖ = η exactly")),
     checks=(
         Check("derivation", "symbolic", "Telescoping identity and Cauchy-Schwarz (Lagrange identity) by sympy",
-              lambda ctx: derivation(), stochastic=False),
+              derivation),
         Check("bounds", "numeric", "Both bounds at every NGD step (η = 0.2 and 10, ‖W‖ up to ~2000, saturated softmax)",
               check_bounds, stochastic=False),
         Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η", check_probe),
     ),
     controls=(
         Control("GD in place of NGD", "bounds",
-                "GD (η = 1) from the same inits: ‖W_t‖ = O(log t) falls below cηt − ‖W_0‖",
-                lambda ctx: check_bounds(ctx, "gd")),
+                "GD (η = 1) from the same inits: ‖W_t‖ = O(log t) falls below cηt − ‖W_0‖", {"algo": "gd"}),
         Control("linear-domain autograd gradient", "bounds",
                 "NGD on float64 autograd: the gradient underflows to 0 in saturation and the step is 0/0",
-                lambda ctx: check_bounds(ctx, "autograd")),
+                {"algo": "autograd"}),
         Control("probe: √t envelope", "probe", "claiming random-walk growth ‖W_t‖ ≤ ‖W_0‖ + η√t",
-                lambda ctx: check_probe(ctx, sqrt_upper=True)),
+                {"sqrt_upper": True}),
     ),
 )

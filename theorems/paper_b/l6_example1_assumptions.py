@@ -17,30 +17,39 @@ Checks.  (1) probability: P(Ass 1 at nu_0 and Ass 2) estimated at d = 16 .. 512 
 (n = 8, T = 4, Clopper-Pearson),
 for nu_0 = 0.25 and 0.15; at the largest d the lower bound must reach 1 - delta (delta = 0.05); the smallest d
 from which the estimate stays >= 1 - delta is reported.  (2) rate: the fitted exponent of E[nu] in d (d >= 64)
-must be <= -1/2 (the Bernstein envelope; fail if its whole interval lies above -1/2).  Also reported: the d at
+must be <= -1/2 (the Bernstein envelope, an O(): fail if its whole interval lies above -1/2, pass when the
+interval is narrower than 0.2 and does not lie above -1/2).  Also reported: the d at
 which nu would reach B.L3's sufficient level nu* (our derivation, ~1e-3 here), extrapolated with the fit.
 Negative control: tokens sharing a common noise direction (a fixed unit vector added to every token's noise,
 scores unchanged): nu stays ~0.3 for every d.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import data
-from numerics.paper_b import trajectory_checks as tc
-from numerics.stats import binomial_interval, loglog_slope, mean_se
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.paper_b.l2_init_scale import sigma0
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import data, runs
+from numerics.stats import binomial_interval, decide_binomial, decide_upper, loglog_slope, mean_se
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b.trajectory_fixtures import nu_star, opt_score_floor, sigma0
+from theorems.plots import new_figure
 
 ID = "B.L6"
 N, T, DELTA = 8, 4, 0.05
 NU0 = (0.25, 0.15)
+RATE_FROM_D = 64  # the exponent of E[nu] is fitted on d >= 64 (the Bernstein regime)
+RATE_BOUND = -0.5  # Bernstein: E[nu] = O(d^{-1/2})
+# An O() envelope: only an exponent whose whole interval lies above -1/2 contradicts it (a straddling interval passes
+# when it is narrow); an interval wider than 0.2 cannot tell -1/2 from -0.3 or -0.7.
+RATE_TOLERANCE, RATE_MAX_WIDTH = math.inf, 0.2
+# P(Ass 1 and Ass 2) is decided by its Clopper-Pearson interval (pass: lower end >= 1 - delta); no width rule on top
+PROB_MAX_WIDTH = math.inf
+CONTROL_COMMON = 1.0  # the control's common noise direction (a unit vector times this) added to every token
 STATEMENT = (
     r"\Pr\big[\nu\le\nu_0\ \wedge\ \gamma_{it}=\bar\gamma_i\ \forall t\ne o\big]\ge1-\delta\quad\text{for }"
     r"d\gtrsim\frac{\log(nT/\delta)}{\nu_0^2},\qquad \nu=O\Big(\sqrt{\log(nT/\delta)/d}\Big)"
@@ -64,46 +73,45 @@ def sample(d: int, count: int, seed0: int, common: float = 0.0):
     return a["nu"].numpy(), a["spread"].numpy()
 
 
-def _grid(ctx):
-    return ctx.pick([16, 32, 64, 128, 256, 512], [16, 32, 64, 128, 256, 512, 1024, 2048])
-
-
-def measure(ctx: Context, common: float = 0.0):
+def measured(ctx: Context, common: float = 0.0):
+    """({d: (nu, spread)}, draws per d) on the budget's d-grid; shared by both checks (and their controls)."""
+    grid = ctx.pick([16, 32, 64, 128, 256, 512], [16, 32, 64, 128, 256, 512, 1024, 2048])
     count = ctx.pick(300, 1000, 3000)
     base = int(torch.randint(0, 2**30, (1,), generator=ctx.generator(ID, "draws")))
-    return {d: sample(d, count, base + 100003 * d, common) for d in _grid(ctx)}, count
+    return _measure(tuple(grid), count, base, common), count
 
 
-_CACHE: dict = {}
-
-
-def measured(ctx, common=0.0):
-    key = (ctx.seed, ctx.budget, common)
-    if key not in _CACHE:
-        _CACHE[key] = measure(ctx, common)
-    return _CACHE[key]
+@functools.cache
+def _measure(grid: tuple, count: int, base: int, common: float) -> dict:
+    return {d: sample(d, count, base + 100003 * d, common) for d in grid}
 
 
 def check_probability(ctx: Context, common: float = 0.0) -> Outcome:
+    """P(Ass 1 at nu_0 and Ass 2) at the largest d >= 1 - delta, for each nu_0; ``common``: the control."""
     res, count = measured(ctx, common)
     ds_ = sorted(res)
-    level = 1 - ctx.alpha / len(NU0)
-    statuses, meas, lines = [], [], []
-    fig, ax = new_figure()
+    ev = Evidence(ctx, decisions=len(NU0))
+    curves = []
     for nu0 in NU0:
         ks = [int(((res[d][0] <= nu0) & (res[d][1] == 0)).sum()) for d in ds_]
-        ci = [binomial_interval(k, count, level) for k in ks]
         p = np.array(ks) / count
-        lo, hi = ci[-1]
-        st_ = "pass" if lo >= 1 - DELTA else ("fail" if hi < 1 - DELTA else "inconclusive")
-        statuses.append(st_)
+        dec = decide_binomial(ks[-1], count, ev.level, at_least=1 - DELTA, max_width=PROB_MAX_WIDTH)
         d_ok = next((d for j, d in enumerate(ds_) if all(q >= 1 - DELTA for q in p[j:])), None)
-        meas.append(Measurement(f"ν₀ = {nu0}: P(Ass 1 ∧ Ass 2) at d = {ds_[-1]}", float(p[-1]), lo, hi,
-                                claimed=f"≥ 1 − δ = {1 - DELTA}", level=level))
-        meas.append(Measurement(f"ν₀ = {nu0}: smallest d with P̂ ≥ 1 − δ from there on",
-                                float(d_ok) if d_ok else math.nan, claimed="exists"))
-        lines.append(f"ν₀={nu0}: P={p[-1]:.3f} [{lo:.3f}, {hi:.3f}] at d={ds_[-1]}, "
-                     f"P̂ ≥ {1 - DELTA} from d={d_ok} [{st_}]")
+        ev.decide(f"ν₀ = {nu0}: P(Ass 1 ∧ Ass 2) at d = {ds_[-1]}", dec, value=float(p[-1]),
+                  line=f"ν₀={nu0}: P={p[-1]:.3f} [{dec.lo:.3f}, {dec.hi:.3f}] at d={ds_[-1]}, "
+                       f"P̂ ≥ {1 - DELTA} from d={d_ok} [{dec.status}]")
+        ev.measure(f"ν₀ = {nu0}: smallest d with P̂ ≥ 1 − δ from there on", float(d_ok) if d_ok else math.nan,
+                   claimed="exists")
+        curves.append((nu0, p, [binomial_interval(k, count, ev.level) for k in ks]))
+    if ev.plots:
+        ev.figure("Probability that Example 1 satisfies Ass 1-2", _plot_probability(ds_, curves, common),
+                  f"{count} draws per d, Clopper-Pearson intervals at level {ev.level:.5f}.")
+    return ev.outcome(n=N, T=T, delta=DELTA, nu0=NU0, draws=count, grid=ds_, common=common)
+
+
+def _plot_probability(ds_, curves, common):
+    fig, ax = new_figure()
+    for nu0, p, ci in curves:
         ax.errorbar(ds_, p, yerr=[p - np.array([c[0] for c in ci]), np.array([c[1] for c in ci]) - p], fmt="o-",
                     capsize=2, label=f"ν₀ = {nu0}")
     ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
@@ -112,29 +120,40 @@ def check_probability(ctx: Context, common: float = 0.0) -> Outcome:
     ax.set_ylabel("P(ν ≤ ν₀ and equal non-opt scores)")
     ax.set_title("Example 1, n = 8, T = 4" + (" + common noise direction (control)" if common else ""))
     ax.legend(fontsize=7)
-    worst = worst_status(statuses)
-    return Outcome(worst, " | ".join(lines), meas,
-                   [Figure("Probability that Example 1 satisfies Ass 1-2", to_svg(fig),
-                           f"{count} draws per d, Clopper-Pearson intervals at level {level:.5f}.")],
-                   details={"n": N, "T": T, "delta": DELTA, "nu0": NU0, "draws": count, "grid": ds_,
-                            "common": common})
+    return fig
+
+
+def l3_nu_star() -> float:
+    """B.L3's sufficient level nu* on a d = 32 Example 1 instance (NGD eta = 0.2 from one Lemma-2 init)."""
+    ds32 = data.example1(n=N, T=T, d=32, seed=0)
+    geo = runs.geometry(ds32)
+    W0 = runs.gaussian_init(1, 32, sigma0(ds32), torch.Generator().manual_seed(0))
+    b = opt_score_floor(T, geo["R"], runs.init_logit_bound(W0, ds32), 0.2)
+    return float(nu_star(geo, N, b)[0])
 
 
 def check_rate(ctx: Context, common: float = 0.0) -> Outcome:
+    """Fitted exponent of E[nu] in d (d >= 64) <= -1/2; ``common``: the control."""
     res, count = measured(ctx, common)
-    ds_ = [d for d in sorted(res) if d >= 64]
+    ds_ = [d for d in sorted(res) if d >= RATE_FROM_D]
     ms = [mean_se(res[d][0]) for d in ds_]
     fit = loglog_slope(ds_, [m for m, _ in ms], [s for _, s in ms])
-    z = Context(alpha=ctx.alpha).z
-    lo, hi = fit.interval(1, z)
-    st_ = "fail" if lo > -0.5 else ("pass" if hi - lo <= 0.2 else "inconclusive")
-    # extrapolate to B.L3's sufficient level nu* (NGD eta = 0.2, Lemma 2 init), on a d = 32 instance
-    ds32 = data.example1(n=N, T=T, d=32, seed=0)
-    geo = tc.geometry(ds32)
-    W0 = tc.gaussian_init(1, 32, sigma0(ds32), torch.Generator().manual_seed(0))
-    b = tc.opt_score_floor(T, geo["R"], tc.init_logit_bound(W0, ds32), 0.2)
-    nu_star = float(tc.nu_star(geo, N, b)[0])
-    d_star = math.exp((math.log(nu_star) - fit.coef[0]) / fit.coef[1]) if fit.coef[1] < 0 else math.inf
+    ev = Evidence(ctx)
+    lo, hi = fit.interval(1, ev.z)
+    nu_star_ = l3_nu_star()
+    d_star = math.exp((math.log(nu_star_) - fit.coef[0]) / fit.coef[1]) if fit.coef[1] < 0 else math.inf
+    ev.decide("exponent of E[ν] in d", decide_upper(lo, hi, RATE_BOUND, max_width=RATE_MAX_WIDTH,
+                                                     tolerance=RATE_TOLERANCE), value=float(fit.coef[1]),
+              line=f"E[ν] ∝ d^{fit.coef[1]:.3f} [{lo:.3f}, {hi:.3f}] (d ≥ {RATE_FROM_D}; claimed ≤ −1/2)")
+    ev.say(f"B.L3's ν* = {nu_star_:.2g} would need d ≈ {d_star:.2g} (extrapolated)")
+    ev.measure("d needed for ν ≤ ν* of B.L3 (extrapolated)", d_star)
+    if ev.plots:
+        ev.figure("Near-orthogonality vs dimension", _plot_rate(res, fit, count, ev.z),
+                  "Mean ν with intervals and the fitted law.")
+    return ev.outcome(nu_star_L3=nu_star_, d_star=d_star, chi2_dof=fit.chi2_dof, common=common)
+
+
+def _plot_rate(res, fit, count, z):
     fig, ax = new_figure()
     allds = sorted(res)
     ax.errorbar(allds, [res[d][0].mean() for d in allds], yerr=[z * res[d][0].std() / math.sqrt(count) for d in allds],
@@ -147,17 +166,8 @@ def check_rate(ctx: Context, common: float = 0.0) -> Outcome:
     ax.set_xlabel("d")
     ax.set_ylabel("ν")
     ax.legend(fontsize=7)
-    return Outcome(st_, f"E[ν] ∝ d^{fit.coef[1]:.3f} [{lo:.3f}, {hi:.3f}] (d ≥ 64; claimed ≤ −1/2); B.L3's ν* = "
-                        f"{nu_star:.2g} would need d ≈ {d_star:.2g} (extrapolated)",
-                   [Measurement("exponent of E[ν] in d", float(fit.coef[1]), lo, hi, claimed="≤ −1/2 (Bernstein)",
-                                level=1 - ctx.alpha),
-                    Measurement("d needed for ν ≤ ν* of B.L3 (extrapolated)", d_star)],
-                   [Figure("Near-orthogonality vs dimension", to_svg(fig),
-                           "Mean ν with intervals and the fitted law.")],
-                   details={"nu_star_L3": nu_star, "d_star": d_star, "chi2_dof": fit.chi2_dof, "common": common})
+    return fig
 
-
-CONTROL_COMMON = 1.0
 
 CLAIM = Claim(
     id=ID,
@@ -176,9 +186,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("common noise direction (probability)", "probability",
-                "every token shares a unit noise direction: ν does not decay",
-                lambda ctx: check_probability(ctx, CONTROL_COMMON)),
+                "every token shares a unit noise direction: ν does not decay", {"common": CONTROL_COMMON}),
         Control("common noise direction (rate)", "rate", "every token shares a unit noise direction: exponent ≈ 0",
-                lambda ctx: check_rate(ctx, CONTROL_COMMON)),
+                {"common": CONTROL_COMMON}),
     ),
 )

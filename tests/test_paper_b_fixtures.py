@@ -1,0 +1,78 @@
+"""Paper B fixed-head fixtures (theorems.paper_b.trajectory_fixtures) and B.L3's step condition: the bounds the
+claims derive, against direct computations."""
+import math
+
+import torch
+
+from numerics import DTYPE
+from numerics.paper_b import algorithms as A
+from numerics.paper_b import data, model, runs, svm
+from theorems.claim import Context
+from theorems.paper_b import trajectory_fixtures as fx
+from theorems.paper_b.l3_opt_score import monotone_violations
+
+
+def test_l4_ratio_metric_matches_direct_computation():
+    ds = data.example1(n=5, T=3, d=8, seed=3)
+    r = svm.w_svm(ds)
+    W = 0.3 * torch.randn(4, 8, 8, generator=torch.Generator().manual_seed(0), dtype=DTYPE)
+    _, info = A.objective(ds)((W,))
+    rec = runs.step_recorder(ds, r.solution, extra=fx.l4_ratio_metrics({"": r.solution}))((W,), info)
+    # LB = (1/n) sum_i e^{-m_i} s_io (1 - s_io)(gamma_io - gammabar_i); Ass 2 holds (spread 0), gamma gap 1
+    s = torch.softmax(model.logits(W, ds), -1)
+    s_opt = s.gather(-1, ds.opt_index.expand(4, -1).unsqueeze(-1)).squeeze(-1)
+    m = (s * ds.gamma).sum(-1)
+    lb = (torch.exp(-m) * s_opt * (1 - s_opt) * 1.0).mean(-1)
+    ln, d_ = model.grad_W_autograd(W, None, ds)
+    corr = (-d_ * ln.exp()[:, None, None] * r.solution).sum((1, 2))
+    assert torch.allclose(rec["log_l4_ratio"], corr.log() - lb.log(), atol=1e-10)
+    assert bool((rec["log_l4_ratio"] >= -1e-12).all())
+    ev = model.evaluate(W, None, ds, values=False)
+    assert torch.allclose(fx.log_l4_bound(ev, ds), lb.log(), atol=1e-12)
+
+
+def test_floor_and_nu_star():
+    b = fx.opt_score_floor(4, 1.5, torch.tensor([0.1, 0.3]), 0.1)
+    assert torch.allclose(b, 1 / (1 + 3 * torch.exp(torch.tensor([0.2, 0.6], dtype=DTYPE))))
+    b2 = fx.opt_score_floor(4, 1.5, 0.0, 1.0)  # 2 R^2 Delta - 1 = 3.5 dominates
+    assert math.isclose(float(b2), 1 / (1 + 3 * math.exp(3.5)))
+    geo = runs.geometry(runs.orthogonal_tokens(4, 3, seed=2))
+    assert math.isinf(float(fx.nu_star(geo, 1, 0.2)))
+    ns = float(fx.nu_star(geo, 4, 0.2))
+    assert math.isclose(ns, geo["q"] ** 2 * 0.2 * (1 - 0.2 / math.e) * geo["lo"]
+                        / (math.e * 3 * geo["R"] ** 2 * geo["hi"]))
+    assert bool(fx.ass1_holds(geo, 4, 0.2))
+    assert not bool(fx.ass1_holds(runs.geometry(data.example1(n=4, T=3, d=8, seed=0)), 4, 0.2))
+
+
+def test_sigma0():
+    ds = runs.orthogonal_tokens(4, 3, seed=0)
+    R = float(data.assumptions(ds)["R"])
+    assert math.isclose(fx.sigma0(ds), 0.25 / (R**2 * math.sqrt(2 * math.log(4 * 12 / 0.05))))
+    assert math.isclose(fx.sigma0(ds, r_power=0), fx.sigma0(ds) * R**2)
+
+
+def test_monotone_violations():
+    log_s = torch.log(torch.tensor([[0.3], [0.2], [0.25], [0.24]], dtype=DTYPE)).unsqueeze(1)  # (K=4, B=1, n=1)
+    gap = torch.tensor([[0.5], [2.0], [0.5], [0.0]], dtype=DTYPE).unsqueeze(1)
+    viol, elig = monotone_violations(log_s, gap)
+    assert elig.flatten().tolist() == [True, False, True]
+    assert viol.flatten().tolist() == [True, False, True]
+
+
+def test_probe_problem_records_nu_and_feasibility():
+    inst = dict(kind="orthogonal", n=2, T=2, d=6, rho=0.0, spread=0.0, seed=1)
+    ds, r = fx.probe_problem(inst)
+    assert r is not None and inst["feasible"] and inst["_nu"] < 1e-12
+    assert fx.svm_probe_assumptions(inst) == {"Ass 2 (equal non-opt scores)": True, "W-SVM feasible": True}
+
+
+def test_trajectory_bank_is_shared_and_records_the_l4_ratio():
+    ctx = Context(seed=0, budget="quick")
+    bank = fx.trajectory_bank(ctx, algos=fx.BANK_ALGOS[:1])
+    assert fx.trajectory_bank(Context(seed=0, budget="quick", figures=False), algos=fx.BANK_ALGOS[:1]) is bank
+    e = bank[0]
+    kind, eta, tr = e["runs"]["GD η=1"]
+    assert kind == "gd" and tr["W_norm"].shape == (e["steps"] + 1, 2 * e["n_lemma2"])
+    assert {"log_l4_ratio", "log_l4_ratio_dropped", "grad_corr_mm_dropped"} <= set(tr.metrics)
+    assert bool((tr["log_l4_ratio"] >= -1e-9).all())
