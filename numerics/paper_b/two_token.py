@@ -76,6 +76,16 @@ def ngd_p(p0, eta: float, steps) -> np.ndarray:
     return np.asarray(p0, float)[None] + eta * np.asarray(steps, float).reshape(-1, *([1] * np.ndim(p0)))
 
 
+def closed_form_p(algorithm: str, p0, eta: float, steps, gd_factor: float = 2.0) -> np.ndarray:
+    """p_t = <W_t, Wbar_mm> at ``steps`` for "GD" (the exact map, z = sqrt(2) p) or "NGD" (p_0 + eta t);
+    (len(steps), ..).  ``gd_factor`` != 2 only for negative controls."""
+    if algorithm == "GD":
+        return gd_z(math.sqrt(2) * np.asarray(p0, float), eta, steps, gd_factor) / math.sqrt(2)
+    if algorithm == "NGD":
+        return ngd_p(p0, eta, steps)
+    raise ValueError(f"closed_form_p: no closed form for {algorithm!r} (GD or NGD)")
+
+
 def gd_z_asymptotic(t, eta: float) -> np.ndarray:
     """Leading-order GD solution z_t ~ log(2 eta t / e) (t >= 1)."""
     return np.log(2 * eta * np.asarray(t, float) / math.e)

@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pytest
 import torch
 
 from numerics import DTYPE
@@ -43,8 +44,7 @@ def test_engine_gd_and_ngd_follow_the_closed_forms():
         traj = A.train(ds, A.gd(eta) if alg == "gd" else A.ngd(eta), 200, W0, record_at=steps, keep_params=True)
         p, r = two_token.split(traj["W"])
         assert np.allclose(r, r0[None], rtol=1e-12, atol=1e-12)           # nothing orthogonal to W_mm moves
-        want = (two_token.gd_z(math.sqrt(2) * p0, eta, steps) / math.sqrt(2) if alg == "gd"
-                else two_token.ngd_p(p0, eta, steps))
+        want = two_token.closed_form_p(alg.upper(), p0, eta, steps)
         assert np.allclose(p, want, rtol=1e-11, atol=1e-11)
 
 
@@ -53,3 +53,14 @@ def test_gd_exponential_of_z_grows_like_2_eta_t_over_e():
     z = two_token.gd_z(np.zeros(1), eta, [20000])[0, 0]
     assert abs(math.exp(z) / (2 * eta * 20000 / math.e) - 1) < 2e-3
     assert abs(z - two_token.gd_z_asymptotic(20000, eta)) < 2e-3
+
+
+def test_closed_form_p_dispatch_and_control_factor():
+    p0, steps = np.array([0.3, -1.0]), [0, 3, 10]
+    assert np.allclose(two_token.closed_form_p("NGD", p0, 0.5, steps), p0[None] + 0.5 * np.array(steps)[:, None])
+    gd = two_token.closed_form_p("GD", p0, 0.5, steps)
+    assert np.allclose(gd, two_token.gd_z(math.sqrt(2) * p0, 0.5, steps) / math.sqrt(2))
+    wrong = two_token.closed_form_p("GD", p0, 0.5, steps, gd_factor=1.0)
+    assert np.allclose(gd[0], wrong[0]) and np.all(wrong[1:] < gd[1:])      # half the increment: z grows slower
+    with pytest.raises(ValueError):
+        two_token.closed_form_p("Polyak", p0, 0.5, steps)

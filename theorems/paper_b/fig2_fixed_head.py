@@ -9,15 +9,17 @@ Constants (the seed lost all of them; ours, also in ``details["constants"]``): E
 d = 16, gamma_opt = 1, gamma_other = 0; ``||W_0|| = 0.5`` (random and adversarial directions); NGD and GD
 eta = 1; NGD + momentum eta = 1, beta = 0.9; PS cap eta_max = 1e4 (with cap 1 PS is GD from the first step
 on this data: "PS fastest early" needs a large cap); NGD uncapped.  The runs are the shared suite of
-``t1_ngd_rate`` (iid data set and initial direction per run).
+``rate_fixtures`` (iid data set and initial direction per run).
 
 Decisions (ours).  "Far faster" = at least 10x better at t = N on every metric: per run, the log10 ratio
 NGD/GD of ``L - L*``, ``1 - mean_i s_i,opt``, ``1 - corr`` and GD/NGD of ``||W_t||``; the interval of its
 mean must lie below -1 (fail if it lies above -1).  "PS fastest early" = over t = 1..5 PS beats NGD and
 GD on all four metrics: per run, the largest log ratio PS/competitor over those steps, interval of its mean
-below 0.  (iii) is B.T1's envelope rule and B.L1's slope rule on the NGD runs.
+below 0 (strictly: a tie, exactly 0, is not a win).  (iii) is B.T1's envelope rule and B.L1's slope rule on
+the NGD runs (``rate_fixtures.envelope_rate``, ``rate_fixtures.saturation_rate``), alpha split over the two.
 
-Negative controls: GD in place of NGD in (i); PS with cap 1 in (ii); GD in place of NGD in (iii).
+Negative controls (overrides of their checks' parameters): GD in place of NGD in (i); PS with cap 1 in (ii);
+GD in place of NGD in (iii).
 """
 from __future__ import annotations
 
@@ -26,10 +28,10 @@ import math
 import numpy as np
 import torch
 
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b import l1_sparsification as l1
-from theorems.paper_b import t1_ngd_rate as t1
-from theorems.plots import to_svg
+from numerics.stats import decide_upper, mean_interval
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b import rate_fixtures as rf
 
 ID = "B.Fig2"
 
@@ -41,90 +43,86 @@ STATEMENT = (
 ALGS = ("GD", "NGD", "NGD+momentum", "Polyak (capped)")
 EARLY = 5   # 'early' = the first five steps (with cap 1e4 NGD's median overtakes PS at t ~ 10-20; reported)
 METRICS = ("L − L*", "‖W_t‖ (inverse)", "1 − mean s_opt", "1 − corr")
+FAR_FASTER = -1.0  # "far faster" = at least 10x better: log10 ratio <= -1
+STRICT = 1e-12     # "beats" is strict: a log ratio of exactly 0 (PS with cap 1 is GD) is a tie, not a win
 
 
 def constants(ctx: Context) -> dict:
-    s = t1.suite(ctx.seed, ctx.budget)
-    return dict(data="example1", **t1.SIZES, gamma_opt=1.0, gamma_other=0.0, init_norm=t1.INIT_NORM,
-                eta_ngd=t1.ETA, eta_gd=t1.ETA, eta_momentum=t1.ETA, beta=t1.BETA, ps_cap=t1.PS_CAP, ngd_cap=None,
+    s = rf.suite(ctx)
+    return dict(data="example1", **rf.SIZES, gamma_opt=1.0, gamma_other=0.0, init_norm=rf.INIT_NORM,
+                eta_ngd=rf.ETA, eta_gd=rf.ETA, eta_momentum=rf.ETA, beta=rf.BETA, ps_cap=rf.PS_CAP, ngd_cap=None,
                 n_steps=s.n_steps, n_runs=int(s.W0.shape[0]))
 
 
 def log10_metrics(ctx: Context, name: str, n_steps: int | None = None) -> tuple[np.ndarray, dict]:
     """Per metric (K, B) arrays in log10, oriented so that smaller is better."""
-    s = t1.suite(ctx.seed, ctx.budget)
-    tr = t1.trajectory(ctx.seed, ctx.budget, name, n_steps)
+    s = rf.suite(ctx)
+    tr = rf.trajectory(ctx, name, n_steps)
     ln10 = math.log(10)
     log_sbar = torch.logsumexp(tr["log_one_minus_s_opt"], -1) - math.log(s.ds.n)
     return tr.steps.numpy(), {
         "L − L*": (tr["log_excess_loss"] / ln10).numpy(),
         "‖W_t‖ (inverse)": -torch.log10(tr["W_norm"]).numpy(),
         "1 − mean s_opt": (log_sbar / ln10).numpy(),
-        "1 − corr": np.log10(t1.one_minus_corr(tr["W"], s.W_mm).numpy()),
+        "1 − corr": np.log10(rf.one_minus_corr(tr["W"], s.W_mm).numpy()),
     }
 
 
 def check_ngd_vs_gd(ctx: Context, fast: str = "NGD") -> Outcome:
+    """Per metric, the paired log10 ratio ``fast``/GD at t = N is <= -1 (control: GD against itself)."""
     _, f = log10_metrics(ctx, fast)
     _, g = log10_metrics(ctx, "GD")
-    z = t1.z_of(ctx, len(METRICS))
-    statuses, meas = [], []
+    ev = Evidence(ctx, decisions=len(METRICS))
     for k in METRICS:
-        m, lo, hi = t1.mean_interval(f[k][-1] - g[k][-1], z)
-        st_ = "fail" if lo > -1 else "pass" if hi < -1 else "inconclusive"
-        statuses.append(st_)
-        meas.append(Measurement(f"log₁₀ {fast}/GD at t = N: {k}", m, lo, hi, claimed="< −1 (≥ 10× better)",
-                                level=1 - ctx.alpha / len(METRICS)))
-    status = t1.worst(statuses)
-    return Outcome(status, f"{fast} vs GD at t = N: " + ", ".join(f"{k} 10^{m.value:.1f}" for k, m in
-                                                                   zip(METRICS, meas)) + f" [{status}]", meas,
-                   [figure(ctx)], details={"constants": constants(ctx)})
+        m, lo, hi = mean_interval(f[k][-1] - g[k][-1], ev.z)
+        d = decide_upper(lo, hi, FAR_FASTER, max_width=math.inf)
+        ev.decide(f"log₁₀ {fast}/GD at t = N: {k}", d, value=m, line=f"{k} 10^{m:.1f} [{d.status}]")
+    if ev.plots:
+        ev.figure(*figure(ctx))
+    return ev.outcome(summary_prefix=f"{fast} vs GD at t = N: ", constants=constants(ctx))
 
 
 def check_ps_early(ctx: Context, ps: str = "Polyak (capped)") -> Outcome:
+    """PS beats NGD and GD on every metric over t = 1..EARLY (control: PS with cap 1, which is GD)."""
     steps_ps, p = log10_metrics(ctx, ps, EARLY)
     rivals = {r: log10_metrics(ctx, r)[1] for r in ("NGD", "GD")}
-    steps = t1.trajectory(ctx.seed, ctx.budget, "NGD").steps.numpy()
+    steps = rf.trajectory(ctx, "NGD").steps.numpy()
     early = (steps >= 1) & (steps <= EARLY)
     early_ps = (steps_ps >= 1) & (steps_ps <= EARLY)
-    z = t1.z_of(ctx, len(METRICS) * len(rivals))
-    statuses, meas = [], []
+    ev = Evidence(ctx, decisions=len(METRICS) * len(rivals))
     for r, q in rivals.items():
         for k in METRICS:
-            worst_gap = (p[k][early_ps] - q[k][early]).max(0)          # per run: PS's worst showing over t = 1..10
-            m, lo, hi = t1.mean_interval(worst_gap, z)
-            st_ = "pass" if hi < 0 else "fail" if lo >= 0 else "inconclusive"
-            statuses.append(st_)
-            meas.append(Measurement(f"max over t ≤ {EARLY} of log₁₀ PS/{r}: {k}", m, lo, hi, claimed="< 0",
-                                    level=1 - ctx.alpha / (len(METRICS) * len(rivals))))
+            worst_gap = (p[k][early_ps] - q[k][early]).max(0)          # per run: PS's worst showing over t ≤ EARLY
+            m, lo, hi = mean_interval(worst_gap, ev.z)
+            ev.decide(f"max over t ≤ {EARLY} of log₁₀ PS/{r}: {k}", decide_upper(lo, hi, -STRICT, max_width=math.inf),
+                      value=m)
     # reported, not decided: momentum, and when NGD overtakes PS
-    _, mo = log10_metrics(ctx, "NGD+momentum")
-    _, ps_full = log10_metrics(ctx, ps) if ps == "Polyak (capped)" else (None, None)
-    if ps_full is not None:
+    if ps == "Polyak (capped)":
+        _, mo = log10_metrics(ctx, "NGD+momentum")
+        _, ps_full = log10_metrics(ctx, ps)
         for k in METRICS:
             behind = np.median(rivals["NGD"][k], 1) < np.median(ps_full[k], 1)
-            first = steps[np.argmax(behind)] if behind.any() else None
-            meas.append(Measurement(f"first t where NGD's median beats PS: {k}", float("nan") if first is None
-                                    else float(first)))
+            ev.measure(f"first t where NGD's median beats PS: {k}",
+                       float(steps[np.argmax(behind)]) if behind.any() else float("nan"))
         for k in METRICS:
             ahead = np.median(mo[k][early], 1) < np.median(p[k][early_ps], 1)
-            meas.append(Measurement(f"first t ≤ {EARLY} where NGD+momentum's median beats PS: {k}",
-                                    float(steps[early][np.argmax(ahead)]) if ahead.any() else float("nan")))
-    status = t1.worst(statuses)
-    return Outcome(status, f"{ps} vs NGD and GD over t = 1..{EARLY}: {statuses.count('pass')}/{len(statuses)} "
-                   f"metric comparisons won [{status}]", meas, details={"constants": constants(ctx), "ps": ps})
+            ev.measure(f"first t ≤ {EARLY} where NGD+momentum's median beats PS: {k}",
+                       float(steps[early][np.argmax(ahead)]) if ahead.any() else float("nan"))
+    won = sum(d["status"] == "pass" for d in ev.decisions)
+    return ev.outcome(summary_prefix=f"{ps} vs NGD and GD over t = 1..{EARLY}: {won}/{len(ev.decisions)} metric "
+                      "comparisons won | ", constants=constants(ctx), ps=ps)
 
 
 def check_follows_theory(ctx: Context, algorithm: str = "NGD") -> Outcome:
-    a = t1.check_rate(ctx, algorithm)
-    b = l1.check_rate(ctx, algorithm)
-    status = t1.worst([a.status, b.status])
-    return Outcome(status, f"alignment (B.T1 rule): {a.summary} | saturation (B.L1 rule): {b.summary}",
-                   a.measurements[:1] + b.measurements[:1], a.figures + b.figures,
-                   details={"constants": constants(ctx)})
+    """B.T1's envelope rule and B.L1's slope rule on the runs of ``algorithm`` (control: GD)."""
+    ev = Evidence(ctx, decisions=2)
+    rf.envelope_rate(ev, ctx, algorithm)
+    rf.saturation_rate(ev, ctx, algorithm)
+    return ev.outcome(constants=constants(ctx))
 
 
-def figure(ctx: Context) -> Figure:
+def figure(ctx: Context) -> tuple:
+    """(title, figure, caption) of the reproduced Figure 2: medians over runs of the four metrics."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.2))
@@ -139,9 +137,9 @@ def figure(ctx: Context) -> Figure:
         ax.set_title(("log₁₀ " + k.replace(" (inverse)", "")) if not k.startswith("‖") else "log₁₀ ‖W_t‖", fontsize=8)
         ax.set_xlabel("t", fontsize=8)
     axes.flat[0].legend(fontsize=7, loc="best")
-    return Figure("Figure 2 (reproduced): medians over runs", to_svg(fig),
-                  f"Example 1 (n={t1.SIZES['n']}, T={t1.SIZES['T']}, d={t1.SIZES['d']}); η = {t1.ETA}, β = {t1.BETA}, "
-                  f"PS cap {t1.PS_CAP:g}. Train excess loss, norm, 1 − mean opt softmax, 1 − alignment (log₁₀).")
+    return ("Figure 2 (reproduced): medians over runs", fig,
+            f"Example 1 (n={rf.SIZES['n']}, T={rf.SIZES['T']}, d={rf.SIZES['d']}); η = {rf.ETA}, β = {rf.BETA}, "
+            f"PS cap {rf.PS_CAP:g}. Train excess loss, norm, 1 − mean opt softmax, 1 − alignment (log₁₀).")
 
 
 CLAIM = Claim(
@@ -165,11 +163,10 @@ CLAIM = Claim(
               "slope equals B.L1's derived −η/‖W_mm‖", check_follows_theory),
     ),
     controls=(
-        Control("GD in place of NGD", "ngd-far-faster-than-gd", "GD compared with itself",
-                lambda ctx: check_ngd_vs_gd(ctx, "GD")),
+        Control("GD in place of NGD", "ngd-far-faster-than-gd", "GD compared with itself", {"fast": "GD"}),
         Control("PS with cap 1", "ps-fastest-early", "a small cap makes PS GD with step 1 from the start",
-                lambda ctx: check_ps_early(ctx, "Polyak (cap 1)")),
+                {"ps": "Polyak (cap 1)"}),
         Control("GD in place of NGD (rates)", "rates-follow-theory", "GD's alignment and saturation rates",
-                lambda ctx: check_follows_theory(ctx, "GD")),
+                {"algorithm": "GD"}),
     ),
 )

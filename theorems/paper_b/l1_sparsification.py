@@ -22,29 +22,32 @@ satisfies the bracket ``1 - eps_t <= c_t <= 1 + eps_t + ||W_mm|| log(T (T - 1)) 
 ``log(1 - s_opt)`` falls linearly in t with slope ``-eta c / ||W_mm|| -> -eta / ||W_mm||``.
 
 Evidence: (1) sympy: the softmax identity and the bracket's two ingredients; (2) numeric, the bound: on the
-shared Example-1 NGD runs (``t1_ngd_rate.suite``) every ``c_t`` over the late window lies in its bracket and
+shared Example-1 NGD runs (``rate_fixtures.suite``) every ``c_t`` over the late window lies in its bracket and
 is positive; the measured c is reported; (3) numeric, the rate: per run, the slope of
 ``log(1 - s_opt) ||W_mm|| / eta`` in t (computed from log-softmax: 1 - s_opt is e^{-900} at t = 1000, far
 below float64) must equal the derived -1 to the stated resolution 0.05 (finite-window corrections are
 O(1/t_1), about 2% at the quick budget's t_1 = 50); (4) probe over assumptions.  Fits use the upper envelope
-``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``t1_ngd_rate``).
+``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``rate_fixtures``, which also
+holds the slope rule: B.Fig2 decides with it).
 
-Negative controls: wrong opt tokens (the second-best token of each sample taken as "opt": 1 - s -> 1, so
+Negative controls (overrides of their checks' parameters): wrong opt tokens (the second-best token of each sample taken as "opt": 1 - s -> 1, so
 c_t -> 0 and leaves its bracket); GD in place of NGD for the rate (log(1 - s_opt) ~ -log t, slope -> 0);
-a probe conclusion with c >= 2 (c_t -> 1, so the probe must find a counterexample).
+a probe conclusion with c >= 2 (c_t -> 1, so the probe must find a counterexample); the softmax identity with one
+exponential dropped (sympy).
 """
 from __future__ import annotations
 
 import math
 
-import numpy as np
 import sympy as sp
 import torch
 
-from numerics.paper_b import model
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b import t1_ngd_rate as t1
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import records
+from numerics.stats import mean_interval
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b import rate_fixtures as rf
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.L1"
@@ -54,7 +57,8 @@ STATEMENT = (
     r"\quad(t\ge t_0),\qquad c_t\to1"
 )
 
-RESOLUTION = 0.05
+TOL = 1e-9       # c_t inside its bracket up to float64 rounding of log-softmax at ||W|| ~ 1e3
+C_CLAIM = 0.5    # the probe's claimed constant: c_t -> 1, so any c < 1 must hold after PROBE_STEPS
 
 
 # ---------------------------------------------------------------------------
@@ -62,6 +66,7 @@ RESOLUTION = 0.05
 # ---------------------------------------------------------------------------
 
 def symbolic_derivation(wrong: bool = False) -> Outcome:
+    """``wrong``: one of the two exponentials dropped from the softmax identity (control)."""
     D = Derivation()
     d2, d3 = sp.symbols("delta_2 delta_3", real=True)
     a1, a2, a3 = sp.symbols("a_1 a_2 a_3", real=True)
@@ -83,51 +88,55 @@ def symbolic_derivation(wrong: bool = False) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 2. Saturation along the shared runs
+# 2. Numeric checks
 # ---------------------------------------------------------------------------
 
-def saturation(ctx: Context, algorithm: str = "NGD", wrong_opt: bool = False) -> dict:
-    """c_t, its bracket, and log(1 - s_opt) (K, B) along the shared runs."""
-    s = t1.suite(ctx.seed, ctx.budget)
-    traj = t1.trajectory(ctx.seed, ctx.budget, algorithm)
+def c_bracket(ctx: Context, wrong_opt: bool = False) -> dict:
+    """c_t and its derived bracket (K, B) along the suite's NGD runs; ``wrong_opt``: the best non-opt token of each
+    sample (ties: the first) taken as "opt" (control)."""
+    s = rf.suite(ctx)
+    traj = rf.trajectory(ctx, "NGD")
     ds, T = s.ds, s.ds.T
-    opt = ds.opt_index                                                            # (B, n)
-    if wrong_opt:  # the best non-opt token of each sample (ties: the first)
-        opt = ds.gamma.masked_fill(torch.nn.functional.one_hot(opt, T).bool(), -math.inf).argmax(-1)
-    is_opt = torch.nn.functional.one_hot(opt, T).bool()
+    is_opt = records.opt_mask(ds)                                                 # (B, n, T)
+    if wrong_opt:
+        is_opt = torch.nn.functional.one_hot(ds.gamma.masked_fill(is_opt, -math.inf).argmax(-1), T).bool()
     W = traj["W"]
-    log1m = torch.stack([torch.logsumexp(model.log_scores(Wk, ds).masked_fill(is_opt, -math.inf), -1).amax(-1)
-                         for Wk in W])                                            # (K, B): worst sample
+    log1m = rf.log_one_minus_s_opt(W, ds, is_opt)                                 # (K, B): worst sample
     W_norm = torch.linalg.matrix_norm(W)
     nm = s.W_mm_norm
     c = nm * (math.log(T - 1) - log1m) / W_norm
     x_opt = torch.take_along_dim(ds.X, ds.opt_index[..., None, None], dim=-2)     # (B, n, 1, d)
     A_max = ((x_opt - ds.X).norm(dim=-1) * ds.X[..., 0, :].norm(dim=-1)[..., None]).flatten(1).amax(-1)
-    eps = (2 * t1.one_minus_corr(W, s.W_mm)).sqrt() * A_max * nm
+    eps = (2 * rf.one_minus_corr(W, s.W_mm)).sqrt() * A_max * nm
     return dict(steps=traj.steps.numpy(), c=c.numpy(), lo=(1 - eps).numpy(),
-                hi=(1 + eps + nm * math.log(T * (T - 1)) / W_norm).numpy(), log1m=log1m.numpy(),
-                W_norm=W_norm.numpy(), W_mm_norm=nm.numpy(), N=s.n_steps)
+                hi=(1 + eps + nm * math.log(T * (T - 1)) / W_norm).numpy(), N=s.n_steps)
 
 
 def check_bound(ctx: Context, wrong_opt: bool = False) -> Outcome:
-    r = saturation(ctx, wrong_opt=wrong_opt)
-    sel = t1.late(torch.as_tensor(r["steps"]), r["N"])
+    """Every late c_t inside its derived bracket and positive (deterministic given the runs)."""
+    r = c_bracket(ctx, wrong_opt)
+    sel = rf.late(r["steps"], r["N"])
     c, lo, hi = r["c"][sel], r["lo"][sel], r["hi"][sel]
-    tol = 1e-9
-    inside = (c >= lo - tol) & (c <= hi + tol)
-    positive = c > 0
-    status = "pass" if inside.all() and positive.all() else "fail"
-    level = 1 - ctx.alpha
-    cm, clo, chi = t1.mean_interval(r["c"][-1], t1.z_of(ctx, 1))
-    meas = [Measurement("c = min over runs and t ≥ N/10 of c_t (the bound holds with this c)", float(c.min()),
-                        claimed="> 0"),
-            Measurement(f"c_t at t = {r['N']} (mean over runs)", cm, clo, chi, claimed="→ 1 (derived)", level=level),
-            Measurement("points outside the derived bracket", float((~inside).sum()), claimed="0"),
-            Measurement("widest bracket half-width at t = N", float((r["hi"][-1] - r["lo"][-1]).max() / 2))]
+    inside = (c >= lo - TOL) & (c <= hi + TOL)
+    ev = Evidence(ctx)
+    cm, clo, chi = mean_interval(r["c"][-1], ev.z)
+    ev.measure("c = min over runs and t ≥ N/10 of c_t (the bound holds with this c)", float(c.min()), claimed="> 0")
+    ev.measure(f"c_t at t = {r['N']} (mean over runs)", cm, claimed="→ 1 (derived)", lo=clo, hi=chi, level=ev.level)
+    ev.exact("points outside the derived bracket", bool(inside.all() and (c > 0).all()),
+             f"c_t ∈ derived bracket at {int(inside.sum())}/{inside.size} late points, min c_t = {c.min():.3f}, "
+             f"c_N = {cm:.4f} [{clo:.4f}, {chi:.4f}] (→ 1)", value=float((~inside).sum()), claimed="0")
+    ev.measure("widest bracket half-width at t = N", float((r["hi"][-1] - r["lo"][-1]).max() / 2))
+    if ev.plots:
+        ev.figure("The smallest constant c_t in Lemma 1's bound", _bracket_plot(r, wrong_opt),
+                  "c_t per run with the derived bracket 1 ± √(2(1−corr)) A_max ‖W_mm‖ (+ log T term).")
+    return ev.outcome(wrong_opt=wrong_opt)
+
+
+def _bracket_plot(r: dict, wrong_opt: bool):
     fig, ax = new_figure()
     st_ = r["steps"]
     pos = st_ > 0
-    for b in range(c.shape[1]):
+    for b in range(r["c"].shape[1]):
         ax.semilogx(st_[pos], r["c"][pos, b], color="tab:blue", lw=0.6, alpha=0.6, label="c_t" if b == 0 else None)
     ax.fill_between(st_[pos], r["lo"][pos].min(1), r["hi"][pos].max(1), color="tab:green", alpha=0.2,
                     label="derived bracket (all runs)")
@@ -137,68 +146,41 @@ def check_bound(ctx: Context, wrong_opt: bool = False) -> Outcome:
     ax.set_ylabel("c_t = ‖W_mm‖ log((T−1)/(1−s_opt)) / ‖W_t‖")
     ax.set_title("NGD" + (" — wrong opt tokens (control)" if wrong_opt else ""), fontsize=8)
     ax.legend(loc="best", fontsize=7)
-    return Outcome(status, f"c_t ∈ derived bracket at {int(inside.sum())}/{inside.size} late points, min c_t = "
-                   f"{c.min():.3f}, c_N = {cm:.4f} [{clo:.4f}, {chi:.4f}] (→ 1)", meas,
-                   [Figure("The smallest constant c_t in Lemma 1's bound", to_svg(fig),
-                           "c_t per run with the derived bracket 1 ± √(2(1−corr)) A_max ‖W_mm‖ (+ log T term).")],
-                   details={"wrong_opt": wrong_opt})
+    return fig
 
 
 def check_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
-    r = saturation(ctx, algorithm)
-    sel = t1.late(torch.as_tensor(r["steps"]), r["N"])
-    t = r["steps"][sel].astype(float)
-    y = t1.upper_envelope(r["log1m"][sel]) * r["W_mm_norm"][None] / t1.ETA
-    slopes = t1.per_run_slopes(t, y)
-    m, lo, hi = t1.mean_interval(slopes, t1.z_of(ctx, 1))
-    status = t1.decide_close(m, lo, hi, -1.0, RESOLUTION)
-    expo = t1.per_run_slopes(np.log(t), np.log(-r["log1m"][sel]))
-    level = 1 - ctx.alpha
-    meas = [Measurement("slope of log(1 − s_opt) ‖W_mm‖/η in t (late window, mean over runs)", m, lo, hi,
-                        claimed="= −1 (derived: c → 1, ‖W_t‖ ~ ηt); exp(−Ω(t)) needs < 0", level=level),
-            Measurement("exponent of −log(1 − s_opt) in t (mean over runs)", float(expo.mean()),
-                        claimed="1 (Θ(t))"),
-            Measurement("1 − s_opt at t = N, worst run (log₁₀)", float(r["log1m"][-1].max() / math.log(10)))]
-    fig, ax = new_figure()
-    st_ = r["steps"]
-    for b in range(y.shape[1]):
-        ax.plot(st_, r["log1m"][:, b] * r["W_mm_norm"][b] / t1.ETA, color="tab:blue", lw=0.6, alpha=0.6)
-    ax.plot(st_, -st_, "k--", lw=1, label="slope −1 (derived)")
-    ax.set_xlabel("t")
-    ax.set_ylabel("log(1 − s_opt) · ‖W_mm‖ / η   (worst sample)")
-    ax.set_title(algorithm, fontsize=8)
-    ax.legend(loc="best", fontsize=7)
-    return Outcome(status, f"{algorithm}: slope {m:.4f} [{lo:.4f}, {hi:.4f}] vs derived −1 ± {RESOLUTION} [{status}]; "
-                   f"exponent of −log(1−s_opt) in t {expo.mean():.3f}", meas,
-                   [Figure("Sparsification: log(1 − s_opt) is linear in t", to_svg(fig),
-                           "Computed from log-softmax; 1 − s_opt itself underflows float64 within a few hundred "
-                           "steps.")],
-                   details={"slopes": slopes.tolist(), "algorithm": algorithm},
-                   headline=f"slope {m:.3f} [{lo:.3f}, {hi:.3f}] (units η/‖W_mm‖), derived −1")
+    """The slope rule of ``rate_fixtures.saturation_rate`` (control: GD)."""
+    ev = Evidence(ctx)
+    r = rf.saturation_rate(ev, ctx, algorithm)
+    ev.measure("exponent of −log(1 − s_opt) in t (mean over runs)", float(r["expo"].mean()), claimed="1 (Θ(t))")
+    ev.measure("1 − s_opt at t = N, worst run (log₁₀)", float(r["log1m"][-1].max() / math.log(10)))
+    return ev.outcome(headline=f"slope {r['mean']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] (units η/‖W_mm‖), derived −1",
+                      slopes=r["slopes"].tolist(), algorithm=algorithm)
 
 
 # ---------------------------------------------------------------------------
-# 3. Probe
+# 3. Probe (instances in rate_fixtures, shared with B.T1)
 # ---------------------------------------------------------------------------
 
-def probe_conclusion(inst, alpha_each, c_claim: float = 0.5):
-    out = t1.probe_run(inst)
+def probe_conclusion(inst, alpha_each, c_claim: float = C_CLAIM):
+    """c_N >= c_claim and the normalized slope of log(1 - s_opt) <= -c_claim after the probe's NGD run."""
+    out = rf.probe_run(inst)
     if out is None:
         return True, "W-SVM infeasible", "no W_mm"
     sol, traj = out
-    ds, T = inst["ds"], inst["ds"].T
-    steps = traj.steps.numpy()
+    T = inst["ds"].T
     log1m = traj["log_one_minus_s_opt_max"][:, 0].numpy()
     c_N = sol.norm * (math.log(T - 1) - log1m[-1]) / float(traj["W_norm"][-1, 0]) if T > 1 else math.inf
-    sel = steps >= t1.PROBE_STEPS / 5
-    slope = float(t1.per_run_slopes(steps[sel].astype(float), t1.upper_envelope(log1m[sel, None]))[0]) \
-        * sol.norm / inst["eta"]
+    sel, t = rf.probe_window(traj)
+    slope = float(rf.per_run_slopes(t, rf.upper_envelope(log1m[sel, None]))[0]) * sol.norm / inst["eta"]
     ok = bool(c_N >= c_claim and slope <= -c_claim)
     return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {c_claim})"
 
 
-def check_probe(ctx: Context, c_claim: float = 0.5) -> Outcome:
-    return t1.probe(ctx, lambda i, a: probe_conclusion(i, a, c_claim))
+def check_probe(ctx: Context, c_claim: float = C_CLAIM) -> Outcome:
+    """``c_claim``: the constant the conclusion claims (control: 2, above the derived limit 1)."""
+    return rf.probe(ctx, lambda i, a: probe_conclusion(i, a, c_claim))
 
 
 # ---------------------------------------------------------------------------
@@ -214,23 +196,21 @@ CLAIM = Claim(
     fidelity_note=("Shape exact per the spec (the seed keeps 'exponential rate' and the (T−1) exp(−c‖W‖/‖W_mm‖) "
                    "form survives in the spec's reading). The constant c is lost; we derive c_t → 1 with an "
                    "explicit bracket and test it; the probe's c ≥ 1/2 and assumption thresholds are ours."),
-    assumptions=t1.CLAIM.assumptions,
+    assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("derivation", "symbolic", "Softmax identity with logit gaps; the bracket ingredients",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+              symbolic_derivation),
         Check("bound", "numeric", "c_t inside its derived bracket and positive for t ≥ N/10 on every run", check_bound),
         Check("rate", "numeric", "Slope of log(1 − s_opt)‖W_mm‖/η in t equals −1 (exp(−Ω(t)) with c → 1)", check_rate),
         Check("probe", "probe", "Hypothesis over ν, spread, init norm, step size: c_N ≥ 1/2 and normalized slope "
-              "≤ −1/2 after 300 NGD steps", check_probe),
+              "≤ −1/2 after 150 NGD steps", check_probe),
     ),
     controls=(
         Control("symbolic: dropped term", "derivation", "1 − s_opt with one of the two exponentials dropped",
-                lambda ctx: symbolic_derivation(wrong=True)),
-        Control("wrong opt tokens", "bound", "1 − s measured at the best non-opt token",
-                lambda ctx: check_bound(ctx, wrong_opt=True)),
+                {"wrong": True}),
+        Control("wrong opt tokens", "bound", "1 − s measured at the best non-opt token", {"wrong_opt": True}),
         Control("GD in place of NGD", "rate", "constant-step GD: log(1 − s_opt) ~ −log t, not linear in t",
-                lambda ctx: check_rate(ctx, "GD")),
-        Control("probe: c ≥ 2", "probe", "c_t → 1, so a claimed c ≥ 2 must meet a counterexample",
-                lambda ctx: check_probe(ctx, c_claim=2.0)),
+                {"algorithm": "GD"}),
+        Control("probe: c ≥ 2", "probe", "c_t → 1, so a claimed c ≥ 2 must meet a counterexample", {"c_claim": 2.0}),
     ),
 )

@@ -23,12 +23,15 @@ bounded below (B.L3).  Only Ass. 2 and the exp loss are used; Ass. 1 enters thro
 
 Evidence: sympy proves the per-sample identities and the two scalar inequalities (as integrals of
 non-negative functions); numerically (a)-(c) are checked at every recorded iterate of uncapped PS runs
-(shared Example-1 suite of ``t1_ngd_rate``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
-rate is decided with B.T1's envelope rule on uncapped PS; a probe draws assumptions on both sides.
+(the Example-1 suite of ``rate_fixtures``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
+rate is decided with B.T1's envelope rule (``rate_fixtures.envelope_rate``) on uncapped PS; a probe draws the
+assumptions on both sides (B.T1's instances without a step size: the Polyak step sets its own length), and
+checks (b) at random W and the uncapped-PS envelope exponent.
 
-Negative controls: wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
+Negative controls (overrides of their checks' parameters): wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
 saturates); the capped PS of the experiments (cap 1e4) for the rate: once the cap binds PS is GD with step
-eta_max (the seed says so), whose alignment decays like 1/log^2 t; Ass. 2 broken in the symbolic identity.
+eta_max (the seed says so), whose alignment decays like 1/log^2 t; Ass. 2 broken in the symbolic identity;
+the probe with L* = 0 must meet a counterexample to (b).
 """
 from __future__ import annotations
 
@@ -39,10 +42,11 @@ import sympy as sp
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import model
-from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_b import t1_ngd_rate as t1
-from theorems.plots import new_figure, to_svg
+from numerics.paper_b import model, records
+from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_b import rate_fixtures as rf
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.T7"
@@ -53,12 +57,16 @@ STATEMENT = (
     r"\ge\frac{\min_i s_{i,\mathrm{opt}}}{\|W_{mm}\|}\,(L-L^*)"
 )
 
+TOL = 1e-9           # log-margins >= -TOL: the bounds hold up to float64 rounding of the log-domain quantities
+PROBE_POINTS = 12    # random W per probe instance at which (b) is evaluated
+
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic
 # ---------------------------------------------------------------------------
 
 def symbolic_derivation(ass2: bool = True) -> Outcome:
+    """``ass2=False``: the third token's score differs from the second's (control)."""
     D = Derivation()
     s2, s3 = sp.symbols("s_2 s_3", positive=True)
     go, gb, g3 = sp.symbols("gamma_o gammabar gamma_3", real=True)
@@ -87,17 +95,16 @@ def symbolic_derivation(ass2: bool = True) -> Outcome:
     return D.outcome("gradient-norm bounds for the Polyak step")
 
 
-# ---------------------------------------------------------------------------
-# 2. Numeric: the bounds along uncapped PS runs
-# ---------------------------------------------------------------------------
-
 def bound_margins(W: torch.Tensor, ds, W_mm: torch.Tensor, W_mm_norm: torch.Tensor, zero_L_star: bool = False):
-    """Log-domain margins of (a), (b), (c) and the log PS step length at W (B, d, d); >= 0 means the bound holds."""
+    """Log-domain margins of (a), (b), (c) and the log PS step length at W (B, d, d); >= 0 means the bound holds.
+
+    Also the derived bracket of the step length, ``dict(lo=log lower, hi=log upper)``; ``zero_L_star``: the plain
+    loss in place of the excess loss (control)."""
     ev = model.evaluate(W, None, ds)
     log_gn = ev.log_grad_norm_W
     g_mm = (-ev.dir_W * W_mm).sum((-1, -2)) / W_mm_norm
     log_exc = ev.log_loss if zero_L_star else ev.log_excess_loss
-    opt = torch.nn.functional.one_hot(ds.opt_index, ds.T).bool()
+    opt = records.opt_mask(ds)
     log_s_min = (ev.log_s * opt).sum(-1).amin(-1)
     gamma = ds.gamma
     g_o = (gamma * opt).sum(-1)
@@ -110,77 +117,87 @@ def bound_margins(W: torch.Tensor, ds, W_mm: torch.Tensor, W_mm_norm: torch.Tens
     return a, b, c, log_exc - log_gn, dict(lo=-(torch.log(2 * R**2) + d_max), hi=W_mm_norm.log() - log_s_min)
 
 
+# ---------------------------------------------------------------------------
+# 2. Numeric checks
+# ---------------------------------------------------------------------------
+
 def check_bounds(ctx: Context, zero_L_star: bool = False) -> Outcome:
-    s = t1.suite(ctx.seed, ctx.budget)
-    traj = t1.trajectory(ctx.seed, ctx.budget, "Polyak (uncapped)")
+    """(a), (b), (c) at every recorded iterate of the suite's uncapped PS runs (deterministic given the runs)."""
+    s = rf.suite(ctx)
+    traj = rf.trajectory(ctx, "Polyak (uncapped)")
     rows = [bound_margins(Wk, s.ds, s.W_mm, s.W_mm_norm, zero_L_star) for Wk in traj["W"]]
     a, b, c, step = (torch.stack([r[i] for r in rows]).numpy() for i in range(4))
-    tol = 1e-9
-    ok = {"(a) ‖∇L‖ ≥ ⟨−∇L, W̄mm⟩": a >= -tol, "(b) ⟨−∇L, W̄mm⟩ ≥ s_min (L−L*)/‖W_mm‖": b >= -tol,
-          "(c) ‖∇L‖ ≤ 2R²e^{Δmax}(L−L*)": c >= -tol}
-    status = "pass" if all(v.all() for v in ok.values()) else "fail"
+    ev = Evidence(ctx)
+    for k, v in {"(a) ‖∇L‖ ≥ ⟨−∇L, W̄mm⟩": a, "(b) ⟨−∇L, W̄mm⟩ ≥ s_min (L−L*)/‖W_mm‖": b,
+                 "(c) ‖∇L‖ ≤ 2R²e^{Δmax}(L−L*)": c}.items():
+        ok = v >= -TOL
+        ev.exact(f"{k}: iterates where it holds", bool(ok.all()), f"{k}: {int(ok.sum())}/{ok.size} iterates",
+                 value=float(ok.mean()), claimed="all")
     with np.errstate(over="ignore"):           # the L* = 0 control makes the "step length" astronomically large
         length = np.exp(step)
-    meas = [Measurement(f"{k}: iterates where it holds", float(v.mean()), claimed="all") for k, v in ok.items()]
-    meas += [Measurement("min log-margin of (b) (0 = tight)", float(np.nan_to_num(b, neginf=-1e300).min())),
-             Measurement("PS step length (L − L*)/‖∇L‖: min over runs, t ≥ 10",
-                         float(length[traj.steps.numpy() >= 10].min()), claimed="≥ 1/(2R²e^{Δmax})"),
-             Measurement("PS step length: max over runs, t ≥ 10", float(length[traj.steps.numpy() >= 10].max()),
-                         claimed="≤ ‖W_mm‖ / min s_opt")]
-    fig, ax = new_figure()
-    steps = traj.steps.numpy()
-    for b_ in range(step.shape[1]):
-        ax.semilogx(steps[1:], length[1:, b_], color="tab:purple", lw=0.6, alpha=0.6,
-                    label="PS step length (L−L*)/‖∇L‖" if b_ == 0 else None)
-    ax.axhline(float(np.exp(rows[-1][4]["lo"].max())), color="k", ls=":", lw=1, label="derived lower bound (max)")
-    ax.axhline(float(np.exp(rows[-1][4]["hi"].min())), color="k", ls="--", lw=1, label="derived upper bound (min, t=N)")
-    ax.set_xlabel("t")
-    ax.set_ylabel("(L − L*) / ‖∇L‖")
-    ax.set_title("uncapped Polyak step" + (" — L* = 0 (control)" if zero_L_star else ""), fontsize=8)
-    ax.legend(loc="best", fontsize=7)
-    summary = "; ".join(f"{k}: {int(v.sum())}/{v.size}" for k, v in ok.items())
-    return Outcome(status, summary + f" iterates [{status}]", meas,
-                   [Figure("Gradient-norm bounds and the PS step length", to_svg(fig),
-                           "(L − L*)/‖∇L‖ along uncapped PS runs; by (b) and (c) it stays between constants.")],
-                   details={"zero_L_star": zero_L_star})
-
-
-def check_rate(ctx: Context, algorithm: str = "Polyak (uncapped)") -> Outcome:
-    return t1.check_rate(ctx, algorithm)
+    later = traj.steps.numpy() >= 10
+    ev.measure("min log-margin of (b) (0 = tight)", float(np.nan_to_num(b, neginf=-1e300).min()))
+    ev.measure("PS step length (L − L*)/‖∇L‖: min over runs, t ≥ 10", float(length[later].min()),
+               claimed="≥ 1/(2R²e^{Δmax})")
+    ev.measure("PS step length: max over runs, t ≥ 10", float(length[later].max()), claimed="≤ ‖W_mm‖ / min s_opt")
+    if ev.plots:
+        fig, ax = new_figure()
+        steps = traj.steps.numpy()
+        for b_ in range(step.shape[1]):
+            ax.semilogx(steps[1:], length[1:, b_], color="tab:purple", lw=0.6, alpha=0.6,
+                        label="PS step length (L−L*)/‖∇L‖" if b_ == 0 else None)
+        ax.axhline(float(np.exp(rows[-1][4]["lo"].max())), color="k", ls=":", lw=1, label="derived lower bound (max)")
+        ax.axhline(float(np.exp(rows[-1][4]["hi"].min())), color="k", ls="--", lw=1,
+                   label="derived upper bound (min, t=N)")
+        ax.set_xlabel("t")
+        ax.set_ylabel("(L − L*) / ‖∇L‖")
+        ax.set_title("uncapped Polyak step", fontsize=8)
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Gradient-norm bounds and the PS step length", fig,
+                  "(L − L*)/‖∇L‖ along uncapped PS runs; by (b) and (c) it stays between constants.")
+    return ev.outcome(zero_L_star=zero_L_star)
 
 
 # ---------------------------------------------------------------------------
 # 3. Probe: (b) at random W and the rate of uncapped PS, assumptions on both sides
 # ---------------------------------------------------------------------------
 
+def random_points(inst, W_mm: torch.Tensor, norm: float) -> torch.Tensor:
+    """PROBE_POINTS matrices (M, d, d): random directions, half shifted along Wbar_mm, norms 0.1 .. 10^1.5.
+
+    Drawn from the instance's data seed (M d² up to 9408 coordinates: too many to draw through hypothesis)."""
+    d, M = inst["d"], PROBE_POINTS
+    g = torch.Generator().manual_seed(inst["data_seed"] + 2)
+    W = torch.randn(M, d, d, generator=g, dtype=DTYPE)
+    W = W / torch.linalg.matrix_norm(W)[:, None, None]
+    W[: M // 2] = W[: M // 2] + W_mm / norm * torch.linspace(-2, 2, M // 2, dtype=DTYPE)[:, None, None]
+    return W * (10.0 ** torch.linspace(-1, 1.5, M, dtype=DTYPE))[:, None, None]
+
+
 def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
-    out = t1.probe_run(inst, "Polyak")
+    """(b) holds at random W, and the uncapped-PS envelope exponent is below B.T1's bound."""
+    out = rf.probe_run(inst, "Polyak")
     if out is None:
         return True, "W-SVM infeasible", "no W_mm"
     sol, traj = out
-    ds, d = inst["ds"], inst["d"]
-    g = torch.Generator().manual_seed(inst["seed"] + 2)
-    M = 12
-    W = torch.randn(M, d, d, generator=g, dtype=DTYPE)
-    W = W / torch.linalg.matrix_norm(W)[:, None, None]
-    W[: M // 2] = W[: M // 2] + sol.solution / sol.norm * torch.linspace(-2, 2, M // 2, dtype=DTYPE)[:, None, None]
-    W = W * (10.0 ** torch.linspace(-1, 1.5, M, dtype=DTYPE))[:, None, None]
-    _, b, _, _, _ = bound_margins(W, ds, sol.solution[None], torch.tensor([sol.norm], dtype=DTYPE), wrong_L_star)
-    steps = traj.steps.numpy()
-    om = t1.one_minus_corr(traj["W"], sol.solution[None]).numpy()[:, 0]
-    sel = steps >= t1.PROBE_STEPS / 5
-    t = steps[sel].astype(float)
-    slope = float(t1.per_run_slopes(np.log(t), np.log(t1.upper_envelope(om[sel, None])))[0])
-    bound = -1 + t1.polylog_allowance(t[0], t[-1])
-    ok_b = bool((b >= -1e-9).all())
+    W = random_points(inst, sol.solution, sol.norm)
+    _, b, _, _, _ = bound_margins(W, inst["ds"], sol.solution[None], torch.tensor([sol.norm], dtype=DTYPE),
+                                  wrong_L_star)
+    slope, bound, _ = rf.probe_envelope_exponent(traj, sol.solution)
+    ok_b = bool((b >= -TOL).all())
     ok_rate = bool(np.isfinite(slope) and slope <= bound)
-    return ok_b and ok_rate, "evaluated", (f"(b) holds at {int((b >= -1e-9).sum())}/{M} random W; PS exponent "
-                                           f"{slope:.3f} (bound {bound:.3f})")
+    return ok_b and ok_rate, "evaluated", (f"(b) holds at {int((b >= -TOL).sum())}/{PROBE_POINTS} random W; PS "
+                                           f"exponent {slope:.3f} (bound {bound:.3f})")
 
 
 def check_probe(ctx: Context, wrong_L_star: bool = False) -> Outcome:
-    return t1.probe(ctx, lambda i, a: probe_conclusion(i, a, wrong_L_star))
+    """B.T1's probe instances without a step size (control: L* = 0 in (b))."""
+    return rf.probe(ctx, lambda i, a: probe_conclusion(i, a, wrong_L_star), step_size=False)
 
+
+# ---------------------------------------------------------------------------
+# 4. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -192,24 +209,23 @@ CLAIM = Claim(
                    "upper bound 2R²e^{Δmax}(L − L*) are our derivation (the seed keeps only 'a lower bound' and "
                    "'the following upper bound'); Theorem 7 is read as the uncapped Polyak step, because the "
                    "capped one of the experiments becomes GD with step η_max (the seed's own remark)."),
-    assumptions=t1.CLAIM.assumptions,
+    assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("derivation", "symbolic", "One-direction gradient form and the scalar inequalities behind (a)-(c)",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+              symbolic_derivation),
         Check("gradient-bounds", "numeric", "(a), (b), (c) at every recorded iterate of uncapped PS runs",
               check_bounds),
-        Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule", check_rate),
-        Check("probe", "probe", "Hypothesis over ν, spread, init norm, step: (b) at random W and the uncapped-PS "
+        Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule",
+              rf.check_envelope, {"algorithm": "Polyak (uncapped)"}),
+        Check("probe", "probe", "Hypothesis over ν, spread, init norm: (b) at random W and the uncapped-PS "
               "exponent", check_probe),
     ),
     controls=(
-        Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄",
-                lambda ctx: symbolic_derivation(ass2=False)),
+        Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),
         Control("wrong L*", "gradient-bounds", "L* = 0 (the plain loss in place of the excess loss)",
-                lambda ctx: check_bounds(ctx, zero_L_star=True)),
-        Control("capped PS", "rate", f"the experiments' cap η_max = {t1.PS_CAP:g}: becomes GD once it binds",
-                lambda ctx: check_rate(ctx, "Polyak (capped)")),
-        Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample",
-                lambda ctx: check_probe(ctx, wrong_L_star=True)),
+                {"zero_L_star": True}),
+        Control("capped PS", "rate", f"the experiments' cap η_max = {rf.PS_CAP:g}: becomes GD once it binds",
+                {"algorithm": "Polyak (capped)"}),
+        Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample", {"wrong_L_star": True}),
     ),
 )
