@@ -90,6 +90,17 @@ def loglog_slope(x, values, se_values) -> Fit:
     return weighted_fit(X, np.log(v), np.asarray(se_values, float) / v)
 
 
+def per_run_slopes(x, Y) -> np.ndarray:
+    """Least-squares slope of each column of ``Y`` (K, B) on ``x`` (K,): one slope per run, (B,).
+
+    For an exponent pass logs: ``per_run_slopes(np.log(t), np.log(Y))``.
+    """
+    x = np.asarray(x, float)
+    Y = np.asarray(Y, float)
+    xc = x - x.mean()
+    return (xc[:, None] * (Y - Y.mean(0))).sum(0) / (xc**2).sum()
+
+
 def binomial_interval(k: int, n: int, level: float) -> tuple[float, float]:
     """Clopper-Pearson (exact) interval for a probability from ``k`` successes in ``n`` trials."""
     ci = stats.binomtest(k, n).proportion_ci(confidence_level=level, method="exact")

@@ -235,10 +235,3 @@ def increment_rates(steps, values) -> tuple[np.ndarray, np.ndarray]:
     return mid, rate
 
 
-def per_run_slopes(x, Y) -> np.ndarray:
-    """Least-squares slope of log Y[:, b] on log x for each run b (Y > 0), (B,)."""
-    lx = np.log(np.asarray(x, float))
-    lx = lx - lx.mean()
-    LY = np.log(np.asarray(Y, float))
-    LY = LY - LY.mean(0)
-    return (lx[:, None] * LY).sum(0) / (lx ** 2).sum()

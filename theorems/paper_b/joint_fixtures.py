@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from numerics.paper_b import joint as J
-from numerics.stats import mean_se
+from numerics.stats import mean_se, per_run_slopes
 from theorems.claim import Assumption, Context
 
 #: DM sizes (ours; the seed's are lost): n sequences of T = 2 tokens (the seed: "for ease of exposition we
@@ -158,7 +158,7 @@ def tail_exponent(steps, values, n_steps: float, z: float, increments: bool, sta
         m = (x >= a) & (x <= b)
         if m.sum() < 3:
             raise ValueError(f"fewer than 3 records in [{a:.0f}, {b:.0f}]")
-        return J.per_run_slopes(x[m], Y[m]) + shift
+        return per_run_slopes(np.log(x[m]), np.log(Y[m])) + shift
 
     per_run = est(t1, t2)
     m, se = mean_se(per_run) if per_run.size > 1 else (float(per_run[0]), 0.0)

@@ -43,7 +43,7 @@ import sympy as sp
 import torch
 
 from numerics.paper_b import records
-from numerics.stats import mean_interval
+from numerics.stats import mean_interval, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import rate_fixtures as rf
@@ -173,7 +173,7 @@ def probe_conclusion(inst, alpha_each, c_claim: float = C_CLAIM):
     log1m = traj["log_one_minus_s_opt_max"][:, 0].numpy()
     c_N = sol.norm * (math.log(T - 1) - log1m[-1]) / float(traj["W_norm"][-1, 0]) if T > 1 else math.inf
     sel, t = rf.probe_window(traj)
-    slope = float(rf.per_run_slopes(t, rf.upper_envelope(log1m[sel, None]))[0]) * sol.norm / inst["eta"]
+    slope = float(per_run_slopes(t, rf.upper_envelope(log1m[sel, None]))[0]) * sol.norm / inst["eta"]
     ok = bool(c_N >= c_claim and slope <= -c_claim)
     return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {c_claim})"
 

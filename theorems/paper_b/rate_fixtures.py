@@ -5,7 +5,7 @@ r"""Shared set-up of the fixed-head rate claims (B.T1, B.T6, B.T7, B.L1, B.Fig2,
   W_mm and a deliberately wrong one (the W-SVM with its most-loaded constraint dropped: negative controls);
   ``||W_0|| = 0.5``, three quarters of the runs in a uniformly random direction and one quarter along the
   adversarial ``-Wbar_mm`` (violates every W-SVM constraint).  Each algorithm runs once per (seed, budget) on it.
-* **Rates over a late window** (:func:`late`, :func:`upper_envelope`, :func:`per_run_slopes`, :func:`rate_fit`):
+* **Rates over a late window** (:func:`late`, :func:`upper_envelope`, :func:`rate_fit`):
   the claims bound ``1 - corr`` (or ``1 - s_opt``) for all ``t >= t_0``, so fits use the upper envelope
   ``U_t = max_{s >= t}`` over recorded steps (NGD with a large step can zigzag with period 2 between support
   samples once saturated; the records include each log-spaced step's successor so both phases are seen).  Per
@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, model, records, svm
-from numerics.stats import decide_close, decide_upper, loglog_slope, mean_interval
+from numerics.stats import decide_close, decide_upper, loglog_slope, mean_interval, per_run_slopes
 from theorems.claim import Assumption, Context, Outcome
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
@@ -161,12 +161,6 @@ def upper_envelope(Y: np.ndarray) -> np.ndarray:
     """U_k = max_{j >= k} Y_j along axis 0: the claims are upper bounds for all t >= t_0, and oscillating
     iterates (period-2 NGD zigzag between support samples) make the raw sequence non-monotone."""
     return np.maximum.accumulate(Y[::-1], axis=0)[::-1]
-
-
-def per_run_slopes(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """Least-squares slope of each column of Y (K, B) on x (K,)."""
-    xc = x - x.mean()
-    return (xc[:, None] * (Y - Y.mean(0))).sum(0) / (xc**2).sum()
 
 
 def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:

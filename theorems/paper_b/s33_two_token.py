@@ -48,10 +48,9 @@ import torch
 from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, records, two_token
-from numerics.stats import decide_close, decide_lower, decide_upper, mean_interval
+from numerics.stats import decide_close, decide_lower, decide_upper, mean_interval, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.rate_fixtures import per_run_slopes
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from numerics.stats import decide_lower, decide_upper, mean_interval
+from numerics.stats import decide_lower, decide_upper, mean_interval, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import rate_fixtures as rf
@@ -70,7 +70,7 @@ def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False
     steps = traj.steps.numpy()
     sel = rf.late(steps, N)
     t = steps[sel].astype(float)
-    slopes = rf.per_run_slopes(np.log(np.log(t)), np.log(rf.upper_envelope(om[sel])))
+    slopes = per_run_slopes(np.log(np.log(t)), np.log(rf.upper_envelope(om[sel])))
     ev = Evidence(ctx)
     m, lo, hi = mean_interval(slopes, ev.z)
     allowance = loglog_allowance(t[0], t[-1])
