@@ -6,6 +6,8 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a import model
+from numerics.paper_a import oracle as orc
+from theorems.paper_a.gradient_fixtures import loo_bias_coefficient
 
 
 def _instance(gen, d=3, r=4, B=2, B_op=0.3):
@@ -57,8 +59,8 @@ def test_mc_scope_flag_and_nan_coefficient_outside(gen):
     Sigma, W, V, K = _instance(gen, B_op=0.3)
     K_out = K * 3.0  # ||B||_op = 0.9
     assert model.mc_scope(K, Sigma)[0].all() and not model.mc_scope(K_out, Sigma)[0].any()
-    assert torch.isfinite(model.loo_bias_coefficient(V, K, Sigma, W)).all()
-    assert torch.isnan(model.loo_bias_coefficient(V, K_out, Sigma, W)).all()
+    assert torch.isfinite(loo_bias_coefficient(V, K, Sigma, W)).all()
+    assert torch.isnan(loo_bias_coefficient(V, K_out, Sigma, W)).all()
 
 
 def test_mc_estimator_is_batched_consistently(gen):
@@ -78,3 +80,22 @@ def test_jackknife_removes_the_1_over_m_bias(gen):
     cf = model.population_loss(V, K, Sigma, W, 0.5)
     assert abs(float(est.mean - cf)) < 4.5 * float(est.se)
     assert abs(float(plain.mean - cf)) > 4.5 * float(plain.se)  # the bias the jackknife removes
+
+
+def test_one_regression_draw_behind_both_samplers(gen):
+    """model.sample_regression and oracle.sample_batches are the same draw (one batch of data sets vs m of them)."""
+    Sigma, W, _, _ = _instance(gen)
+    x, y = model.sample_regression(Sigma, W, 0.3, 5, 2, torch.Generator().manual_seed(3))
+    xb, yb = orc.sample_batches(Sigma, W, 0.3, 5, 1, 2, torch.Generator().manual_seed(3))
+    assert torch.equal(x, xb[0]) and torch.equal(y, yb[0])
+    C = torch.linalg.cholesky(Sigma)
+    xr, yr = model.regression_draw(C, W, 0.3, (2, 5), torch.Generator().manual_seed(3))
+    assert torch.equal(x, xr) and torch.equal(y, yr)
+
+
+def test_chunked_covers_the_total_in_order():
+    calls = []
+    out = model.chunked(10, 4, lambda k, done: calls.append((k, done)) or k)
+    assert calls == [(4, 0), (4, 4), (2, 8)] and out == [4, 4, 2]
+    assert model.chunked(0, 4, lambda k, done: k) == []
+

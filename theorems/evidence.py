@@ -52,20 +52,28 @@ class Evidence:
 
     # -- decisions ---------------------------------------------------------
 
-    def decide(self, name: str, decision: Decision, value: float | None = None, line: str | None = None) -> Decision:
-        """Record a stochastic decision: its status, a measurement with its interval, and a summary line."""
+    def decide(self, name: str, decision: Decision, value: float | None = None, line: str | None = None,
+               say: bool = True, measure: bool = True) -> Decision:
+        """Record a stochastic decision: its status, a measurement with its interval, and a summary line.
+
+        A check with many cells (one decision per instance x n, say) may write one line for all of them
+        (``say=False``) and keep only some measurements (``measure=False``): the decision still counts against
+        the declared split, enters the record's ``decisions`` and the status.
+        """
         self.made += 1
         if self.made > self.declared:
             raise RuntimeError(f"Evidence: decision {self.made} ({name!r}) exceeds the {self.declared} declared; "
                                "declare them all so alpha is split over them")
         self.statuses.append(decision.status)
         v = decision.mid if value is None else float(value)
-        self.measurements.append(Measurement(name, v, decision.lo, decision.hi, claimed=decision.claimed,
-                                             level=self.level))
+        if measure:
+            self.measurements.append(Measurement(name, v, decision.lo, decision.hi, claimed=decision.claimed,
+                                                 level=self.level))
         self.decisions.append({"name": name, "rule": decision.rule, "status": decision.status, "lo": decision.lo,
                                "hi": decision.hi, "claimed": decision.claimed, "max_width": decision.max_width,
                                "alpha": self.each.alpha})
-        self.lines.append(line if line is not None else f"{name}: {v:.4g} {decision}")
+        if say:
+            self.lines.append(line if line is not None else f"{name}: {v:.4g} {decision}")
         return decision
 
     def exponent(self, name: str, x, y, se, *, target: float, max_width: float, resolution: float = 0.0) -> Fit:

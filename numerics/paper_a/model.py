@@ -11,12 +11,15 @@ The predictor for a query ``x`` with context ``{x_j}`` is
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 import torch
 
 from numerics import DTYPE
+
+
+T = TypeVar("T")
 
 
 class NotPositiveDefiniteError(ValueError):
@@ -65,14 +68,28 @@ def sample_regression(
 
     ``eps ~ N(0, sigma^2 I_r)``.  Returns ``x`` (B, n, d) and ``y`` (B, n, r).
     """
-    Sigma = check_covariance(Sigma)
-    d, r = Sigma.shape[-1], W_star.shape[-2]
-    C = torch.linalg.cholesky(Sigma)
-    z = torch.randn(batch, n, d, generator=gen, dtype=DTYPE)
-    x = z @ C.mT
-    eps = sigma * torch.randn(batch, n, r, generator=gen, dtype=DTYPE)
-    y = x @ W_star.mT + eps
-    return x, y
+    return regression_draw(torch.linalg.cholesky(check_covariance(Sigma)), W_star, sigma, (batch, n), gen)
+
+
+def regression_draw(C: torch.Tensor, W_star: torch.Tensor, sigma: float, shape: tuple[int, ...],
+                    gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The one Gaussian regression draw: ``x = z C^T`` (``C`` a Cholesky factor of ``Sigma``),
+    ``y = x W*^T + sigma eps``, ``z, eps`` standard normal of shapes ``shape + (d,)`` and ``shape + (r,)`` (``x`` drawn
+    first, then ``eps``)."""
+    x = torch.randn(*shape, C.shape[-1], generator=gen, dtype=DTYPE) @ C.mT
+    eps = torch.randn(*shape, W_star.shape[-2], generator=gen, dtype=DTYPE)
+    return x, x @ W_star.mT + sigma * eps
+
+
+def chunked(total: int, per: int, draw: Callable[[int, int], T]) -> list[T]:
+    """``draw(k, done)`` for consecutive chunks of ``k <= per`` items covering ``total`` (``done`` items before the
+    chunk): a Monte Carlo loop in bounded memory.  Returns the chunks' results in order."""
+    out, done = [], 0
+    while done < total:
+        k = min(per, total - done)
+        out.append(draw(k, done))
+        done += k
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -210,13 +227,10 @@ def mc_population_loss(
     in_scope, B_op = mc_scope(K, Sigma)
     C = torch.linalg.cholesky(Sigma)
     m = n_inner
-    sums = torch.zeros(Bsz, dtype=DTYPE)
-    sumsq = torch.zeros(Bsz, dtype=DTYPE)
     noise = W_star.shape[-2] * sigma**2
     Wst = W_star.expand(Bsz, *W_star.shape[-2:]) if W_star.dim() == 2 else W_star
-    done = 0
-    while done < n_outer:
-        k = min(chunk, n_outer - done)
+
+    def draw(k, _):
         x = torch.randn(Bsz, k, d, generator=gen, dtype=DTYPE) @ C.mT  # (B, k, d)
         xp = torch.randn(Bsz, k, m, d, generator=gen, dtype=DTYPE) @ C.mT.unsqueeze(-3)  # (B, k, m, d)
         a = x @ K  # rows a^T = x^T K, i.e. a = K^T x
@@ -227,56 +241,23 @@ def mc_population_loss(
         ell = (target - g @ V.mT).pow(2).sum(-1)  # (B, k)
         ell_loo = (target.unsqueeze(-2) - g_loo @ V.mT.unsqueeze(1)).pow(2).sum(-1).mean(-1)
         ell_jk = (m * ell - (m - 1) * ell_loo if jackknife else ell) + noise
-        sums += ell_jk.sum(-1)
-        sumsq += ell_jk.pow(2).sum(-1)
-        done += k
+        return ell_jk.sum(-1), ell_jk.pow(2).sum(-1)
+
+    parts = chunked(n_outer, chunk, draw)
+    zero = torch.zeros(Bsz, dtype=DTYPE)
+    sums, sumsq = sum((p[0] for p in parts), zero), sum((p[1] for p in parts), zero)
     mean = sums / n_outer
     var = (sumsq - n_outer * mean.pow(2)) / (n_outer - 1)
     return MCEstimate(mean, (var.clamp_min(0) / n_outer).sqrt(), in_scope, B_op, n_outer, n_inner)
 
 
 # ---------------------------------------------------------------------------
-# The n-law: E Lhat_n - L = c(theta)/(n-1) + O(n^-2)
+# The n-law: E Lhat_n - L = c(theta)/(n-1) + O(n^-2) (c derived in theorems/paper_a/t1_1_population_loss.py)
 # ---------------------------------------------------------------------------
 
-def loo_bias_coefficient(
-    V: torch.Tensor, K: torch.Tensor, Sigma: torch.Tensor, W_star: torch.Tensor
-) -> torch.Tensor:
-    r"""Leading coefficient ``c`` in ``E Lhat_n(theta) - L(theta) = c/(n-1) + O(n^{-2})`` (leave-one-out).
-
-    Derivation (delta method on the self-normalized ratio, written out in
-    ``theorems/paper_a/t1_1_population_loss.py``): with ``P = V Sigma K^T``,
-    ``M = K Sigma K^T``, ``S = (Sigma^{-1} - 2M)^{-1}``, ``Z = det(I - 2 Sigma^{1/2} M Sigma^{1/2})^{-1/2}``,
-
-    ``c = Z [ tr(V Sigma V^T) + tr(P S P^T) + 2 tr((W* - P) S P^T) ]``,
-
-    finite iff ``||B||_op^2 < 1/2`` (Lemma 7).  Returns NaN outside that region.
-    """
-    P = attention_map(V, K, Sigma)
-    M = K @ Sigma @ K.mT
-    d = Sigma.shape[-1]
-    R = sym_sqrt(Sigma)
-    G = torch.eye(d, dtype=DTYPE) - 2 * R @ M @ R
-    lam_min = torch.linalg.eigvalsh(G).min(-1).values
-    S = torch.linalg.inv(torch.linalg.inv(Sigma) - 2 * M)
-    Z = torch.linalg.det(G).clamp_min(1e-300).rsqrt()
-    tr = lambda A: A.diagonal(dim1=-2, dim2=-1).sum(-1)  # noqa: E731
-    c = Z * (tr(V @ Sigma @ V.mT) + tr(P @ S @ P.mT) + 2 * tr((W_star - P) @ S @ P.mT))
-    return torch.where(lam_min > 0, c, torch.full_like(c, math.nan))
-
-
-def loo_gap_samples(
-    V: torch.Tensor,
-    K: torch.Tensor,
-    Sigma: torch.Tensor,
-    W_star: torch.Tensor,
-    sigma: float,
-    n: int,
-    n_datasets: int,
-    gen: torch.Generator,
-    include_self: bool = False,
-    max_elems: int = 2**23,
-) -> torch.Tensor:
+def loo_gap_samples(V: torch.Tensor, K: torch.Tensor, Sigma: torch.Tensor, W_star: torch.Tensor, sigma: float, n: int,
+                    n_datasets: int, gen: torch.Generator, include_self: bool = False,
+                    max_elems: int = 2**23) -> torch.Tensor:
     r"""Unbiased draws of ``Lhat_n(theta) - L(theta)`` with a control variate, (n_datasets, B).
 
     Each draw is ``Lhat_n - (1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` on one data set; the
@@ -287,15 +268,11 @@ def loo_gap_samples(
     Bsz = V.shape[0]
     C = torch.linalg.cholesky(check_covariance(Sigma))
     P = attention_map(V, K, Sigma)
-    per = max(1, max_elems // (n * n * Bsz))
-    out = []
-    done = 0
-    while done < n_datasets:
-        k = min(per, n_datasets - done)
-        x = torch.randn(k, Bsz, n, C.shape[-1], generator=gen, dtype=DTYPE) @ C.mT
-        y = x @ W_star.mT + sigma * torch.randn(k, Bsz, n, W_star.shape[-2], generator=gen, dtype=DTYPE)
+
+    def draw(k, _):
+        x, y = regression_draw(C, W_star, sigma, (k, Bsz, n), gen)
         yhat = context_weights(K, x, include_self) @ x @ V.mT
         oracle = x @ P.mT
-        out.append(((y - yhat).pow(2).sum(-1) - (y - oracle).pow(2).sum(-1)).mean(-1))
-        done += k
-    return torch.cat(out)
+        return ((y - yhat).pow(2).sum(-1) - (y - oracle).pow(2).sum(-1)).mean(-1)
+
+    return torch.cat(chunked(n_datasets, max(1, max_elems // (n * n * Bsz)), draw))

@@ -15,6 +15,9 @@ Two kinds of samples, both with variance reduction by exact-mean control variate
 * **Gaussian Poincare** (:func:`poincare_samples`): both sides of ``Var f <= sum_j E ||grad_{x_j} f||_Sigma^2``
   for the row functions, the gradients by autograd.
 
+The coefficients and limits these samples are compared with are derived by the claims and live beside their
+derivations (``theorems/paper_a/gradient_fixtures.py`` and the claim modules), not here.
+
 Shapes: ``V`` (B, r, d), ``K`` (B, d, d) or (d, d), ``Sigma`` (d, d), ``W_star`` (B, r, d) or (r, d).
 """
 from __future__ import annotations
@@ -27,7 +30,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a.geometry import loss_grad, regularizer_grad, sample_covariance
-from numerics.paper_a.model import check_covariance, sym_inv_sqrt, sym_sqrt
+from numerics.paper_a.model import check_covariance, chunked, sym_inv_sqrt, sym_sqrt
 from numerics.stats import weighted_fit
 
 
@@ -80,7 +83,7 @@ def oracle_loss_grad(V, K, Sigma, x, y):
 
 
 # ---------------------------------------------------------------------------
-# Regularizer: exact first- and second-order terms in Sigmahat - Sigma
+# Regularizer: the first-order term in Sigmahat - Sigma (a control variate with mean exactly zero)
 # ---------------------------------------------------------------------------
 
 def regularizer_grad_linear(V, K, Sigma, Delta):
@@ -91,85 +94,6 @@ def regularizer_grad_linear(V, K, Sigma, Delta):
     S = Sigma.expand_as(Delta).clone()
     _, tangents = torch.func.jvp(lambda T: regularizer_grad(V, K, T), (S,), (Delta,))
     return tangents
-
-
-def regularizer_bias_coefficient(V, K, Sigma, pairings: str = "isserlis"):
-    r"""Leading coefficient ``c_R`` in ``E grad Rhat - grad R = c_R / n + O(n^{-2})``, per instance (pair V, K).
-
-    ``f(S) = grad R(theta; S)`` is a polynomial of degree 4 in ``S``; ``Sigmahat = Sigma + Delta`` with
-    ``Delta = (1/n) sum_k (x_k x_k^T - Sigma)``, so ``E Delta = 0``, ``E Delta (x) Delta = (1/n) E H (x) H``
-    (``H = x x^T - Sigma``) and the third and fourth moments of ``Delta`` are O(n^{-2}).  Hence, exactly,
-    ``c_R = (1/2) E D^2 f(Sigma)[H, H]``.  Isserlis: ``E H_ab H_cd = Sigma_ac Sigma_bd + Sigma_ad Sigma_bc``, i.e.
-    ``E H (x) H = (1/2) sum_{a,b} G_ab (x) G_ab`` with ``G_ab = S (E_ab + E_ba) S``, ``S = Sigma^{1/2}``, so
-    ``c_R = (1/4) sum_{a,b} D^2 f(Sigma)[G_ab, G_ab]``.  ``D^2 f[G, G] = p''(0)`` for the quartic
-    ``p(t) = f(Sigma + t G)``, computed by the five-point stencil, which is exact for polynomials of degree <= 5.
-
-    ``pairings="first_only"`` (a negative control) keeps only the ``Sigma_ac Sigma_bd`` pairing,
-    ``c_R = (1/2) sum_{a,b} D^2 f(Sigma)[S E_ab S, S E_ab S]`` -- a classic slip.
-    """
-    d = Sigma.shape[-1]
-    R = sym_sqrt(Sigma)
-    E = torch.eye(d * d, dtype=DTYPE).reshape(d * d, d, d)  # E_ab, (d^2, d, d)
-    if pairings == "isserlis":
-        G, w = R @ (E + E.mT) @ R, 0.25
-    elif pairings == "first_only":
-        G, w = R @ E @ R, 0.5
-    else:
-        raise ValueError(f"unknown pairings {pairings!r}")
-    G = G.unsqueeze(1)  # (d^2, 1, d, d): broadcast over instances
-    stencil = {-2: -1.0, -1: 16.0, 0: -30.0, 1: 16.0, 2: -1.0}
-    acc_V, acc_K = 0.0, 0.0
-    for t, c in stencil.items():
-        fV, fK = regularizer_grad(V, K, Sigma + t * G)
-        acc_V = acc_V + c * fV.sum(0)
-        acc_K = acc_K + c * fK.sum(0)
-    return w * acc_V / 12, w * acc_K / 12
-
-
-# ---------------------------------------------------------------------------
-# Leading gradient-bias coefficient assembled from the lemmas (a second route to grad c)
-# ---------------------------------------------------------------------------
-
-def lemma_route_coefficient(V, K, Sigma, W_star, drop_third_moment: bool = False):
-    r"""Leading coefficient of ``E grad Lhat_n - grad L`` (times ``n - 1``) from the conditional lemmas, exactly.
-
-    Per query ``x`` (``mu = Sigma K^T x``, ``q = x^T K Sigma K^T x``, ``A = V^T V``, noise-free responses), the
-    delta method gives, to O(1/n'): ``E_{-i} xbar - mu = -e^q mu/n'``, ``E_{-i} xbar xbar^T - mu mu^T =
-    e^q (Sigma - mu mu^T)/n'``, ``E_{-i} C - Sigma = -e^q (Sigma + 2 mu mu^T)/n'`` for the softmax covariance
-    ``C = sum_j s_j x_j x_j^T - xbar xbar^T``, and the tilted third moment
-    ``n' E[delta_a (Delta C)_bc] -> e^q (mu_a mu_b mu_c + Sigma_ab mu_c + Sigma_ac mu_b)``.  With Lemma 8's per-sample
-    gradients ``-2 e xbar^T`` and ``x u^T C`` (``u = -2 V^T e``) this yields the per-query coefficients
-
-    * V: ``e^q [2 W* x mu^T + 2 V (Sigma - mu mu^T)]``
-    * K: ``e^q x r(x)`` with the row vector
-      ``r = 2 (W* x)^T V (Sigma + 2 mu mu^T) - 2 mu^T A Sigma - 2 (mu^T A mu) mu^T + 2 tr(A Sigma) mu^T``
-
-    (the last three terms of ``r`` come from ``E[xbar^T A C]``; ``drop_third_moment`` omits the tilted third
-    moment's share ``(mu^T A mu) mu^T + tr(A Sigma) mu^T + mu^T A Sigma``, a negative control).  The outer average
-    ``E_x[e^{x^T M x} h(x)] = Z E_{N(0,S)} h`` (``M = K Sigma K^T``) is done exactly with Gaussian moments up to
-    order 4: ``E[x x^T B x x^T] = tr(B S) S + S (B + B^T) S``.  Returns (cV, cK), per instance.
-    """
-    M = K @ Sigma @ K.mT
-    d = Sigma.shape[-1]
-    R = sym_sqrt(Sigma)
-    S = torch.linalg.inv(torch.linalg.inv(Sigma) - 2 * M)
-    Z = torch.linalg.det(torch.eye(d, dtype=DTYPE) - 2 * R @ M @ R).rsqrt()[..., None, None]
-    P0 = Sigma @ K.mT  # mu = P0 x
-    A = V.mT @ V
-    tr = lambda X: X.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None]  # noqa: E731
-
-    def quartic(Bm):  # E[x (x^T Bm x) x^T] under N(0, S)
-        return tr(Bm @ S) * S + S @ (Bm + Bm.mT) @ S
-
-    cV = 2 * Z * (W_star @ S @ P0.mT + V @ Sigma - V @ P0 @ S @ P0.mT)
-    B1 = W_star.mT @ V @ P0
-    B2 = P0.mT @ A @ P0
-    cK = 2 * S @ W_star.mT @ V @ Sigma + 4 * quartic(B1) @ P0.mT
-    if drop_third_moment:
-        cK = cK - 4 * S @ P0.mT @ A @ Sigma - 4 * quartic(B2) @ P0.mT
-    else:
-        cK = cK - 2 * S @ P0.mT @ A @ Sigma - 2 * quartic(B2) @ P0.mT + 2 * tr(A @ Sigma) * S @ P0.mT
-    return cV, Z * cK
 
 
 # ---------------------------------------------------------------------------
@@ -213,35 +137,28 @@ def gradient_bias_samples(
     d, r = Sigma.shape[-1], W_star.shape[-2]
     gL = loss_grad(V, K, Sigma, W_star)
     gR = regularizer_grad(V, K, Sigma)
-    per = max(1, max_elems // (Bsz * n * n))
-    out = {k: [] for k in ("dLV", "dLK", "dRV", "dRK", "eV", "eK", "rV", "rK", "gap")}
-    done = 0
-    while done < n_batches:
-        k = min(per, n_batches - done)
+
+    def draw(k, done):
         x = torch.randn(k, Bsz, n, d, generator=gen, dtype=DTYPE) @ C.mT
         y = x @ W_star.mT
         if sigma:
             y = y + sigma * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
+        out = {}
         if done < n_err:
             eps = sigma_err * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
             lh, hV, hK, (nV, nK) = empirical_loss_grad(V, K, x, y, include_self, noise=eps)
-            out["eV"].append(hV + nV - gL[0])
-            out["eK"].append(hK + nK - gL[1])
+            out["eV"], out["eK"] = hV + nV - gL[0], hK + nK - gL[1]
         else:
             lh, hV, hK = empirical_loss_grad(V, K, x, y, include_self)
         lo, oV, oK = oracle_loss_grad(V, K, Sigma, x, y)
-        out["dLV"].append(hV - oV)
-        out["dLK"].append(hK - oK)
-        out["gap"].append(lh - lo)
         Sh = sample_covariance(x)
         rV, rK = regularizer_grad(V, K, Sh)
         lV, lK = regularizer_grad_linear(V, K, Sigma, Sh - Sigma)
-        out["rV"].append(rV - gR[0])
-        out["rK"].append(rK - gR[1])
-        out["dRV"].append(rV - gR[0] - lV)
-        out["dRK"].append(rK - gR[1] - lK)
-        done += k
-    c = {k: torch.cat(v) for k, v in out.items()}
+        return out | {"dLV": hV - oV, "dLK": hK - oK, "gap": lh - lo, "rV": rV - gR[0], "rK": rK - gR[1],
+                      "dRV": rV - gR[0] - lV, "dRK": rK - gR[1] - lK}
+
+    parts = chunked(n_batches, max(1, max_elems // (Bsz * n * n)), draw)
+    c = {k: torch.cat([p[k] for p in parts if k in p]) for k in parts[0]}
     return GradientBiasSamples((c["dLV"], c["dLK"]), (c["dRV"], c["dRK"]), (c["eV"], c["eK"]),
                                (c["rV"], c["rK"]), c["gap"], n)
 
@@ -328,72 +245,26 @@ def softmax_row_stats(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
     mu = xq @ K @ Sigma
     q = query_scale(K, Sigma, xq)
     G2 = Sigma + mu.unsqueeze(-1) * mu.unsqueeze(-2)  # tilted second moment (Q, d, d)
-    per = max(1, max_elems // (Q * m * d * d))
-    parts = {k: [] for k in ("ss", "xbar", "M2", "xl", "Ml")}
-    done = 0
-    while done < n_draws:
-        k = min(per, n_draws - done)
+
+    def draw(k, _):
         x = torch.randn(k, Q, m, d, generator=gen, dtype=DTYPE) @ C.mT
         a = (x @ (K.mT @ xq.unsqueeze(-1))).squeeze(-1)  # a_j = x_q^T K x_j, K (d, d)
         s = torch.softmax(a, -1)
         outer = x.unsqueeze(-1) * x.unsqueeze(-2)
         wr = torch.exp(a - (q / 2).unsqueeze(-1))  # w_j / E w
-        parts["ss"].append(s.pow(2).sum(-1))
-        parts["xbar"].append((s.unsqueeze(-1) * x).sum(-2))
-        parts["M2"].append((s[..., None, None] * outer).sum(-3))
-        parts["xl"].append((wr.unsqueeze(-1) * (x - mu.unsqueeze(-2))).mean(-2))
-        parts["Ml"].append((wr[..., None, None] * (outer - G2.unsqueeze(-3))).mean(-3))
-        done += k
-    c = {k: torch.cat(v) for k, v in parts.items()}
+        return {"ss": s.pow(2).sum(-1), "xbar": (s.unsqueeze(-1) * x).sum(-2),
+                "M2": (s[..., None, None] * outer).sum(-3),
+                "xl": (wr.unsqueeze(-1) * (x - mu.unsqueeze(-2))).mean(-2),
+                "Ml": (wr[..., None, None] * (outer - G2.unsqueeze(-3))).mean(-3)}
+
+    parts = chunked(n_draws, max(1, max_elems // (Q * m * d * d)), draw)
+    c = {k: torch.cat([p[k] for p in parts]) for k in parts[0]}
     return RowStats(c["ss"], c["xbar"], c["M2"], c["xl"], c["Ml"], mu, q, n)
 
 
 # ---------------------------------------------------------------------------
-# Leading constants of the softmax-weighted sums (delta method, derived in theorems/paper_a/technical_lemmas.py)
+# Gaussian exponential moments (Lemma 7)
 # ---------------------------------------------------------------------------
-
-def tilted_limits(K, Sigma, xq) -> dict[str, torch.Tensor]:
-    r"""Limits ``n' * (...)`` as ``n -> inf`` at query ``x_q`` (``mu = Sigma K^T x_q``, ``q = mu^T Sigma^{-1} mu``).
-
-    For a ratio estimator ``sum_j w_j g(x_j) / sum_j w_j`` of ``G = E_{N(mu,Sigma)} g`` (``w_j = e^{a_j}``):
-    MSE ``~ (e^q / n') E_{N(2 mu, Sigma)} ||g - G||^2`` and bias ``~ (e^q / n') (G - E_{N(2mu,Sigma)} g)``.
-    Closed forms (``t = tr Sigma``, ``F = ||Sigma||_F^2``, ``m2 = ||mu||^2``, ``mSm = mu^T Sigma mu``):
-
-    * ``ss``: ``n' E sum_j s_j^2 -> e^q``;  ``n'^2 E (sum_j s_j^2)^2 -> e^{2q}``
-    * ``xbar_mse``: ``e^q (t + m2)``;  ``xbar_bias``: ``-e^q mu``
-    * ``outer_mse`` (xbar xbar^T): ``e^q (4 m2^2 + 2 m2 t + 2 mSm)``;  ``outer_bias``: ``e^q (Sigma - mu mu^T)``
-    * ``M2_mse``: ``e^q (9 m2^2 + 8 m2 t + 8 mSm + t^2 + F)``;  ``M2_bias``: ``-3 e^q mu mu^T``
-    """
-    mu = xq @ K @ Sigma
-    q = query_scale(K, Sigma, xq)
-    eq = torch.exp(q)
-    t = torch.diagonal(Sigma).sum()
-    F = Sigma.pow(2).sum()
-    m2 = mu.pow(2).sum(-1)
-    mSm = (mu @ Sigma * mu).sum(-1)
-    mm = mu.unsqueeze(-1) * mu.unsqueeze(-2)
-    return {
-        "ss": eq, "ss2": eq**2,
-        "xbar_mse": eq * (t + m2), "xbar_bias": -eq.unsqueeze(-1) * mu,
-        "outer_mse": eq * (4 * m2**2 + 2 * m2 * t + 2 * mSm),
-        "outer_bias": eq[:, None, None] * (Sigma - mm),
-        "M2_mse": eq * (9 * m2**2 + 8 * m2 * t + 8 * mSm + t**2 + F),
-        "M2_bias": -3 * eq[:, None, None] * mm,
-    }
-
-
-def amgm_bounds(q: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
-    r"""Lemma 9's AM-GM bounds at query scale ``q`` (``n' = n - 1``), derived in ``l9_softmax_moments.py``:
-
-    ``E_{-i} sum_j s_ij^2 <= e^{2q(1 - 1/n')} / n'`` and
-    ``E_{-i} (sum_j s_ij^2)^2 <= [e^{8q(1-1/n')} + (n'-1) e^{4q(1-2/n')}] / n'^3``.
-    """
-    m = n - 1
-    return {
-        "ss": torch.exp(2 * q * (1 - 1 / m)) / m,
-        "ss2": (torch.exp(8 * q * (1 - 1 / m)) + (m - 1) * torch.exp(4 * q * (1 - 2 / m))) / m**3,
-    }
-
 
 def exp_quadratic_moment(M: torch.Tensor, Sigma: torch.Tensor) -> torch.Tensor:
     r"""``E exp(x^T M x)``, ``x ~ N(0, Sigma)``, ``M`` symmetric: ``det(I - 2 Sigma^{1/2} M Sigma^{1/2})^{-1/2}``,
@@ -444,18 +315,20 @@ def poincare_samples(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
     d, m = Sigma.shape[-1], n - 1
     Ws = {"Sigma": Sigma} | (weightings or {})
     jac = torch.func.vmap(torch.func.jacrev(lambda X: _row_functions(K, xq, X)))
-    vals = {f: [] for f in POINCARE_FUNCTIONS}
-    grad = {(f, w): [] for f in POINCARE_FUNCTIONS for w in Ws}
-    done = 0
-    while done < n_draws:
-        k = min(chunk, n_draws - done)
+
+    def draw(k, _):
         X = torch.randn(k, m, d, generator=gen, dtype=DTYPE) @ C.mT
         fv = torch.func.vmap(lambda Y: _row_functions(K, xq, Y))(X)
+        vals, grad = {}, {}
         for f, v, J in zip(POINCARE_FUNCTIONS, fv, jac(X)):  # J: (k, out, m, d)
-            vals[f].append(v.reshape(k, -1))
+            vals[f] = v.reshape(k, -1)
             for wname, W in Ws.items():
-                grad[(f, wname)].append(((J @ W) * J).sum((-1, -2, -3)))
-        done += k
+                grad[(f, wname)] = ((J @ W) * J).sum((-1, -2, -3))
+        return vals, grad
+
+    parts = chunked(n_draws, chunk, draw)
+    vals = {f: [p[0][f] for p in parts] for f in POINCARE_FUNCTIONS}
+    grad = {key: [p[1][key] for p in parts] for key in parts[0][1]}
     dev = {}
     for f, v in vals.items():
         v = torch.cat(v)

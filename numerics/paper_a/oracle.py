@@ -16,7 +16,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a.geometry import LAMBDA, Theta, regularizer, regularizer_grad, sample_covariance
-from numerics.paper_a.model import check_covariance, empirical_loss
+from numerics.paper_a.model import check_covariance, chunked, empirical_loss, regression_draw
 
 
 def sample_batches(
@@ -26,11 +26,7 @@ def sample_batches(
 
     Same law as ``model.sample_regression`` but with ``Sigma``/``W_star`` allowed per run (B, ., .).
     """
-    C = torch.linalg.cholesky(check_covariance(Sigma))
-    d, r = Sigma.shape[-1], W_star.shape[-2]
-    x = torch.randn(n_batches, batch, n, d, generator=gen, dtype=DTYPE) @ C.mT
-    eps = torch.randn(n_batches, batch, n, r, generator=gen, dtype=DTYPE)
-    return x, x @ W_star.mT + sigma * eps
+    return regression_draw(torch.linalg.cholesky(check_covariance(Sigma)), W_star, sigma, (n_batches, batch, n), gen)
 
 
 def empirical_objective_grad(
@@ -74,72 +70,34 @@ class OracleGradient:
     n_batches: int
 
 
-def oracle_gradient(
-    V: torch.Tensor,
-    K: torch.Tensor,
-    Sigma: torch.Tensor,
-    W_star: torch.Tensor,
-    sigma: float,
-    n: int,
-    n_batches: int,
-    gen: torch.Generator,
-    lam: float = LAMBDA,
-    include_self: bool = False,
-    max_elems: int = 2**23,
-) -> OracleGradient:
+def oracle_gradient(V: torch.Tensor, K: torch.Tensor, Sigma: torch.Tensor, W_star: torch.Tensor, sigma: float, n: int,
+                    n_batches: int, gen: torch.Generator, lam: float = LAMBDA, include_self: bool = False,
+                    max_elems: int = 2**23) -> OracleGradient:
     r"""``E_{fresh batch of n}[grad (Lhat_n + lambda Rhat)(theta)]`` by averaging ``n_batches`` batches.
 
     Batches are processed in chunks of at most ``max_elems`` softmax entries (m B n^2) to bound memory;
     the standard error is ``sd / sqrt(n_batches)`` from the per-batch values (NaN if ``n_batches == 1``).
     """
     Bsz = V.shape[0]
-    per = max(1, max_elems // (Bsz * n * n))
-    acc = None
-    done = 0
-    while done < n_batches:
-        k = min(per, n_batches - done)
-        x, y = sample_batches(Sigma, W_star, sigma, n, k, Bsz, gen)
-        vals = empirical_objective_grad(V, K, x, y, lam, include_self)
-        s1 = [v.sum(0) for v in vals]
-        s2 = [v.pow(2).sum(0) for v in vals]
-        acc = (s1, s2) if acc is None else ([a + b for a, b in zip(acc[0], s1)], [a + b for a, b in zip(acc[1], s2)])
-        done += k
+
+    def draw(k, _):
+        vals = empirical_objective_grad(V, K, *sample_batches(Sigma, W_star, sigma, n, k, Bsz, gen), lam, include_self)
+        return [v.sum(0) for v in vals], [v.pow(2).sum(0) for v in vals]
+
+    parts = chunked(n_batches, max(1, max_elems // (Bsz * n * n)), draw)
+    sums, squares = ([sum(p[j][i] for p in parts) for i in range(3)] for j in (0, 1))
     m = n_batches
-    means = [s / m for s in acc[0]]
+    means = [s / m for s in sums]
     ses = [
         ((q - m * mu.pow(2)).clamp_min(0) / (m - 1) / m).sqrt() if m > 1 else torch.full_like(mu, float("nan"))
-        for q, mu in zip(acc[1], means)
+        for q, mu in zip(squares, means)
     ]
     return OracleGradient((means[1], means[2]), (ses[1], ses[2]), means[0], ses[0], n, n_batches)
 
 
 # ---------------------------------------------------------------------------
-# Objectives for numerics.optim.run:  objective(params) -> (grads, info)
+# Minibatches (Appendix A's practical oracle), an objective for numerics.optim.run: objective(params) -> (grads, info)
 # ---------------------------------------------------------------------------
-
-def oracle_objective(
-    Sigma, W_star, sigma: float, n: int, n_batches: int, gen: torch.Generator,
-    lam: float = LAMBDA, include_self: bool = False,
-):
-    """The idealized oracle of Section 3.1: each call draws ``n_batches`` fresh batches of ``n``."""
-
-    def objective(params):
-        V, K = params
-        o = oracle_gradient(V, K, Sigma, W_star, sigma, n, n_batches, gen, lam, include_self)
-        return o.grad, {"loss": o.loss, "loss_se": o.loss_se, "grad_se": o.se}
-
-    return objective
-
-
-def empirical_objective(x: torch.Tensor, y: torch.Tensor, lam: float = LAMBDA, include_self: bool = False):
-    """Full-batch gradient of ``Lhat_N + lambda Rhat`` on one fixed data set per run, x (B, N, d)."""
-
-    def objective(params):
-        loss, gV, gK = empirical_objective_grad(*params, x, y, lam, include_self)
-        return (gV, gK), {"loss": loss}
-
-    return objective
-
 
 def minibatch_schedule(N: int, b: int, n_steps: int, batch: int, gen: torch.Generator, chunk: int = 64) -> torch.Tensor:
     """Indices (n_steps + 1, B, b): at each step, ``b`` of ``N`` samples drawn without replacement, per run.
@@ -149,11 +107,8 @@ def minibatch_schedule(N: int, b: int, n_steps: int, batch: int, gen: torch.Gene
     """
     if not 0 < b <= N:
         raise ValueError(f"need 0 < b <= N, got b={b}, N={N}")
-    rows = []
-    for start in range(0, n_steps + 1, chunk):
-        k = min(chunk, n_steps + 1 - start)
-        rows.append(torch.rand(k, batch, N, generator=gen, dtype=DTYPE).topk(b, dim=-1).indices)
-    return torch.cat(rows)
+    return torch.cat(chunked(n_steps + 1, chunk, lambda k, _: torch.rand(k, batch, N, generator=gen, dtype=DTYPE)
+                             .topk(b, dim=-1).indices))
 
 
 class MinibatchObjective:

@@ -1,4 +1,5 @@
-"""Paper A Monte Carlo engines for the gradient-approximation results (numerics/paper_a/moments.py)."""
+"""Paper A Monte Carlo engines for the gradient-approximation results (numerics/paper_a/moments.py), and the derived
+coefficients they are compared with (which live beside their derivations in theorems/paper_a/)."""
 import math
 
 import torch
@@ -8,7 +9,14 @@ from numerics.paper_a import geometry as ge
 from numerics.paper_a import moments as mo
 from numerics.paper_a import oracle as orc
 from numerics.paper_a.algorithms import random_instance
-from numerics.paper_a.model import loo_bias_coefficient, sym_sqrt
+from numerics.paper_a.model import sym_sqrt
+from theorems.paper_a.gradient_fixtures import (
+    loo_bias_coefficient,
+    regularizer_bias_coefficient,
+    tilted_limits,
+)
+from theorems.paper_a.l9_softmax_moments import amgm_bounds
+from theorems.paper_a.t4_gradient_loss import lemma_route_coefficient
 
 
 def _setup(seed=0, B=2, m_op=0.1):
@@ -45,13 +53,13 @@ def test_oracle_loss_gradient_is_autograd_of_oracle_loss():
 def test_regularizer_bias_coefficient_matches_hessian_contraction():
     """c_R = 1/2 sum H_{ab,cd} (Sigma_ac Sigma_bd + Sigma_ad Sigma_bc), H = Hessian of S -> grad R(theta; S)."""
     Sigma, W, V, K, _ = _setup(B=1)
-    cV, cK = mo.regularizer_bias_coefficient(V, K, Sigma)
+    cV, cK = regularizer_bias_coefficient(V, K, Sigma)
     cov = torch.einsum("ac,bd->abcd", Sigma, Sigma) + torch.einsum("ad,bc->abcd", Sigma, Sigma)
     for part, c in ((0, cV), (1, cK)):
         H = torch.func.hessian(lambda S: ge.regularizer_grad(V, K, S)[part])(Sigma.clone())  # (1, r, d, d, d, d, d)
         ref = 0.5 * torch.einsum("...abcd,abcd->...", H, cov)
         assert torch.allclose(c, ref, rtol=1e-9, atol=1e-12)
-    c1V, _ = mo.regularizer_bias_coefficient(V, K, Sigma, "first_only")
+    c1V, _ = regularizer_bias_coefficient(V, K, Sigma, "first_only")
     assert not torch.allclose(c1V, cV, rtol=0.05)
 
 
@@ -70,9 +78,9 @@ def test_lemma_route_coefficient_equals_gradient_of_loss_bias_coefficient():
     Sigma, W, V, K, _ = _setup(seed=3, B=3)
     Vr, Kr = V.clone().requires_grad_(True), K.clone().requires_grad_(True)
     gV, gK = torch.autograd.grad(loo_bias_coefficient(Vr, Kr, Sigma, W).sum(), (Vr, Kr))
-    cV, cK = mo.lemma_route_coefficient(V, K, Sigma, W)
+    cV, cK = lemma_route_coefficient(V, K, Sigma, W)
     assert torch.allclose(cV, gV, atol=1e-12) and torch.allclose(cK, gK, atol=1e-12)
-    _, dK = mo.lemma_route_coefficient(V, K, Sigma, W, drop_third_moment=True)
+    _, dK = lemma_route_coefficient(V, K, Sigma, W, drop_third_moment=True)
     assert not torch.allclose(dK, gK, atol=1e-3)
 
 
@@ -107,11 +115,11 @@ def test_softmax_row_linear_terms_have_mean_zero_and_limits_are_sane():
     for lin in (r.xbar_lin, r.M2_lin.flatten(-2)):
         z = lin.mean(0) / (lin.std(0) / math.sqrt(lin.shape[0]))
         assert z.abs().max() < 5
-    lim = mo.tilted_limits(K, Sigma, xq)
+    lim = tilted_limits(K, Sigma, xq)
     assert torch.allclose(lim["ss"], torch.exp(mo.query_scale(K, Sigma, xq)))
     est = 31 * r.ss.mean(0)
     assert torch.all((est - lim["ss"]).abs() < 0.1 * lim["ss"])
-    bounds = mo.amgm_bounds(r.q, 32)
+    bounds = amgm_bounds(r.q, 32)
     assert torch.all(r.ss.mean(0) < bounds["ss"]) and torch.all(r.ss.pow(2).mean(0) < bounds["ss2"])
 
 

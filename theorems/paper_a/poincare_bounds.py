@@ -20,10 +20,12 @@ Leading constants (ours, delta method; ``q, mu, t, F, m2, mSm`` as in ``technica
 
 Evidence.  (1) *Inequality*: both sides by Monte Carlo at two fixed queries and n = 8..32 (standard:
 8..128), from the same draws: ``||f(X_k) - fbar||^2 M/(M-1)`` (its mean is the unbiased sample variance) and
-each draw's gradient sum by autograd (``torch.func.jacrev``); the relative margin ``(RHS - LHS)/RHS`` is decided
-by ``decide_margin`` with delta-method errors (fail if significantly negative; holds within 10% otherwise).
+each draw's gradient sum by autograd (``torch.func.jacrev``); the ratio ``LHS/RHS`` (delta-method errors from the
+paired draws) is decided by ``decide_upper`` against 1 (fail if significantly above 1; holds within the tolerance
+``POINCARE_TOL`` = 10% otherwise).
 (2) *O(1/n)*: the fitted limit of ``n' Var_{-i} f`` equals the derived constant (sample variances over the
-larger Monte Carlo rows of A.L9, n = 8..128; the fitted limit of ``n' x bound`` is reported too).
+larger Monte Carlo rows shared with A.L9, n = 8..128; the fitted limit of ``n' x bound`` is reported too).
+The instance, the rows and the derived constants are shared through ``theorems/paper_a/gradient_fixtures.py``.
 Controls: the right side divided by ``n'`` (a bound one power too fast), the right side with the ``Sigma``
 weight dropped (``sum_j E ||J_j||_F^2``; the instance has ``Sigma >= 2 I``, so this under-weights every
 direction), and the constant without the tilt factor.
@@ -39,21 +41,24 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a import moments as mo
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_a.l9_softmax_moments import (
-    LEMMA_DATA_ID,
-    lemma_instance,
-    limit_decisions,
-    limit_figure,
-    row_data,
-    worst,
-)
-from theorems.paper_a.t4_gradient_loss import n_axes, render, without_figures
+from numerics.stats import decide_upper
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.gradient_fixtures import (lemma_instance, lemma_setup, limit_decisions, limit_plot,
+                                                mean_and_se, n_axes, row_data, tilted_limits)
 from theorems.plots import new_figure
 
 FUNC = {"A.L10": "weights", "A.L14": "xbar", "A.L19": "outer", "A.L23": "M2"}
 LIMIT_KEY = {"xbar": "xbar_mse", "outer": "outer_mse", "M2": "M2_mse"}
 
+# A Monte Carlo bound that is tight needs only to hold within this relative tolerance (fixed in advance): a cell
+# passes once a violation of more than 10% is excluded at the cell's confidence level.
+POINCARE_TOL = 0.1
+
+
+# ---------------------------------------------------------------------------
+# 1. Both sides of the inequality by Monte Carlo (paired draws at the lemma instance's queries)
+# ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class PoincareData:
@@ -64,9 +69,8 @@ class PoincareData:
 
 @functools.lru_cache(maxsize=2)
 def poincare_data(seed: int, budget: str) -> PoincareData:
-    ctx = Context(seed=seed, budget=budget)
-    inst = lemma_instance(seed)
-    gen = ctx.generator(LEMMA_DATA_ID, "poincare")
+    """Both sides of the inequality at each query and n (paired draws), cached per (seed, budget)."""
+    ctx, inst, gen = lemma_setup(seed, budget, "poincare")
     ns = ctx.pick([8, 16, 32], [8, 16, 32, 64, 128])
     N = ctx.pick(400, 2000)
     eye = torch.eye(inst.Sigma.shape[-1], dtype=DTYPE)
@@ -75,69 +79,71 @@ def poincare_data(seed: int, budget: str) -> PoincareData:
     return PoincareData(ns, per_query, N)
 
 
-def decide_margin(lhs: torch.Tensor, rhs: torch.Tensor, z: float, tol: float = 0.1):
-    r"""Paired test of ``E lhs <= E rhs``: margin ``r = (E rhs - E lhs)/E rhs`` by the ratio delta method.
-
-    ``fail`` if ``r + z se < 0``; ``inconclusive`` if ``r - z se < -tol``; else ``pass``.  Returns (status, r, se).
-    """
+def ratio_and_se(lhs: torch.Tensor, rhs: torch.Tensor) -> tuple[float, float]:
+    r"""``E lhs / E rhs`` from paired draws and its standard error by the ratio delta method."""
     g, h = rhs.mean(), lhs.mean()
-    r = float((g - h) / g)
+    r = float((g - h) / g)  # the relative margin (E rhs - E lhs) / E rhs
     resid = (rhs - lhs) - r * rhs  # influence function of the ratio
-    se = float(resid.std() / math.sqrt(resid.shape[0]) / g)
-    if r + z * se < 0:
-        return "fail", r, se
-    if r - z * se < -tol:
-        return "inconclusive", r, se
-    return "pass", r, se
+    return 1 - r, float(resid.std() / math.sqrt(resid.shape[0]) / g)
 
 
 def check_inequality(ctx: Context, lemma: str, variant: str = "Sigma") -> Outcome:
-    """``variant``: "Sigma" (the Poincare weight), "I" (control: weight dropped), "over_n" (control: RHS / n')."""
+    """Per (query, n) cell: ``Var₋ᵢ f / bound <= 1`` (``decide_upper`` with tolerance ``POINCARE_TOL``).
+
+    ``variant``: "Sigma" (the Poincaré weight), "I" (control: weight dropped), "over_n" (control: RHS / n')."""
     data = poincare_data(ctx.seed, ctx.budget)
     inst = lemma_instance(ctx.seed)
     f = FUNC[lemma]
-    Q = len(data.per_query)
-    n_dec = Q * len(data.ns)
-    z = Context(alpha=ctx.alpha / n_dec).z
-    statuses, meas, lines = [], [], []
-    fig, ax = new_figure()
-    ns = np.array(data.ns, float)
+    ev = Evidence(ctx, decisions=len(data.per_query) * len(data.ns))
+    z = ev.z
+    statuses, sides = [], []
     for b, per_n in enumerate(data.per_query):
-        L, R, margins = [], [], []
+        L, R, ratios = [], [], []
         for n, P in zip(data.ns, per_n):
             lhs = P.dev_sq[f]
             rhs = P.grad_sq[(f, "I" if variant == "I" else "Sigma")] / ((n - 1) if variant == "over_n" else 1)
-            st, r, se = decide_margin(lhs, rhs, z)
-            statuses.append(st)
-            margins.append((r, se))
-            L.append((float(lhs.mean()), float(lhs.std() / math.sqrt(lhs.shape[0]))))
-            R.append((float(rhs.mean()), float(rhs.std() / math.sqrt(rhs.shape[0]))))
-            meas.append(Measurement(f"query {b + 1} (q={float(inst.q[b]):.2f}), n={n}: Var₋ᵢf / bound",
-                                    1 - r, 1 - r - z * se, 1 - r + z * se, claimed="≤ 1",
-                                    level=1 - ctx.alpha / n_dec))
-        L, R = np.array(L), np.array(R)
-        h = ax.errorbar(ns, L[:, 0], yerr=z * L[:, 1], fmt="o", capsize=3, label=f"Var₋ᵢ f, query {b + 1}")
-        ax.errorbar(ns, R[:, 0], yerr=z * R[:, 1], fmt="s--", capsize=3, color=h[0].get_color(), mfc="none",
+            ratio, se = ratio_and_se(lhs, rhs)
+            d = decide_upper(ratio - z * se, ratio + z * se, 1.0, max_width=math.inf, tolerance=POINCARE_TOL)
+            ev.decide(f"query {b + 1} (q={float(inst.q[b]):.2f}), n={n}: Var₋ᵢf / bound", d, value=ratio, say=False)
+            statuses.append(d.status)
+            ratios.append((ratio, se))
+            L.append(mean_and_se(lhs))
+            R.append(mean_and_se(rhs))
+        sides.append((np.array(L, float), np.array(R, float)))
+        ev.say(f"query {b + 1}: Var/bound = " + ", ".join(f"{q:.2f}±{z * se:.2f}" for q, se in ratios))
+    if ev.plots:
+        ev.figure("Gaussian Poincaré inequality, both sides by Monte Carlo", _inequality_plot(lemma, variant, data.ns,
+                                                                                             sides, z),
+                  "Same draws for both sides (sample variance and autograd gradient norms), ±z SE bars, "
+                  "Bonferroni over the cells.")
+    return ev.outcome(summary_prefix=f"{statuses.count('pass')}/{len(statuses)} (query, n) cells satisfy "
+                      f"Var₋ᵢ f ≤ bound ({POINCARE_TOL:.0%} tolerance); {statuses.count('fail')} violated | ",
+                      ns=data.ns, n_draws=data.n_draws, variant=variant)
+
+
+def _inequality_plot(lemma, variant, ns, sides, z):
+    fig, ax = new_figure()
+    x = np.array(ns, float)
+    for b, (L, R) in enumerate(sides):
+        h = ax.errorbar(x, L[:, 0], yerr=z * L[:, 1], fmt="o", capsize=3, label=f"Var₋ᵢ f, query {b + 1}")
+        ax.errorbar(x, R[:, 0], yerr=z * R[:, 1], fmt="s--", capsize=3, color=h[0].get_color(), mfc="none",
                     label=f"bound, query {b + 1}")
-        lines.append(f"query {b + 1}: Var/bound = " + ", ".join(f"{1 - r:.2f}±{z * se:.2f}" for r, se in margins))
-    n_axes(ax, data.ns, logy=True)
+    n_axes(ax, ns, logy=True)
     ax.set_xlabel("context size n")
     name = {"Sigma": "Σ_j E‖∇_{x_j} f‖²_Σ", "I": "Σ_j E‖∇_{x_j} f‖² (Σ dropped: control)",
             "over_n": "Σ_j E‖∇_{x_j} f‖²_Σ / n' (control)"}[variant]
     ax.set_title(f"{lemma}: Var₋ᵢ f (filled) vs {name} (open)", fontsize=8)
     ax.legend(loc="best", fontsize=7)
-    summary = (f"{statuses.count('pass')}/{len(statuses)} (query, n) cells satisfy Var₋ᵢ f ≤ bound "
-               f"(10% tolerance); {statuses.count('fail')} violated | " + " | ".join(lines))
-    return Outcome(worst(statuses), summary, meas,
-                   [Figure("Gaussian Poincaré inequality, both sides by Monte Carlo", render(fig),
-                           "Same draws for both sides (sample variance and autograd gradient norms), ±z SE bars, "
-                           "Bonferroni over the cells.")],
-                   details={"ns": data.ns, "n_draws": data.n_draws, "variant": variant,
-                            "alpha_each": ctx.alpha / n_dec})
+    return fig
 
+
+# ---------------------------------------------------------------------------
+# 2. O(1/n): the derived leading constant
+# ---------------------------------------------------------------------------
 
 def derived_constants(lemma: str, inst, untilted: bool = False) -> np.ndarray:
-    lim = mo.tilted_limits(inst.K, inst.Sigma, inst.xq)
+    """``lim n' Var_{-i} f`` (technical_lemmas' constants; ``e^q - 1`` for the weights); ``untilted``: without e^q."""
+    lim = tilted_limits(inst.K, inst.Sigma, inst.xq)
     eq = torch.exp(inst.q)
     if FUNC[lemma] == "weights":  # uniform weights 1/n' (no tilt) have no variance at all
         return np.zeros(len(eq)) if untilted else (eq - 1).numpy()
@@ -160,19 +166,19 @@ def variance_draws(row: mo.RowStats, f: str) -> torch.Tensor:
 
 
 def check_one_over_n(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
-    """n' Var_{-i} f from the (cheaper, larger) Monte Carlo rows of A.L9: no gradients needed for this side."""
+    """n' Var_{-i} f from the (cheaper, larger) Monte Carlo rows shared with A.L9: no gradients needed for this side."""
     rows = row_data(ctx.seed, ctx.budget)
     inst = rows.inst
     f = FUNC[lemma]
     Q = inst.q.shape[0]
-    z = Context(alpha=ctx.alpha / Q).z
+    ev = Evidence(ctx, decisions=Q)
     m = np.array([n - 1 for n in rows.ns], float)[:, None]
     draws = [variance_draws(r, f) for r in rows.rows]
     y = m * np.array([v.mean(0).numpy() for v in draws])
     se = m * np.array([(v.std(0) / math.sqrt(v.shape[0])).numpy() for v in draws])
     targets = derived_constants(lemma, inst, untilted)
     labels = [f"query {b + 1} (q={float(inst.q[b]):.2f}): n'·Var₋ᵢ f" for b in range(Q)]
-    statuses, meas, lines = limit_decisions(rows.ns, y, se, targets, labels, z)
+    limit_decisions(ev, rows.ns, y, se, targets, labels)
     data = poincare_data(ctx.seed, ctx.budget)  # the bound's own 1/n constant, for the record
     mp = np.array([n - 1 for n in data.ns], float)
     for b, per_n in enumerate(data.per_query):
@@ -180,15 +186,19 @@ def check_one_over_n(ctx: Context, lemma: str, untilted: bool = False) -> Outcom
         sr = np.array([mp[i] * float(per_n[i].grad_sq[(f, "Sigma")].std()) / math.sqrt(data.n_draws)
                        for i in range(len(data.ns))])
         fit = mo.limit_fit(mp, yr, sr)
-        meas.append(Measurement(f"query {b + 1}: fitted limit of n'·(Poincaré bound)", float(fit.coef[0]),
-                                *fit.interval(0, z)))
-    fig = limit_figure(rows.ns, y, se, targets, labels, z, "n' × Var₋ᵢ f",
-                       f"{lemma}: n'·Var₋ᵢ f → derived constant" + (" (control: untilted)" if untilted else ""),
-                       "Scaled conditional variance (sample variance over the A.L9 rows) with ±z SE bars; "
-                       "dashed: the derived constant.")
-    return Outcome(worst(statuses), " | ".join(lines), meas, [fig],
-                   details={"ns": rows.ns, "n_draws": rows.n_draws, "untilted": untilted, "alpha_each": ctx.alpha / Q})
+        lo, hi = fit.interval(0, ev.z)
+        ev.measure(f"query {b + 1}: fitted limit of n'·(Poincaré bound)", float(fit.coef[0]), lo=lo, hi=hi)
+    if ev.plots:
+        ev.figure(f"{lemma}: n'·Var₋ᵢ f → derived constant" + (" (control: untilted)" if untilted else ""),
+                  limit_plot(rows.ns, y, se, targets, labels, ev.z, "n' × Var₋ᵢ f"),
+                  "Scaled conditional variance (sample variance over the A.L9 rows) with ±z SE bars; "
+                  "dashed: the derived constant.")
+    return ev.outcome(ns=rows.ns, n_draws=rows.n_draws, untilted=untilted)
 
+
+# ---------------------------------------------------------------------------
+# 3. The claims
+# ---------------------------------------------------------------------------
 
 _F_TEX = {
     "A.L10": r"(s_{ij})_{j\ne i}",
@@ -218,18 +228,17 @@ def _claim(lemma: str) -> Claim:
         checks=(
             Check("poincare-inequality", "numeric", "Var₋ᵢ f ≤ Σⱼ E‖∇_{x_j} f‖²_Σ, both sides by paired Monte "
                   "Carlo (autograd for the gradients), two queries, n = 8..32 (quick), 8..128 (standard)",
-                  lambda ctx, L=lemma: check_inequality(ctx, L)),
+                  check_inequality, params={"lemma": lemma}),
             Check("one-over-n", "numeric", "n'·Var₋ᵢ f → derived constant (fitted a + b/n', n = 8..128)",
-                  lambda ctx, L=lemma: check_one_over_n(ctx, L)),
+                  check_one_over_n, params={"lemma": lemma}),
         ),
         controls=(
             Control("bound a factor 1/n too small", "poincare-inequality", "right side divided by n'",
-                    without_figures(lambda ctx, L=lemma: check_inequality(ctx, L, "over_n"))),
+                    {"variant": "over_n"}),
             Control("Σ weight dropped", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_F (identity weight; Σ ≥ 2I here)",
-                    without_figures(lambda ctx, L=lemma: check_inequality(ctx, L, "I"))),
+                    {"variant": "I"}),
             Control("tilt factor dropped", "one-over-n", "the derived constant without e^q (for the weights: the "
-                    "uniform-weight value 0)",
-                    without_figures(lambda ctx, L=lemma: check_one_over_n(ctx, L, untilted=True))),
+                    "uniform-weight value 0)", {"untilted": True}),
         ),
     )
 

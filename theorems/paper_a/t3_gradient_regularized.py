@@ -8,12 +8,12 @@ bias is the sum of A.T4's and A.T5's:
 
     E grad(Lhat_n + lambda Rhat) - grad L_lambda = grad c / (n - 1) + lambda c_R / n + O(n^{-2})
 
-(``c``: the loss-bias coefficient of A.T1.1; ``c_R``: the regularizer's Isserlis coefficient of A.T5; both
-derived in those modules; label: reconstructed).  The squared error is therefore O(n^{-2}): the paper's
-O~(1/n) holds and is loose by a factor 1/n.  We measure it in the dual norm of the Sigmatilde geometry,
-``||G||_*`` = the Frobenius norm of the gradient in factor coordinates ``(G_V S^{-1}, S^{-1} G_K S^{-1})``, the
-norm in which Lemma 4 and Theorem 2 use it (all norms are equivalent here, so the exponent does not depend
-on this choice).
+(``c``: the loss-bias coefficient of A.T1.1; ``c_R``: the regularizer's Isserlis coefficient of A.T5; both derived in
+those modules and shared through ``theorems/paper_a/gradient_fixtures.py``; label: reconstructed). The squared error
+is therefore O(n^{-2}): the paper's O~(1/n) holds and is loose by a factor 1/n.  We measure it in the dual norm of the
+Sigmatilde geometry, ``||G||_*`` = the Frobenius norm of the gradient in factor coordinates
+``(G_V S^{-1}, S^{-1} G_K S^{-1})``, the norm in which Lemma 4 and Theorem 2 use it (all norms are equivalent here,
+so the exponent does not depend on this choice).
 
 Evidence: (1) the exponent of the squared dual-norm bias (U-statistic: ``E||Dbar||^2 = ||bias||^2 + tr Cov/N``,
 so the naive estimate is biased upward and is not used) against the envelope 1/n; (2) ``(n-1) x`` bias
@@ -34,25 +34,29 @@ from __future__ import annotations
 
 from numerics.paper_a import moments as mo
 from numerics.paper_a.geometry import LAMBDA
-from theorems.claim import Assumption, Check, Claim, Context, Control, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.paper_a.t4_gradient_loss import (
-    DIM,
-    RDIM,
-    coefficient_decisions,
-    coefficient_figure,
-    gradient_data,
-    loss_bias_gradient,
-    rate_check,
-    without_figures,
-)
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, N_POINTS, blocks, coefficient_decisions,
+                                                coefficient_plot, gradient_data, loss_bias_gradient, rate_decisions,
+                                                regularizer_bias_coefficient)
 
 ID = "A.T3"
 STATEMENT = (
     r"\left\|\mathbb{E}\,\nabla\left(\hat L_n+\lambda\hat R\right)(\theta)-\nabla L_\lambda(\theta)\right\|_*^2"
     r"=\tilde O\!\left(\frac{1}{n}\right)\quad\text{for }\operatorname{dist}(\theta)\le\rho"
 )
+TITLE = "Uniform approximation of the expected regularized gradient"
+FIDELITY_NOTE = (
+    "Shape exact (spec: exact (shape)): Õ(1/n) bound on the squared error near the manifold. "
+    "ρ and the constant are lost; we test θ at Σ̃-distance 0.05 with A3 as σ₁(W*Σ^{1/2}) = 0.1, "
+    "in the dual norm ‖·‖_*. The exact leading term (∇c + λc_R)/n (squared-error exponent −2) is "
+    "our derivation (reconstructed) from A.T4 and A.T5."
+)
 
+
+# ---------------------------------------------------------------------------
+# 1. The regularized objective's draws and derived coefficient (factor coordinates)
+# ---------------------------------------------------------------------------
 
 def _factor(pair, Sigma):
     return mo.to_factor_coords(pair[0], pair[1], Sigma)
@@ -67,71 +71,64 @@ def combined_draws(data, raw: bool = False):
 
 
 def derived_coefficient(data, with_regularizer: bool = True):
+    """``grad c + lambda c_R`` in factor coordinates (``with_regularizer=False``: ``grad c`` alone, the control)."""
     _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
     coef = mo.to_factor_coords(gV, gK, data.Sigma)
     if with_regularizer:
-        coef = coef + LAMBDA * mo.to_factor_coords(*mo.regularizer_bias_coefficient(data.V, data.K, data.Sigma),
+        coef = coef + LAMBDA * mo.to_factor_coords(*regularizer_bias_coefficient(data.V, data.K, data.Sigma),
                                                    data.Sigma)
     return coef
 
 
+# ---------------------------------------------------------------------------
+# 2. Numeric checks (batches shared with A.T4 and A.T5)
+# ---------------------------------------------------------------------------
+
 def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
+    """Exponent of the squared dual-norm bias against the envelope 1/n; ``single_batch`` (the control): the
+    single-batch error, which decays like 1/n, against a claimed envelope n^-2."""
     data = gradient_data(ctx.seed, ctx.budget)
+    ev = Evidence(ctx, decisions=N_POINTS)
     if single_batch:
-        return rate_check(ctx, data.ns, combined_draws(data, raw=True), -2.0, "E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*", mse=True)
-    k = derived_coefficient(data).pow(2).sum(-1).numpy()
-    out = rate_check(ctx, data.ns, combined_draws(data), -1.0, "‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
-                     derived=lambda n: k / (n[:, None] - 1) ** 2, derived_label="‖∇c + λc_R‖²/(n−1)²")
-    out.measurements.append(Measurement("derived exponent (this module)", -2.0,
-                                        claimed="−2 (bias (∇c + λc_R)/n + O(n⁻²))"))
-    return out
+        vals, ses = rate_decisions(ev, data.ns, combined_draws(data, raw=True), -2.0, "E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
+                                   mse=True)
+    else:
+        k = derived_coefficient(data).pow(2).sum(-1).numpy()
+        vals, ses = rate_decisions(ev, data.ns, combined_draws(data), -1.0, "‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
+                                   derived=lambda n: k / (n[:, None] - 1) ** 2, derived_label="‖∇c + λc_R‖²/(n−1)²")
+        ev.measure("derived exponent (this module)", -2.0, claimed="−2 (bias (∇c + λc_R)/n + O(n⁻²))")
+    return ev.outcome(ns=data.ns, values=vals, se=ses)
 
 
 def check_coefficient(ctx: Context, with_regularizer: bool = True) -> Outcome:
+    """(n−1)·bias → ∇c + λc_R in factor coordinates: A-block decided per point, B-block reported."""
     data = gradient_data(ctx.seed, ctx.budget)
     target = derived_coefficient(data, with_regularizer)
-    B = target.shape[0]
-    n_dec = B
-    z = Context(alpha=ctx.alpha / n_dec).z
-    blocks = {"A": slice(0, RDIM * DIM), "B": slice(RDIM * DIM, RDIM * DIM + DIM * DIM)}
-    statuses, meas, lines, series = coefficient_decisions(data.ns, combined_draws(data), target,
-                                                          [n - 1 for n in data.ns], blocks, z, report_only=("B",))
-    worst = worst_status(statuses)
-    fig = coefficient_figure(data.ns, series, z, "(n−1) ⟨bias, e⟩ (factor coordinates)",
-                             "Regularized-gradient bias × (n−1) → ∇c + λc_R"
-                             + ("" if with_regularizer else " (control: λc_R forgotten)"))
-    return Outcome(worst, " | ".join(lines), meas, [fig],
-                   details={"ns": data.ns, "n_batches": data.n_batches, "lambda": LAMBDA,
-                            "with_regularizer": with_regularizer, "alpha_each": ctx.alpha / n_dec})
+    ev = Evidence(ctx, decisions=target.shape[0])
+    series = coefficient_decisions(ev, data.ns, combined_draws(data), target, [n - 1 for n in data.ns],
+                                   blocks("A", "B"), report_only=("B",))
+    if ev.plots:
+        ev.figure("Regularized-gradient bias × (n−1) → ∇c + λc_R"
+                  + ("" if with_regularizer else " (control: λc_R forgotten)"),
+                  coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨bias, e⟩ (factor coordinates)"), COEFFICIENT_CAPTION)
+    return ev.outcome(ns=data.ns, n_batches=data.n_batches, lam=LAMBDA, with_regularizer=with_regularizer)
 
+
+# ---------------------------------------------------------------------------
+# 3. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID,
-    paper="A",
-    title="Uniform approximation of the expected regularized gradient",
-    statement=STATEMENT,
-    fidelity="exact",
-    fidelity_note=("Shape exact (spec: exact (shape)): Õ(1/n) bound on the squared error near the manifold. "
-                   "ρ and the constant are lost; we test θ at Σ̃-distance 0.05 with A3 as σ₁(W*Σ^{1/2}) = 0.1, "
-                   "in the dual norm ‖·‖_*. The exact leading term (∇c + λc_R)/n (squared-error exponent −2) is "
-                   "our derivation (reconstructed) from A.T4 and A.T5."),
-    assumptions=(
-        Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1"),
-        Assumption("ρ-close", "θ at Σ̃-distance 0.05 from Mfold"),
-    ),
-    checks=(
-        Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
-              "(U-statistic) vs the paper's envelope 1/n", check_rate),
-        Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates (A-block decided, "
-              "B-block reported)",
-              check_coefficient),
-    ),
-    controls=(
-        Control("single-batch error claimed O(1/n²)", "bias-rate",
-                "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* decays like 1/n; envelope n⁻² must be rejected",
-                without_figures(lambda ctx: check_rate(ctx, single_batch=True))),
-        Control("regularizer bias forgotten", "bias-coefficient",
-                "derived coefficient ∇c only (as if R̂ were unbiased)",
-                without_figures(lambda ctx: check_coefficient(ctx, with_regularizer=False))),
-    ),
+    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1"),
+                 Assumption("ρ-close", "θ at Σ̃-distance 0.05 from Mfold")),
+    checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
+                  "(U-statistic) vs the paper's envelope 1/n", check_rate),
+            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates (A-block decided, "
+                  "B-block reported)", check_coefficient)),
+    controls=(Control("single-batch error claimed O(1/n²)", "bias-rate",
+                      "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* decays like 1/n; envelope n⁻² must be rejected",
+                      {"single_batch": True}),
+              Control("regularizer bias forgotten", "bias-coefficient",
+                      "derived coefficient ∇c only (as if R̂ were unbiased)", {"with_regularizer": False})),
 )

@@ -25,7 +25,7 @@ noise-free responses) the V-bias is ``-2 W* E[x_i (xbar_i - mu_i)^T] + 2 V E[xba
 K-bias ``E[x_i (E_{-i}[u_i^T C_i] - u_i^{o T} Sigma)]`` with Lemma 8's ``u_i = -2 V^T e_i`` and softmax covariance
 ``C_i``; the conditional lemmas (our A.L13, A.L18, A.L22 and the tilted third moment of ``(xbar, C)``) give each
 to O(1/n'), and ``E_x[e^{q} h(x)] = Z E_{N(0,S)} h`` with exact Gaussian moments of order <= 4 finishes it
-(``numerics.paper_a.moments.lemma_route_coefficient``).  The two routes agree to rounding (checked below, and
+(:func:`lemma_route_coefficient` below).  The two routes agree to rounding (checked below, and
 sympy proves the V-block identity symbolically).
 
 Evidence, top-down:
@@ -50,33 +50,31 @@ Monte Carlo design.  Per fresh batch we record ``grad Lhat_n - grad L_o``, where
 ``L_o = (1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` has ``E grad L_o = grad L`` exactly: a control variate with
 O(1/n) residual, so the O(1/n) bias is resolved with a few hundred batches at every ``n``
 (``numerics.paper_a.moments.gradient_bias_samples``; noise ``sigma = 0`` because ``E grad Lhat_n`` does not
-depend on it).  Instances: ``random_instance(d=3, r=4, m_op=0.1)`` (``sigma_1(M*) = 0.1``, i.e. A3 with
-``||B||_op ~ 0.32`` on the manifold, ``||B||_op^2 ~ 0.1``: the averaged exponential moments ``E e^{k q}`` of the
-first two orders of the expansion (k <= 3) are finite, ``k ||B||_op^2 < 1/2``; those of order ``n^{-3}``
-(k = 6) are not, one reason why the subleading behaviour is slow and heavy-tailed), two points at
-Sigmatilde-distance 0.05 from the manifold: point 1 around a Haar-random point of the manifold, point 2 around
-the point whose ``B`` is symmetric positive definite.
+depend on it).  The batches, the instance and the points are shared with A.T3 and A.T5
+(``theorems/paper_a/gradient_fixtures.py``).  Instances: ``random_instance(d=3, r=4, m_op=0.1)``
+(``sigma_1(M*) = 0.1``, i.e. A3 with ``||B||_op ~ 0.32`` on the manifold, ``||B||_op^2 ~ 0.1``: the averaged
+exponential moments ``E e^{k q}`` of the first two orders of the expansion (k <= 3) are finite,
+``k ||B||_op^2 < 1/2``; those of order ``n^{-3}`` (k = 6) are not, one reason why the subleading behaviour is slow
+and heavy-tailed), two points at Sigmatilde-distance 0.05 from the manifold: point 1 around a Haar-random point of
+the manifold, point 2 around the point whose ``B`` is symmetric positive definite.
 """
 from __future__ import annotations
 
-import functools
 import math
-from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
-import matplotlib.ticker as mticker
 import numpy as np
 import sympy as sp
 import torch
 
+from numerics import DTYPE
 from numerics.paper_a import moments as mo
-from numerics.paper_a.algorithms import random_instance
-from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, target_svd
-from numerics.paper_a.model import factor_B, loo_bias_coefficient
-from numerics.stats import decide_equal, loglog_slope
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.plots import new_figure, to_svg
+from numerics.paper_a.model import factor_B, sym_sqrt
+from numerics.stats import decide_equal
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, N_POINTS, blocks,
+                                                coefficient_decisions, coefficient_plot, gradient_data,
+                                                gradient_instance, loss_bias_gradient, rate_decisions)
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -84,233 +82,17 @@ STATEMENT = (
     r"\left\|\mathbb{E}\,\nabla\hat L_n(\theta)-\nabla L(\theta)\right\|_F^2=\tilde O\!\left(\frac{1}{n}\right),"
     r"\qquad \hat L_n(\theta)\to L(\theta)\ \text{pointwise}"
 )
+TITLE = "Expected empirical gradient ≈ population gradient (loss part)"
+FIDELITY_NOTE = (
+    "Shape exact (spec: exact (shape)): the seed states an Õ(1/n) bound on the squared error of the "
+    "expected empirical gradient. The norm (Frobenius) and the neighbourhood (distance 0.05, A3 with "
+    "σ₁(M*) = 0.1) are our choices. The exact leading term ∇c/(n−1), hence the squared-error "
+    "exponent −2, is our derivation (reconstructed): the paper's bound is valid but loose by a "
+    "factor 1/n."
+)
 
-# ---------------------------------------------------------------------------
-# Shared Monte Carlo data for A.T3, A.T4, A.T5 (one set of batches, cached per seed and budget)
-# ---------------------------------------------------------------------------
-
-DATA_ID = "A.T3-T5"
-DIM, RDIM, M_OP, RADIUS, N_POINTS = 3, 4, 0.1, 0.05, 2
-
-
-@dataclass(frozen=True)
-class GradientData:
-    ns: list[int]
-    samples: list[mo.GradientBiasSamples]
-    Sigma: torch.Tensor
-    W: torch.Tensor
-    V: torch.Tensor
-    K: torch.Tensor
-    n_batches: int
-
-
-def gradient_instance(seed: int):
-    """``Sigma, W*`` from ``random_instance(3, 4, m_op=0.1)``; two ``theta`` at distance 0.05 from the manifold.
-
-    Point 1 perturbs a Haar-random point of the manifold; point 2 the point with rotation ``Q = Vs^T``, where
-    ``B = Vs Lam^{1/2} Vs^T`` is symmetric positive definite: self-scores ``x_i^T K x_i`` are then largest,
-    so that the leave-one-out choice (and its include-self control) matters most.
-    """
-    gen = Context(seed=seed).generator(DATA_ID, "instance")
-    Sigma, W = random_instance(DIM, RDIM, gen, m_op=M_OP)
-    Vs = target_svd(Sigma, W)[2]
-    Q = torch.stack([haar_orthogonal(1, DIM, gen)[0], Vs.mT])
-    (V, K), _ = perturb_from_manifold(Sigma, W, RADIUS, N_POINTS, gen, Q=Q)
-    return Sigma, W, V, K
-
-
-def gradient_data(seed: int, budget: str, include_self: bool = False) -> GradientData:
-    """Control-variated gradient differences at each context size, cached per (seed, budget, include_self).
-
-    The include-self control draws a third of the batches (its effect is many standard errors wide).
-    """
-    return _gradient_data(seed, budget, bool(include_self))
-
-
-@functools.lru_cache(maxsize=4)
-def _gradient_data(seed: int, budget: str, include_self: bool) -> GradientData:
-    ctx = Context(seed=seed, budget=budget)
-    Sigma, W, V, K = gradient_instance(seed)
-    gen = ctx.generator(DATA_ID, "batches")
-    ns = ctx.pick([8, 16, 32, 64, 128], [8, 16, 32, 64, 128, 256])
-    N = ctx.pick(1500, 4000) // (3 if include_self else 1)
-    samples = [mo.gradient_bias_samples(V, K, Sigma, W, n, N, gen, include_self=include_self) for n in ns]
-    return GradientData(ns, samples, Sigma, W, V, K, N)
-
-
-def loss_bias_gradient(V, K, Sigma, W):
-    """``grad c(theta)`` (autograd through ``model.loo_bias_coefficient``), pair (V part, K part)."""
-    Vr, Kr = V.clone().requires_grad_(True), K.clone().requires_grad_(True)
-    with torch.enable_grad():
-        c = loo_bias_coefficient(Vr, Kr, Sigma, W)
-        gV, gK = torch.autograd.grad(c.sum(), (Vr, Kr))
-    return c.detach(), gV, gK
-
-
-# ---------------------------------------------------------------------------
-# Figures: rendered for checks, skipped for controls (rendering costs more than a control's decision)
-# ---------------------------------------------------------------------------
-
-_FIGURES = {"skip": False}
-
-
-def render(fig) -> str:
-    """``to_svg(fig)``, or nothing while a control runs (see :func:`without_figures`)."""
-    if _FIGURES["skip"]:
-        plt.close(fig)
-        return ""
-    return to_svg(fig)
-
-
-def n_axes(ax, ns, logy: bool = False) -> None:
-    """Log2 x-axis labelled at the context sizes (and optionally a log y-axis) with plain tick labels:
-    matplotlib's default log labels go through mathtext, which costs more than the rest of a check."""
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(list(ns))
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
-    if logy:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.2g}"))
-        ax.yaxis.set_minor_formatter(mticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
-
-
-def without_figures(run):
-    """Wrap a control: the same computation and decision rule, but its plots are not rendered."""
-
-    def wrapped(ctx: Context) -> Outcome:
-        _FIGURES["skip"] = True
-        try:
-            out = run(ctx)
-        finally:
-            _FIGURES["skip"] = False
-        out.figures = [f for f in out.figures if f.svg]
-        return out
-
-    return wrapped
-
-
-# ---------------------------------------------------------------------------
-# Generic decisions shared by A.T3-A.T5
-# ---------------------------------------------------------------------------
-
-def upper_bound_exponent(lo: float, hi: float, claimed: float, max_width: float = 0.8) -> str:
-    """Envelope ``O(n^claimed)`` for a decaying quantity, from the exponent's interval ``[lo, hi]``:
-
-    * ``fail`` if the whole interval lies above ``claimed`` (significantly slower decay);
-    * ``pass`` if it lies below (significantly faster), or contains ``claimed`` and is narrower than ``max_width``;
-    * ``inconclusive`` if it contains ``claimed`` and is wider than ``max_width``.
-    """
-    if lo > claimed:
-        return "fail"
-    if hi < claimed or hi - lo <= max_width:
-        return "pass"
-    return "inconclusive"
-
-
-def rate_check(ctx: Context, ns, draws, claimed: float, what: str, derived=None, mse: bool = False,
-               derived_label: str = "", unit: str = "point") -> Outcome:
-    r"""Fit the exponent of ``||E D||^2`` (``mse=False``: U-statistic) or ``E ||D||^2`` (``mse=True``) in ``n``.
-
-    ``draws``: list over ``ns`` of (N, B, p) draws; ``derived``: optional callable ``n -> (len(n), B)`` array,
-    the derived leading-order curve drawn for comparison.
-    """
-    B = draws[0].shape[1]
-    z = Context(alpha=ctx.alpha / B).z
-    vals, ses = [], []
-    for D in draws:
-        if mse:
-            sq = D.pow(2).sum(-1)
-            vals.append(sq.mean(0).numpy())
-            ses.append((sq.std(0) / math.sqrt(sq.shape[0])).numpy())
-        else:
-            est = mo.squared_norm_of_mean(D)
-            vals.append(est.value.numpy())
-            ses.append(est.se.numpy())
-    vals, ses = np.array(vals), np.array(ses)
-    n = np.array(ns, float)
-    statuses, meas, lines = [], [], []
-    fig, ax = new_figure()
-    for b in range(B):
-        if np.any(vals[:, b] <= 0):
-            statuses.append("inconclusive")
-            lines.append(f"{unit} {b + 1}: a non-positive estimate (noise dominates)")
-            continue
-        fit = loglog_slope(n, vals[:, b], ses[:, b])
-        lo, hi = fit.interval(1, z)
-        st = upper_bound_exponent(lo, hi, claimed)
-        statuses.append(st)
-        meas.append(Measurement(f"{unit} {b + 1}: exponent of {what} in n", float(fit.coef[1]), lo, hi,
-                                claimed=f"≤ {claimed:g} (paper's envelope)" if claimed == -1 and not mse else
-                                f"≤ {claimed:g} (claimed by the control)", level=1 - ctx.alpha / B))
-        lines.append(f"{unit} {b + 1}: exponent {fit.coef[1]:.2f} [{lo:.2f}, {hi:.2f}] vs envelope {claimed:g} [{st}]")
-        h = ax.errorbar(n, vals[:, b], yerr=z * ses[:, b], fmt="o", capsize=3, label=f"{unit} {b + 1}")
-        col = h[0].get_color()
-        ax.plot(n, np.exp(fit.coef[0]) * n ** fit.coef[1], "-", color=col, lw=0.8)
-        ax.plot(n, vals[0, b] * (n[0] / n) ** (-claimed), ":", color=col, lw=0.8)
-        if derived is not None:
-            ax.plot(n, derived(n)[:, b], "--", color=col, lw=0.8)
-    n_axes(ax, ns, logy=True)
-    ax.set_xlabel("context size n")
-    ax.set_ylabel(what)
-    ax.set_title(f"solid: fit; dotted: envelope n^{claimed:g}"
-                 + (f"; dashed: {derived_label}" if derived_label else ""), fontsize=8)
-    ax.legend(loc="best")
-    worst = worst_status(statuses)
-    return Outcome(worst, " | ".join(lines), meas,
-                   [Figure(f"Decay of {what}", render(fig),
-                           f"{'Mean squared norm' if mse else 'U-statistic estimate (MC variance removed)'} with "
-                           f"±z SE bars (Bonferroni over points); the claimed envelope n^{claimed:g} is anchored "
-                           "at the first point.")],
-                   details={"ns": list(ns), "values": vals.tolist(), "se": ses.tolist(), "alpha_each": ctx.alpha / B})
-
-
-def coefficient_decisions(ns, draws, target, scale, blocks: dict[str, slice], z: float, rel_width: float = 0.25,
-                          unit: str = "point", report_only: tuple[str, ...] = ()):
-    r"""Per point and block: ``scale_n <Dbar_n, e>`` fitted as ``a + b/scale_n + c/scale_n^2``; ``a`` vs
-    ``||target_block||``.  The quadratic term is there because the K-block's subleading corrections are large
-    over n = 8..128 (measured: the scaled K-projection still rises by ~30% between n = 16 and n = 128).
-
-    Too wide to decide: a half-width above ``rel_width * ||target||`` (the whole coefficient's norm, so that a
-    block with a small share of the coefficient is judged on the same absolute scale as the others).
-
-    Blocks named in ``report_only`` are fitted and reported but not decided.
-    Returns (statuses, measurements, lines, series) with series[(point, block)] = (y, se, claimed).
-    """
-    statuses, meas, lines, series = [], [], [], {}
-    B = target.shape[0]
-    for b in range(B):
-        for name, sl in blocks.items():
-            t = target[b:b + 1, sl]
-            y, se = mo.projected_series([D[:, b:b + 1, sl] for D in draws], t, scale)
-            fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=2)
-            claimed = float(t.norm())
-            rw = rel_width * float(target[b].norm()) / max(claimed, 1e-300)
-            st, msg = (lambda d: (d.status, str(d)))(decide_equal(float(fit.coef[0]), float(fit.se[0]), claimed, z, max_width=2 * rw * abs(claimed)))
-            lo, hi = fit.interval(0, z)
-            if name in report_only:
-                st = "reported, not decided"
-            else:
-                statuses.append(st)
-            meas.append(Measurement(f"{unit} {b + 1}, {name}-block: leading coefficient (projected)"
-                                    + (" [not decided]" if name in report_only else ""),
-                                    float(fit.coef[0]), lo, hi, claimed=f"= {claimed:.4g} (derived)"))
-            lines.append(f"{unit} {b + 1} {name}: {msg} [{st}]")
-            series[(b, name)] = (y[:, 0], se[:, 0], claimed)
-    return statuses, meas, lines, series
-
-
-def coefficient_figure(ns, series, z, ylabel, title, unit: str = "point") -> Figure:
-    fig, ax = new_figure()
-    for (b, name), (y, se, claimed) in series.items():
-        h = ax.errorbar(ns, y, yerr=z * se, fmt="o-", capsize=3, label=f"{unit} {b + 1}, {name}")
-        ax.axhline(claimed, ls="--", lw=0.8, color=h[0].get_color())
-    n_axes(ax, ns)
-    ax.set_xlabel("context size n")
-    ax.set_ylabel(ylabel)
-    ax.legend(loc="best", fontsize=7)
-    return Figure(title, render(fig), "Scaled bias projected on the derived leading coefficient, with ±z SE bars; "
-                  "dashed: the derived coefficient's norm, which the fitted limit must match.")
+# The two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding.
+TWO_ROUTES_TOL = 1e-9
 
 
 # ---------------------------------------------------------------------------
@@ -353,76 +135,119 @@ def symbolic_derivation(drop_covariance: bool = False) -> Outcome:
     return D.outcome("gradient-bias coefficient: lemma route = ∇c")
 
 
+
 # ---------------------------------------------------------------------------
-# 2-3. Numeric checks
+# 2. The second route: the coefficient assembled from the conditional lemmas
 # ---------------------------------------------------------------------------
 
-def _blocks(r: int, d: int) -> dict[str, slice]:
-    return {"V": slice(0, r * d), "K": slice(r * d, r * d + d * d)}
+def lemma_route_coefficient(V, K, Sigma, W_star, drop_third_moment: bool = False):
+    r"""Leading coefficient of ``E grad Lhat_n - grad L`` (times ``n - 1``) from the conditional lemmas, exactly.
 
+    Per query ``x`` (``mu = Sigma K^T x``, ``q = x^T K Sigma K^T x``, ``A = V^T V``, noise-free responses), the
+    delta method gives, to O(1/n'): ``E_{-i} xbar - mu = -e^q mu/n'``, ``E_{-i} xbar xbar^T - mu mu^T =
+    e^q (Sigma - mu mu^T)/n'``, ``E_{-i} C - Sigma = -e^q (Sigma + 2 mu mu^T)/n'`` for the softmax covariance
+    ``C = sum_j s_j x_j x_j^T - xbar xbar^T``, and the tilted third moment
+    ``n' E[delta_a (Delta C)_bc] -> e^q (mu_a mu_b mu_c + Sigma_ab mu_c + Sigma_ac mu_b)``.  With Lemma 8's per-sample
+    gradients ``-2 e xbar^T`` and ``x u^T C`` (``u = -2 V^T e``) this yields the per-query coefficients
+
+    * V: ``e^q [2 W* x mu^T + 2 V (Sigma - mu mu^T)]``
+    * K: ``e^q x r(x)`` with the row vector
+      ``r = 2 (W* x)^T V (Sigma + 2 mu mu^T) - 2 mu^T A Sigma - 2 (mu^T A mu) mu^T + 2 tr(A Sigma) mu^T``
+
+    (the last three terms of ``r`` come from ``E[xbar^T A C]``; ``drop_third_moment`` omits the tilted third
+    moment's share ``(mu^T A mu) mu^T + tr(A Sigma) mu^T + mu^T A Sigma``, a negative control).  The outer average
+    ``E_x[e^{x^T M x} h(x)] = Z E_{N(0,S)} h`` (``M = K Sigma K^T``) is done exactly with Gaussian moments up to
+    order 4: ``E[x x^T B x x^T] = tr(B S) S + S (B + B^T) S``.  Returns (cV, cK), per instance.
+    """
+    M = K @ Sigma @ K.mT
+    d = Sigma.shape[-1]
+    R = sym_sqrt(Sigma)
+    S = torch.linalg.inv(torch.linalg.inv(Sigma) - 2 * M)
+    Z = torch.linalg.det(torch.eye(d, dtype=DTYPE) - 2 * R @ M @ R).rsqrt()[..., None, None]
+    P0 = Sigma @ K.mT  # mu = P0 x
+    A = V.mT @ V
+    tr = lambda X: X.diagonal(dim1=-2, dim2=-1).sum(-1)[..., None, None]  # noqa: E731
+
+    def quartic(Bm):  # E[x (x^T Bm x) x^T] under N(0, S)
+        return tr(Bm @ S) * S + S @ (Bm + Bm.mT) @ S
+
+    cV = 2 * Z * (W_star @ S @ P0.mT + V @ Sigma - V @ P0 @ S @ P0.mT)
+    B1 = W_star.mT @ V @ P0
+    B2 = P0.mT @ A @ P0
+    cK = 2 * S @ W_star.mT @ V @ Sigma + 4 * quartic(B1) @ P0.mT
+    if drop_third_moment:
+        cK = cK - 4 * S @ P0.mT @ A @ Sigma - 4 * quartic(B2) @ P0.mT
+    else:
+        cK = cK - 2 * S @ P0.mT @ A @ Sigma - 2 * quartic(B2) @ P0.mT + 2 * tr(A @ Sigma) * S @ P0.mT
+    return cV, Z * cK
+
+
+# ---------------------------------------------------------------------------
+# 3. Numeric checks
+# ---------------------------------------------------------------------------
 
 def check_two_routes(ctx: Context, drop_third_moment: bool = False) -> Outcome:
     """The full leading coefficient two ways: autograd of c (A.T1.1's n-law) and the lemma route
-    (``moments.lemma_route_coefficient``: Lemmas 13, 18, the softmax covariance and its tilted third moment)."""
+    (:func:`lemma_route_coefficient`: Lemmas 13, 18, the softmax covariance and its tilted third moment)."""
     Sigma, W, V, K = gradient_instance(ctx.seed)
     _, gV, gK = loss_bias_gradient(V, K, Sigma, W)
-    cV, cK = mo.lemma_route_coefficient(V, K, Sigma, W, drop_third_moment)
+    cV, cK = lemma_route_coefficient(V, K, Sigma, W, drop_third_moment)
     scale = float(mo.flat(gV, gK).norm(dim=-1).max())
     dev = float(mo.flat(cV - gV, cK - gK).norm(dim=-1).max()) / scale
-    st = "pass" if dev < 1e-9 else "fail"
-    meas = [Measurement("max relative difference ‖lemma route − ∇c‖/‖∇c‖", dev, claimed="0 (< 1e−9)")]
+    ev = Evidence(ctx)
+    ev.exact("max relative difference ‖lemma route − ∇c‖/‖∇c‖", dev < TWO_ROUTES_TOL,
+             f"relative difference {dev:.2e} between the two derivations of the bias coefficient "
+             + ("(third-moment term dropped: control)" if drop_third_moment else ""),
+             value=dev, claimed=f"0 (< {TWO_ROUTES_TOL:g})")
     for b in range(V.shape[0]):
-        meas.append(Measurement(f"point {b + 1}: ‖∇_V c‖, ‖∇_K c‖", float(gV[b].norm()), float(gV[b].norm()),
-                                float(gK[b].norm())))
-    return Outcome(st, f"relative difference {dev:.2e} between the two derivations of the bias coefficient "
-                   + ("(third-moment term dropped: control)" if drop_third_moment else ""), meas,
-                   details={"grad_c_V": gV.tolist(), "grad_c_K": gK.tolist(), "lemma_V": cV.tolist(),
-                            "lemma_K": cK.tolist()})
+        ev.measure(f"point {b + 1}: ‖∇_V c‖, ‖∇_K c‖", float(gV[b].norm()), lo=float(gV[b].norm()),
+                   hi=float(gK[b].norm()))
+    return ev.outcome(grad_c_V=gV.tolist(), grad_c_K=gK.tolist(), lemma_V=cV.tolist(), lemma_K=cK.tolist())
 
 
 def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
+    """Exponent of the squared gradient bias against the paper's envelope 1/n; ``single_batch`` (the control): the
+    single-batch error ``E||grad Lhat_n - grad L||^2``, which decays like 1/n, against a claimed envelope n^-2."""
     data = gradient_data(ctx.seed, ctx.budget)
-    _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
-    k = mo.flat(gV, gK).pow(2).sum(-1).numpy()
-    if single_batch:  # control: the single-batch error decays like 1/n, claimed here to be O(1/n^2)
-        draws = [mo.flat(*s.err_L) for s in data.samples]
-        return rate_check(ctx, data.ns, draws, -2.0, "E‖∇L̂ₙ − ∇L‖²_F", mse=True)
-    draws = [mo.flat(*s.dL) for s in data.samples]
-    out = rate_check(ctx, data.ns, draws, -1.0, "‖E∇L̂ₙ − ∇L‖²_F", derived=lambda n: k / (n[:, None] - 1) ** 2,
-                     derived_label="‖∇c‖²/(n−1)²")
-    out.measurements.append(Measurement("derived exponent (this module)", -2.0, claimed="−2 (bias ∇c/(n−1))"))
-    return out
+    ev = Evidence(ctx, decisions=N_POINTS)
+    if single_batch:
+        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.err_L) for s in data.samples], -2.0,
+                                   "E‖∇L̂ₙ − ∇L‖²_F", mse=True)
+    else:
+        _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
+        k = mo.flat(gV, gK).pow(2).sum(-1).numpy()
+        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.dL) for s in data.samples], -1.0, "‖E∇L̂ₙ − ∇L‖²_F",
+                                   derived=lambda n: k / (n[:, None] - 1) ** 2, derived_label="‖∇c‖²/(n−1)²")
+        ev.measure("derived exponent (this module)", -2.0, claimed="−2 (bias ∇c/(n−1))")
+    return ev.outcome(ns=data.ns, values=vals, se=ses)
 
 
 def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
+    """(n−1)·bias → ∇c (V-block decided, K-block reported) and (n−1)(E L̂ₙ − L) → c, per point."""
     data = gradient_data(ctx.seed, ctx.budget, include_self)
     c, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
     target = mo.flat(gV, gK)
     B = target.shape[0]
-    n_dec = 2 * B
-    z = Context(alpha=ctx.alpha / n_dec).z
+    ev = Evidence(ctx, decisions=2 * B)
     m = [n - 1 for n in data.ns]
-    draws = [mo.flat(*s.dL) for s in data.samples]
-    statuses, meas, lines, series = coefficient_decisions(data.ns, draws, target, m, _blocks(RDIM, DIM), z,
-                                                          report_only=("K",))
+    series = coefficient_decisions(ev, data.ns, [mo.flat(*s.dL) for s in data.samples], target, m, blocks(),
+                                   report_only=("K",))
     for b in range(B):  # pointwise convergence of the loss, at the rate c/(n-1)
         y = np.array([(n - 1) * float(s.loss_gap[:, b].mean()) for n, s in zip(data.ns, data.samples)])
         se = np.array([(n - 1) * float(s.loss_gap[:, b].std()) / math.sqrt(data.n_batches)
                        for n, s in zip(data.ns, data.samples)])
         fit = mo.limit_fit(m, y, se)
-        st, msg = (lambda d: (d.status, str(d)))(decide_equal(float(fit.coef[0]), float(fit.se[0]), float(c[b]), z, max_width=2 * 0.25 * abs(float(c[b]))))
-        statuses.append(st)
-        meas.append(Measurement(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", float(fit.coef[0]), *fit.interval(0, z),
-                                claimed=f"= {float(c[b]):.4g} (derived)", level=1 - ctx.alpha / n_dec))
-        lines.append(f"point {b + 1} loss gap: {msg} [{st}]")
-    worst = worst_status(statuses)
-    fig = coefficient_figure(data.ns, series, z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩",
-                             "Gradient bias × (n−1) → ∇c" + (" (include-self control)" if include_self else ""))
+        cb = float(c[b])
+        d = decide_equal(float(fit.coef[0]), float(fit.se[0]), cb, ev.z, max_width=2 * COEFFICIENT_REL_WIDTH * abs(cb))
+        ev.decide(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", d, value=float(fit.coef[0]),
+                  line=f"point {b + 1} loss gap: {d}")
+    if ev.plots:
+        ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if include_self else ""),
+                  coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩"), COEFFICIENT_CAPTION)
     B_op = torch.linalg.matrix_norm(factor_B(data.K, data.Sigma), ord=2)
-    meas.append(Measurement("‖B‖op of the points (A3 scope)", float(B_op.max()), float(B_op.min()), float(B_op.max())))
-    return Outcome(worst, " | ".join(lines), meas, [fig],
-                   details={"ns": data.ns, "n_batches": data.n_batches, "include_self": include_self,
-                            "grad_c_norm": target.norm(dim=-1).tolist(), "alpha_each": ctx.alpha / n_dec})
+    ev.measure("‖B‖op of the points (A3 scope)", float(B_op.max()), lo=float(B_op.min()), hi=float(B_op.max()))
+    return ev.outcome(ns=data.ns, n_batches=data.n_batches, include_self=include_self,
+                      grad_c_norm=target.norm(dim=-1).tolist())
 
 
 # ---------------------------------------------------------------------------
@@ -430,44 +255,27 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID,
-    paper="A",
-    title="Expected empirical gradient ≈ population gradient (loss part)",
-    statement=STATEMENT,
-    fidelity="exact",
-    fidelity_note=("Shape exact (spec: exact (shape)): the seed states an Õ(1/n) bound on the squared error of the "
-                   "expected empirical gradient. The norm (Frobenius) and the neighbourhood (distance 0.05, A3 with "
-                   "σ₁(M*) = 0.1) are our choices. The exact leading term ∇c/(n−1), hence the squared-error "
-                   "exponent −2, is our derivation (reconstructed): the paper's bound is valid but loose by a "
-                   "factor 1/n."),
-    assumptions=(
-        Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1 (A3's constant is lost; "
-                   "this keeps ‖B‖op² < 1/4 near the manifold)"),
-        Assumption("near the manifold", "θ at Σ̃-distance 0.05 from Mfold"),
-    ),
-    checks=(
-        Check("derivation", "symbolic", "∂c/∂V equals the V-coefficient assembled from Lemmas 13 and 18; "
-              "Gaussian integral E[e^{xᵀMx} x xᵀ] = Z S", lambda ctx: symbolic_derivation(), stochastic=False),
-        Check("coefficient-two-routes", "numeric", "∇c (autograd of A.T1.1's loss-bias coefficient) equals the "
-              "coefficient assembled from the conditional lemmas (exact Gaussian moments), V and K blocks",
-              check_two_routes, stochastic=False),
-        Check("bias-rate", "numeric", "Exponent of the squared gradient bias (U-statistic, MC variance removed) "
-              "vs the paper's envelope 1/n", check_rate),
-        Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c (V-block decided, K-block reported) and "
-              "(n−1)(E L̂ₙ − L) → c",
-              check_coefficient),
-    ),
-    controls=(
-        Control("symbolic: covariance term dropped", "derivation",
-                "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)",
-                lambda ctx: symbolic_derivation(drop_covariance=True)),
-        Control("third moment dropped", "coefficient-two-routes",
-                "lemma route without the tilted third moment E[δᵀA ΔC] (treating x̄ and C as uncorrelated)",
-                lambda ctx: check_two_routes(ctx, drop_third_moment=True)),
-        Control("single-batch error claimed O(1/n²)", "bias-rate",
-                "E‖∇L̂ₙ − ∇L‖² (variance included) decays like 1/n; the envelope n⁻² must be rejected",
-                without_figures(lambda ctx: check_rate(ctx, single_batch=True))),
-        Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
-                without_figures(lambda ctx: check_coefficient(ctx, include_self=True))),
-    ),
+    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1 (A3's constant is lost; "
+                            "this keeps ‖B‖op² < 1/4 near the manifold)"),
+                 Assumption("near the manifold", "θ at Σ̃-distance 0.05 from Mfold")),
+    checks=(Check("derivation", "symbolic", "∂c/∂V equals the V-coefficient assembled from Lemmas 13 and 18; "
+                  "Gaussian integral E[e^{xᵀMx} x xᵀ] = Z S", symbolic_derivation),
+            Check("coefficient-two-routes", "numeric", "∇c (autograd of A.T1.1's loss-bias coefficient) equals the "
+                  "coefficient assembled from the conditional lemmas (exact Gaussian moments), V and K blocks",
+                  check_two_routes, stochastic=False),
+            Check("bias-rate", "numeric", "Exponent of the squared gradient bias (U-statistic, MC variance removed) "
+                  "vs the paper's envelope 1/n", check_rate),
+            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c (V-block decided, K-block reported) and "
+                  "(n−1)(E L̂ₙ − L) → c", check_coefficient)),
+    controls=(Control("symbolic: covariance term dropped", "derivation",
+                      "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"drop_covariance": True}),
+              Control("third moment dropped", "coefficient-two-routes",
+                      "lemma route without the tilted third moment E[δᵀA ΔC] (treating x̄ and C as uncorrelated)",
+                      {"drop_third_moment": True}),
+              Control("single-batch error claimed O(1/n²)", "bias-rate",
+                      "E‖∇L̂ₙ − ∇L‖² (variance included) decays like 1/n; the envelope n⁻² must be rejected",
+                      {"single_batch": True}),
+              Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
+                      {"include_self": True})),
 )

@@ -15,8 +15,8 @@ and the third and fourth moments of ``Delta`` are O(n^{-2}).  Taylor's formula i
     E grad Rhat - grad R = c_R / n + c_2 / n^2 + c_3 / n^3,   c_R = (1/2) E D^2 f(Sigma)[H, H],
 
 exactly, with Isserlis ``E H_ab H_cd = Sigma_ac Sigma_bd + Sigma_ad Sigma_bc``
-(``numerics.paper_a.moments.regularizer_bias_coefficient``).  The squared error is ``||c_R||^2/n^2 + O(n^{-3})``:
-exponent -2, inside the paper's envelope.
+(``regularizer_bias_coefficient`` in ``theorems/paper_a/gradient_fixtures.py``, shared with A.T3).  The squared
+error is ``||c_R||^2/n^2 + O(n^{-3})``: exponent -2, inside the paper's envelope.
 
 Evidence: (1) *symbolic*: Isserlis for ``H`` (d = 2, exact Gaussian moments) and, in d = 1 where
 ``n Sigmahat / Sigma ~ chi^2_n``, the exact bias as a rational function of ``n``: a cubic in ``1/n`` whose
@@ -32,33 +32,26 @@ from __future__ import annotations
 import sympy as sp
 
 from numerics.paper_a import moments as mo
-from theorems.claim import Assumption, Check, Claim, Context, Control, Measurement, Outcome
-from theorems.claim import worst_status
-from theorems.paper_a.t4_gradient_loss import (
-    DIM,
-    RDIM,
-    coefficient_decisions,
-    coefficient_figure,
-    gradient_data,
-    rate_check,
-    without_figures,
-)
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, N_POINTS, blocks, coefficient_decisions,
+                                                coefficient_plot, gradient_data, rate_decisions,
+                                                regularizer_bias_coefficient, std_normal_expectation)
 from theorems.symbolic import Derivation
 
 ID = "A.T5"
 STATEMENT = r"\left\|\mathbb{E}\,\nabla\hat R(\theta)-\nabla R(\theta)\right\|_F^2=O\!\left(\frac{1}{n}\right)"
+TITLE = "Expected empirical gradient ≈ population gradient (regularizer part)"
+FIDELITY_NOTE = (
+    "Shape exact (spec: exact (shape)); Frobenius norm as in the seed's proof. The exact bias "
+    "c_R/n + O(n⁻²) and hence the squared-error exponent −2 are our derivation (reconstructed): "
+    "the paper's O(1/n) bound on the squared error holds but is loose by a factor 1/n."
+)
 
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation
 # ---------------------------------------------------------------------------
-
-def std_normal_expectation(poly: sp.Expr, zs: list[sp.Symbol]) -> sp.Expr:
-    """Exact ``E[poly(z)]`` for independent standard normals ``zs`` (moments (k-1)!! for even k)."""
-    P = sp.Poly(sp.expand(poly), *zs)
-    moment = lambda k: 0 if k % 2 else sp.factorial2(k - 1)  # noqa: E731
-    return sp.expand(sum(coef * sp.prod([moment(k) for k in mon]) for mon, coef in P.terms()))
-
 
 def symbolic_derivation(pairings: int = 2) -> Outcome:
     """``pairings = 1`` is the control: the second Isserlis pairing (and the factor 2 in d = 1) dropped."""
@@ -103,63 +96,54 @@ def symbolic_derivation(pairings: int = 2) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 2-3. Numeric checks (shared batches with A.T4)
+# 2. Numeric checks (batches shared with A.T3 and A.T4)
 # ---------------------------------------------------------------------------
 
-def check_rate(ctx: Context, claimed: float = -1.0) -> Outcome:
+def check_rate(ctx: Context, envelope: float = -1.0) -> Outcome:
+    """Exponent of the squared regularizer-gradient bias against the envelope ``n^envelope`` (the paper's: -1; the
+    control claims -3, one power steeper than the derived -2)."""
     data = gradient_data(ctx.seed, ctx.budget)
-    k = mo.flat(*mo.regularizer_bias_coefficient(data.V, data.K, data.Sigma)).pow(2).sum(-1).numpy()
-    draws = [mo.flat(*s.dR) for s in data.samples]
-    out = rate_check(ctx, data.ns, draws, claimed, "‖E∇R̂ − ∇R‖²_F", derived=lambda n: k / n[:, None] ** 2,
-                     derived_label="‖c_R‖²/n²")
-    out.measurements.append(Measurement("derived exponent (this module)", -2.0, claimed="−2 (bias c_R/n)"))
-    return out
+    k = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma)).pow(2).sum(-1).numpy()
+    ev = Evidence(ctx, decisions=N_POINTS)
+    vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.dR) for s in data.samples], envelope, "‖E∇R̂ − ∇R‖²_F",
+                               derived=lambda n: k / n[:, None] ** 2, derived_label="‖c_R‖²/n²")
+    ev.measure("derived exponent (this module)", -2.0, claimed="−2 (bias c_R/n)")
+    return ev.outcome(ns=data.ns, values=vals, se=ses)
 
 
 def check_coefficient(ctx: Context, pairings: str = "isserlis") -> Outcome:
+    """n·bias → c_R per point and block; ``pairings="first_only"`` (control) computes c_R with one Isserlis pairing."""
     data = gradient_data(ctx.seed, ctx.budget)
-    target = mo.flat(*mo.regularizer_bias_coefficient(data.V, data.K, data.Sigma, pairings))
-    B = target.shape[0]
-    n_dec = 2 * B
-    z = Context(alpha=ctx.alpha / n_dec).z
-    draws = [mo.flat(*s.dR) for s in data.samples]
-    blocks = {"V": slice(0, RDIM * DIM), "K": slice(RDIM * DIM, RDIM * DIM + DIM * DIM)}
-    statuses, meas, lines, series = coefficient_decisions(data.ns, draws, target, list(data.ns), blocks, z)
-    worst = worst_status(statuses)
-    fig = coefficient_figure(data.ns, series, z, "n ⟨E∇R̂ − ∇R, e⟩", "Regularizer gradient bias × n → c_R"
-                             + (" (one Isserlis pairing: control)" if pairings != "isserlis" else ""))
-    return Outcome(worst, " | ".join(lines), meas, [fig],
-                   details={"ns": data.ns, "n_batches": data.n_batches, "pairings": pairings,
-                            "c_R_norm": target.norm(dim=-1).tolist(), "alpha_each": ctx.alpha / n_dec})
+    target = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma, pairings))
+    ev = Evidence(ctx, decisions=2 * target.shape[0])
+    series = coefficient_decisions(ev, data.ns, [mo.flat(*s.dR) for s in data.samples], target, list(data.ns),
+                                   blocks())
+    if ev.plots:
+        ev.figure("Regularizer gradient bias × n → c_R" + (" (one Isserlis pairing: control)"
+                                                           if pairings != "isserlis" else ""),
+                  coefficient_plot(data.ns, series, ev.z, "n ⟨E∇R̂ − ∇R, e⟩"), COEFFICIENT_CAPTION)
+    return ev.outcome(ns=data.ns, n_batches=data.n_batches, pairings=pairings, c_R_norm=target.norm(dim=-1).tolist())
 
+
+# ---------------------------------------------------------------------------
+# 3. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID,
-    paper="A",
-    title="Expected empirical gradient ≈ population gradient (regularizer part)",
-    statement=STATEMENT,
-    fidelity="exact",
-    fidelity_note=("Shape exact (spec: exact (shape)); Frobenius norm as in the seed's proof. The exact bias "
-                   "c_R/n + O(n⁻²) and hence the squared-error exponent −2 are our derivation (reconstructed): "
-                   "the paper's O(1/n) bound on the squared error holds but is loose by a factor 1/n."),
+    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1", "Σ positive definite; x ~ N(0, Σ) (all moments of Σ̂ finite)"),),
-    checks=(
-        Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
-              lambda ctx: symbolic_derivation(), stochastic=False),
-        Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) vs the "
-              "paper's envelope 1/n", check_rate),
-        Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
-              check_coefficient),
-    ),
-    controls=(
-        Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
-                lambda ctx: symbolic_derivation(pairings=1)),
-        Control("squared bias claimed O(1/n³)", "bias-rate",
-                "the squared bias decays like n⁻²; an envelope one power steeper must be rejected (the "
-                "single-batch error E‖∇R̂ − ∇R‖², asymptotically 1/n, is dominated by its n⁻² and n⁻³ terms "
-                "over n ≤ 128, so it cannot serve here)",
-                without_figures(lambda ctx: check_rate(ctx, claimed=-3.0))),
-        Control("one Isserlis pairing", "bias-coefficient", "c_R computed with only the Σ_ac Σ_bd pairing",
-                without_figures(lambda ctx: check_coefficient(ctx, pairings="first_only"))),
-    ),
+    checks=(Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
+                  symbolic_derivation),
+            Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) vs the "
+                  "paper's envelope 1/n", check_rate),
+            Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
+                  check_coefficient)),
+    controls=(Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
+                      {"pairings": 1}),
+              Control("squared bias claimed O(1/n³)", "bias-rate",
+                      "the squared bias decays like n⁻²; an envelope one power steeper must be rejected (the "
+                      "single-batch error E‖∇R̂ − ∇R‖², asymptotically 1/n, is dominated by its n⁻² and n⁻³ terms "
+                      "over n ≤ 128, so it cannot serve here)", {"envelope": -3.0}),
+              Control("one Isserlis pairing", "bias-coefficient", "c_R computed with only the Σ_ac Σ_bd pairing",
+                      {"pairings": "first_only"})),
 )

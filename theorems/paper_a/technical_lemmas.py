@@ -37,7 +37,8 @@ bias ``= [-Cov(wg, w) + G Var(w)] / (n' (E w)^2) = (e^q / n') (G - E_{N(2mu,Sigm
 ``n' Cov(xbar) + (bias mu^T + mu bias^T)`` for the bias.  sympy proves the ratio algebra and each
 Gaussian-moment closed form (d = 2, exact moments).
 
-Monte Carlo (shared rows with A.L9: two queries with ``q = 0.25, 0.6``, n = 8..128).  MSE lemmas: the fitted
+Monte Carlo (rows shared with A.L9 through ``theorems/paper_a/gradient_fixtures.py``, which also holds the
+derived constants above as ``tilted_limits``: two queries with ``q = 0.25, 0.6``, n = 8..128).  MSE lemmas: the fitted
 limit of ``n' x MSE`` equals the derived constant.  Bias lemmas: (a) the exponent of the squared bias
 (U-statistic on draws with a mean-zero control variate, the linear term
 ``(1/n') sum_j (w_j/E w)(g(x_j) - G)``) against the paper's envelope 1/n; (b) ``n' x bias`` projected on the
@@ -54,48 +55,19 @@ import sympy as sp
 import torch
 
 from numerics.paper_a import moments as mo
-from theorems.claim import Assumption, Check, Claim, Context, Control, Measurement, Outcome
-from theorems.paper_a.l9_softmax_moments import limit_decisions, limit_figure, row_data, worst
-from theorems.paper_a.t4_gradient_loss import coefficient_decisions, coefficient_figure, rate_check, without_figures
-from theorems.paper_a.t5_gradient_regularizer import std_normal_expectation
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, coefficient_decisions, coefficient_plot,
+                                                limit_decisions, limit_plot, rate_decisions, row_data,
+                                                std_normal_expectation, tilted_limits)
 from theorems.symbolic import Derivation
 
-# ---------------------------------------------------------------------------
-# Statistics of the shared rows
-# ---------------------------------------------------------------------------
-
-
-def _outer(a, b):
-    return a.unsqueeze(-1) * b.unsqueeze(-2)
-
-
-def centred(row: mo.RowStats, obj: str, G2) -> torch.Tensor:
-    """``f - F`` per draw (N, Q, p) for obj in {xbar, outer, M2}."""
-    mu = row.mu
-    if obj == "xbar":
-        return row.xbar - mu
-    if obj == "outer":
-        return (_outer(row.xbar, row.xbar) - _outer(mu, mu)).flatten(-2)
-    return (row.M2 - G2).flatten(-2)
-
-
-def linear_term(row: mo.RowStats, obj: str) -> torch.Tensor:
-    """The mean-zero first-order term of ``f - F`` (control variate), (N, Q, p)."""
-    if obj == "xbar":
-        return row.xbar_lin
-    if obj == "outer":
-        dl = row.xbar_lin
-        return (_outer(dl, row.mu.expand_as(dl)) + _outer(row.mu.expand_as(dl), dl)).flatten(-2)
-    return row.M2_lin.flatten(-2)
-
-
-def _G2(data):
-    mu = data.inst.xq @ data.inst.K @ data.inst.Sigma
-    return data.inst.Sigma + _outer(mu, mu)
+MSE_KEY = {"A.L11": ("xbar", "xbar_mse"), "A.L15": ("outer", "outer_mse"), "A.L20": ("M2", "M2_mse")}
+BIAS_KEY = {"A.L13": ("xbar", "xbar_bias"), "A.L18": ("outer", "outer_bias"), "A.L22": ("M2", "M2_bias")}
 
 
 # ---------------------------------------------------------------------------
-# Symbolic: ratio algebra and Gaussian-moment closed forms
+# 1. Symbolic: ratio algebra and Gaussian-moment closed forms
 # ---------------------------------------------------------------------------
 
 def _sym_setup(tilt: int):
@@ -115,8 +87,11 @@ def _frob2(M):
     return sum(v**2 for v in M)
 
 
+@functools.lru_cache(maxsize=None)
 def symbolic_constant(lemma: str, tilt: int = 2) -> Outcome:
-    """Prove the lemma's leading constant; ``tilt = 1`` (control) takes the moments under N(mu, Sigma)."""
+    """Prove the lemma's leading constant; ``tilt = 1`` (control) takes the moments under N(mu, Sigma).
+
+    Cached: three checks and three controls share each derivation (sympy takes seconds)."""
     D = Derivation()
     om, G, G2 = sp.symbols("omega G G_2", positive=True)  # omega = E w = e^{q/2}
     bias = -(om**4 * G2 - om**2 * G) / om**2 + om * G * (om**4 - om**2) / om**3
@@ -151,21 +126,51 @@ def symbolic_constant(lemma: str, tilt: int = 2) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# Numeric checks
+# 2. Statistics of the shared rows
 # ---------------------------------------------------------------------------
 
-MSE_KEY = {"A.L11": ("xbar", "xbar_mse"), "A.L15": ("outer", "outer_mse"), "A.L20": ("M2", "M2_mse")}
-BIAS_KEY = {"A.L13": ("xbar", "xbar_bias"), "A.L18": ("outer", "outer_bias"), "A.L22": ("M2", "M2_bias")}
+def _outer(a, b):
+    return a.unsqueeze(-1) * b.unsqueeze(-2)
 
+
+def centred(row: mo.RowStats, obj: str, G2) -> torch.Tensor:
+    """``f - F`` per draw (N, Q, p) for obj in {xbar, outer, M2}."""
+    mu = row.mu
+    if obj == "xbar":
+        return row.xbar - mu
+    if obj == "outer":
+        return (_outer(row.xbar, row.xbar) - _outer(mu, mu)).flatten(-2)
+    return (row.M2 - G2).flatten(-2)
+
+
+def linear_term(row: mo.RowStats, obj: str) -> torch.Tensor:
+    """The mean-zero first-order term of ``f - F`` (control variate), (N, Q, p)."""
+    if obj == "xbar":
+        return row.xbar_lin
+    if obj == "outer":
+        dl = row.xbar_lin
+        return (_outer(dl, row.mu.expand_as(dl)) + _outer(row.mu.expand_as(dl), dl)).flatten(-2)
+    return row.M2_lin.flatten(-2)
+
+
+def _G2(data):
+    mu = data.inst.xq @ data.inst.K @ data.inst.Sigma
+    return data.inst.Sigma + _outer(mu, mu)
+
+
+# ---------------------------------------------------------------------------
+# 3. Numeric checks
+# ---------------------------------------------------------------------------
 
 def check_mse_limit(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
+    """n'·(conditional MSE) → derived constant per query; ``untilted`` (the control): the constant without e^q."""
     data = row_data(ctx.seed, ctx.budget)
     obj, key = MSE_KEY[lemma]
     G2 = _G2(data)
-    lim = mo.tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)
+    lim = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)
     targets = (lim[key] / (torch.exp(data.inst.q) if untilted else 1)).numpy()
     Q = targets.shape[0]
-    z = Context(alpha=ctx.alpha / Q).z
+    ev = Evidence(ctx, decisions=Q)
     ys, ses = [], []
     for n, row in zip(data.ns, data.rows):
         sq = centred(row, obj, G2).pow(2).sum(-1)
@@ -173,51 +178,53 @@ def check_mse_limit(ctx: Context, lemma: str, untilted: bool = False) -> Outcome
         ses.append((n - 1) * (sq.std(0) / math.sqrt(sq.shape[0])).numpy())
     y, se = np.array(ys), np.array(ses)
     labels = [f"query {b + 1} (q={float(data.inst.q[b]):.2f}): n'·MSE" for b in range(Q)]
-    statuses, meas, lines = limit_decisions(data.ns, y, se, targets, labels, z)
-    fig = limit_figure(data.ns, y, se, targets, labels, z, "n' × conditional MSE",
-                       f"{lemma}: n'·MSE → derived constant" + (" (control: e^q dropped)" if untilted else ""),
-                       "Scaled conditional mean-squared error with ±z SE bars; dashed: the derived constant.")
-    return Outcome(worst(statuses), " | ".join(lines), meas, [fig],
-                   details={"ns": data.ns, "n_draws": data.n_draws, "untilted": untilted, "alpha_each": ctx.alpha / Q})
+    limit_decisions(ev, data.ns, y, se, targets, labels)
+    if ev.plots:
+        ev.figure(f"{lemma}: n'·MSE → derived constant" + (" (control: e^q dropped)" if untilted else ""),
+                  limit_plot(data.ns, y, se, targets, labels, ev.z, "n' × conditional MSE"),
+                  "Scaled conditional mean-squared error with ±z SE bars; dashed: the derived constant.")
+    return ev.outcome(ns=data.ns, n_draws=data.n_draws, untilted=untilted)
 
 
 def check_bias_rate(ctx: Context, lemma: str, mse: bool = False) -> Outcome:
-    data = row_data(ctx.seed, ctx.budget)
-    obj, _ = BIAS_KEY[lemma]
-    G2 = _G2(data)
-    if mse:  # control: the conditional MSE (no control variate), which decays like 1/n, claimed O(1/n^2)
-        draws = [centred(r, obj, G2) for r in data.rows]
-        return rate_check(ctx, data.ns, draws, -2.0, "E₋ᵢ‖f − F‖²", mse=True, unit="query")
-    draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
-    coef = mo.tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[BIAS_KEY[lemma][1]].flatten(1)
-    k = coef.pow(2).sum(-1).numpy()
-    out = rate_check(ctx, data.ns, draws, -1.0, "‖E₋ᵢf − F‖²", derived=lambda n: k / (n[:, None] - 1) ** 2,
-                     derived_label="derived ‖coef‖²/n'²", unit="query")
-    out.measurements.append(Measurement("derived exponent", -2.0, claimed="−2 (bias coef/n')"))
-    return out
-
-
-def check_bias_coefficient(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
+    """Exponent of the squared conditional bias (U-statistic, control variate) against the envelope 1/n;
+    ``mse`` (the control): the conditional MSE, which decays like 1/n, against a claimed envelope n^-2."""
     data = row_data(ctx.seed, ctx.budget)
     obj, key = BIAS_KEY[lemma]
     G2 = _G2(data)
-    target = mo.tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1)
+    ev = Evidence(ctx, decisions=data.inst.q.shape[0])
+    if mse:
+        vals, ses = rate_decisions(ev, data.ns, [centred(r, obj, G2) for r in data.rows], -2.0, "E₋ᵢ‖f − F‖²",
+                                   mse=True, unit="query")
+    else:
+        draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
+        k = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1).pow(2).sum(-1).numpy()
+        vals, ses = rate_decisions(ev, data.ns, draws, -1.0, "‖E₋ᵢf − F‖²", derived=lambda n: k / (n[:, None] - 1) ** 2,
+                                   derived_label="derived ‖coef‖²/n'²", unit="query")
+        ev.measure("derived exponent", -2.0, claimed="−2 (bias coef/n')")
+    return ev.outcome(ns=data.ns, values=vals, se=ses)
+
+
+def check_bias_coefficient(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
+    """n'·bias → derived coefficient (projected) per query; ``untilted`` (the control): without e^q."""
+    data = row_data(ctx.seed, ctx.budget)
+    obj, key = BIAS_KEY[lemma]
+    G2 = _G2(data)
+    target = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1)
     if untilted:
         target = target / torch.exp(data.inst.q).unsqueeze(-1)
-    Q = target.shape[0]
-    z = Context(alpha=ctx.alpha / Q).z
+    ev = Evidence(ctx, decisions=target.shape[0])
     draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
-    p = target.shape[-1]
-    statuses, meas, lines, series = coefficient_decisions(data.ns, draws, target, [n - 1 for n in data.ns],
-                                                          {"all": slice(0, p)}, z, unit="query")
-    fig = coefficient_figure(data.ns, series, z, "n' ⟨E₋ᵢf − F, e⟩", f"{lemma}: n'·bias → derived coefficient"
-                             + (" (control: e^q dropped)" if untilted else ""), unit="query")
-    return Outcome(worst(statuses), " | ".join(lines), meas, [fig],
-                   details={"ns": data.ns, "n_draws": data.n_draws, "untilted": untilted, "alpha_each": ctx.alpha / Q})
+    series = coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns],
+                                   {"all": slice(0, target.shape[-1])}, unit="query")
+    if ev.plots:
+        ev.figure(f"{lemma}: n'·bias → derived coefficient" + (" (control: e^q dropped)" if untilted else ""),
+                  coefficient_plot(data.ns, series, ev.z, "n' ⟨E₋ᵢf − F, e⟩", unit="query"), COEFFICIENT_CAPTION)
+    return ev.outcome(ns=data.ns, n_draws=data.n_draws, untilted=untilted)
 
 
 # ---------------------------------------------------------------------------
-# The claims
+# 4. The claims
 # ---------------------------------------------------------------------------
 
 _OBJ_TEX = {"xbar": r"\bar x_i", "outer": r"\bar x_i\bar x_i^\top", "M2": r"\textstyle\sum_j s_{ij}x_jx_j^\top"}
@@ -238,59 +245,50 @@ _NOTE = ("Statement reconstructed (spec: technical bound, verify a representativ
          "steps, the paper's constant is lost, and the exact leading constant is our derivation (delta method).")
 
 
-@functools.lru_cache(maxsize=None)
-def _symbolic_cached(lemma: str) -> Outcome:
-    return symbolic_constant(lemma)
+UNTILTED_SYMBOLIC = Control("symbolic: untilted moments", "derivation",
+                            "Gaussian moments under N(μ, Σ) instead of N(2μ, Σ)", {"tilt": 1})
+TILT_DROPPED = "tilt factor dropped"
 
 
-def _mse_claim(lemma: str) -> Claim:
-    obj, _ = MSE_KEY[lemma]
-    st = (r"\mathbb{E}_{-i}\left\|" + _OBJ_TEX[obj] + "-" + _TARGET_TEX[obj] + r"\right\|_F^2\le\frac{C(x_i)}{n}"
-          + _MU)
-    return Claim(
-        id=lemma, paper="A", title=_TITLES[lemma], statement=st, fidelity="reconstructed",
-        fidelity_note=_NOTE + (" Lemma 11's object is pinned down by its proof words." if lemma == "A.L11" else ""),
-        assumptions=(Assumption("fixed query", "x_i fixed (E₋ᵢ conditional on it); ‖B‖op = 0.35"),),
-        checks=(
-            Check("derivation", "symbolic", "delta method for the self-normalized ratio; Gaussian-moment closed "
-                  "form of the leading constant (d = 2)", lambda ctx, L=lemma: _symbolic_cached(L), stochastic=False),
-            Check("one-over-n", "numeric", "n'·(conditional MSE) → derived constant (fitted a + b/n') at two queries",
-                  lambda ctx, L=lemma: check_mse_limit(ctx, L)),
-        ),
-        controls=(
-            Control("symbolic: untilted moments", "derivation", "Gaussian moments under N(μ, Σ) instead of N(2μ, Σ)",
-                    lambda ctx, L=lemma: symbolic_constant(L, tilt=1)),
-            Control("tilt factor dropped", "one-over-n", "the derived constant without the factor e^q",
-                    without_figures(lambda ctx, L=lemma: check_mse_limit(ctx, L, untilted=True))),
-        ),
-    )
-
-
-def _bias_claim(lemma: str) -> Claim:
-    obj, _ = BIAS_KEY[lemma]
-    st = (r"\left\|\mathbb{E}_{-i}" + _OBJ_TEX[obj] + "-" + _TARGET_TEX[obj] + r"\right\|_F^2\le\frac{C(x_i)}{n}"
-          + _MU)
-    return Claim(
-        id=lemma, paper="A", title=_TITLES[lemma], statement=st, fidelity="reconstructed",
-        fidelity_note=_NOTE + " Read as a conditional-bias bound from its use in Theorem 4's proof."
-        + (" Lemma 22's reading is the least certain of the six." if lemma == "A.L22" else ""),
-        assumptions=(Assumption("fixed query", "x_i fixed (E₋ᵢ conditional on it); ‖B‖op = 0.35"),),
-        checks=(
-            Check("derivation", "symbolic", "delta method (second order) for the ratio; Gaussian-moment closed form "
-                  "of the bias coefficient (d = 2)", lambda ctx, L=lemma: _symbolic_cached(L), stochastic=False),
+def _claim(lemma: str) -> Claim:
+    """A.L11, A.L15, A.L20 (conditional MSE: one-over-n) and A.L13, A.L18, A.L22 (conditional bias: rate and
+    coefficient), each with its symbolic constant."""
+    bias = lemma in BIAS_KEY
+    obj, _ = (BIAS_KEY if bias else MSE_KEY)[lemma]
+    norm = (r"\left\|\mathbb{E}_{-i}" if bias else r"\mathbb{E}_{-i}\left\|") + _OBJ_TEX[obj] + "-" + _TARGET_TEX[obj]
+    derivation = Check("derivation", "symbolic", ("delta method (second order) for the ratio; Gaussian-moment closed "
+                                                  "form of the bias coefficient (d = 2)") if bias else
+                       ("delta method for the self-normalized ratio; Gaussian-moment closed form of the leading "
+                        "constant (d = 2)"), symbolic_constant, params={"lemma": lemma})
+    if bias:
+        note = (" Read as a conditional-bias bound from its use in Theorem 4's proof."
+                + (" Lemma 22's reading is the least certain of the six." if lemma == "A.L22" else ""))
+        checks = (
+            derivation,
             Check("bias-rate", "numeric", "exponent of the squared conditional bias (U-statistic, control variate) "
-                  "vs the envelope 1/n", lambda ctx, L=lemma: check_bias_rate(ctx, L)),
-            Check("bias-coefficient", "numeric", "n'·bias → derived coefficient (projected)",
-                  lambda ctx, L=lemma: check_bias_coefficient(ctx, L)),
-        ),
-        controls=(
-            Control("symbolic: untilted moments", "derivation", "Gaussian moments under N(μ, Σ) instead of N(2μ, Σ)",
-                    lambda ctx, L=lemma: symbolic_constant(L, tilt=1)),
+                  "vs the envelope 1/n", check_bias_rate, params={"lemma": lemma}),
+            Check("bias-coefficient", "numeric", "n'·bias → derived coefficient (projected)", check_bias_coefficient,
+                  params={"lemma": lemma}),
+        )
+        controls = (
+            UNTILTED_SYMBOLIC,
             Control("MSE claimed O(1/n²)", "bias-rate", "the conditional MSE decays like 1/n; envelope n⁻² must be "
-                    "rejected", without_figures(lambda ctx, L=lemma: check_bias_rate(ctx, L, mse=True))),
-            Control("tilt factor dropped", "bias-coefficient", "the derived coefficient without the factor e^q",
-                    without_figures(lambda ctx, L=lemma: check_bias_coefficient(ctx, L, untilted=True))),
-        ),
+                    "rejected", {"mse": True}),
+            Control(TILT_DROPPED, "bias-coefficient", "the derived coefficient without the factor e^q",
+                    {"untilted": True}),
+        )
+    else:
+        note = " Lemma 11's object is pinned down by its proof words." if lemma == "A.L11" else ""
+        checks = (derivation, Check("one-over-n", "numeric", "n'·(conditional MSE) → derived constant (fitted "
+                                    "a + b/n') at two queries", check_mse_limit, params={"lemma": lemma}))
+        controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
+                                               "e^q", {"untilted": True}))
+    return Claim(
+        id=lemma, paper="A", title=_TITLES[lemma],
+        statement=norm + r"\right\|_F^2\le\frac{C(x_i)}{n}" + _MU, fidelity="reconstructed",
+        fidelity_note=_NOTE + note,
+        assumptions=(Assumption("fixed query", "x_i fixed (E₋ᵢ conditional on it); ‖B‖op = 0.35"),),
+        checks=checks, controls=controls,
     )
 
 
@@ -302,17 +300,17 @@ def _lost(lemma: str, why: str) -> Claim:
 
 
 CLAIMS = [
-    _mse_claim("A.L11"),
+    _claim("A.L11"),
     _lost("A.L12", "Statement and proof text lost (the seed keeps only the header between Lemmas 11 and 13); "
                    "by position, a moment bound on x̄ᵢ. Nothing identifies the object or the power."),
-    _bias_claim("A.L13"),
-    _mse_claim("A.L15"),
+    _claim("A.L13"),
+    _claim("A.L15"),
     _lost("A.L16", "The seed keeps only 'applying Lemma 11 and Hölder's inequality ... both of these terms are "
                    "O(1/n)'; the object (a higher moment of x̄ᵢ − μᵢ or a product term of D.3) cannot be recovered."),
     _lost("A.L17", "Statement and proof lost (header only, Section D.3)."),
-    _bias_claim("A.L18"),
-    _mse_claim("A.L20"),
+    _claim("A.L18"),
+    _claim("A.L20"),
     _lost("A.L21", "Statement and proof lost (header only, Section D.4); the checked neighbours A.L20, A.L22, "
                    "A.L23 cover the object Σⱼ sᵢⱼ xⱼxⱼᵀ."),
-    _bias_claim("A.L22"),
+    _claim("A.L22"),
 ]
