@@ -49,7 +49,6 @@ def _direct_imports(name: str, f: Path, known: set[str]) -> set[str]:
     return out
 
 
-@pytest.mark.xfail(strict=True, reason="TRANSITIONAL: claim modules are moving their shared set-ups into fixtures")
 def test_no_claim_module_imports_another_claim_module():
     claims = _claim_modules(ROOT)
     known = set(_modules(ROOT))

@@ -115,7 +115,7 @@ def precondition(Sigma_hat: torch.Tensor) -> Transform:
     Why: with ``A = V S``, ``B = S K S`` (``S = Sigma^{1/2}``) the factor gradients are ``G_A = g_V S^{-1}``,
     ``G_B = S^{-1} g_K S^{-1}``, so ``V - eta g_V Sigma^{-1}`` maps to ``A - eta G_A`` and
     ``K - eta Sigma^{-1} g_K Sigma^{-1}`` to ``B - eta G_B``: plain GD in the Sigmatilde geometry.
-    ``Sigma_hat`` is (d, d) or (B, d, d), fixed for the whole run.
+    ``Sigma_hat`` is (d, d) or (B, d, d), fixed for the whole run (``I`` for a run of plain GD in a stack).
     """
     Si = _spd_inverse(Sigma_hat)
     return Transform(lambda p: (), lambda g, s, p, info: ((g[0] @ Si, Si @ g[1] @ Si), s))

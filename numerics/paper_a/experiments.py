@@ -16,9 +16,9 @@ r"""Experiment engines for paper A's Lemmas 3-6, Theorem 2 and Figures 1-2.
   of Section 3.1 estimated as ``grad L_lambda`` (closed form) plus the mean of per-batch differences whose
   mean is exactly the oracle's bias and whose standard deviation is O(1/n) (``numerics.paper_a.moments``);
   :class:`FreshBatchOracle` is its stochastic stand-in (one fresh batch per step).
-* **Stacked minibatch runs** (:class:`StackedMinibatchObjective`, :func:`epoch_schedule`,
-  :func:`precondition_per_run`): Algorithm 1 and SGD (and variants) as one batch of runs sharing data and
-  minibatches, with a per-run regularization weight and preconditioner.
+* **Stacked minibatch runs** (:class:`StackedMinibatchObjective`, :func:`epoch_schedule`): Algorithm 1 and SGD
+  (and variants) as one batch of runs sharing data and minibatches, with a per-run regularization weight; the
+  per-run preconditioner is ``numerics.paper_a.algorithms.precondition`` with ``Sigmahat`` or ``I`` per run.
 """
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def linear_rate(Sigma, W_star, S_hat, eta: float, lam: float = ge.LAMBDA, kind: 
     iteration approaches (``T`` does not commute with the rotations), so pass the limit point when it is known.
     """
     H, H_L = factor_hessian(Sigma, W_star, lam, point)
-    d, r = Sigma.shape[-1], W_star.shape[-2]
+    r = W_star.shape[-2]
     T = preconditioner_operator(Sigma, S_hat, kind)(r)
     evals, evecs = torch.linalg.eig(T @ H)
     mu, vec = evals.real, evecs.real
@@ -384,17 +384,4 @@ def epoch_schedule(N: int, b: int, n_steps: int, batch: int, gen: torch.Generato
     perms = torch.rand(epochs, batch, N, generator=gen, dtype=DTYPE).argsort(-1)[..., : per_epoch * b]
     blocks = perms.reshape(epochs, batch, per_epoch, b).permute(0, 2, 1, 3).reshape(epochs * per_epoch, batch, b)
     return blocks[: n_steps + 1]
-
-
-def precondition_per_run(P: torch.Tensor):
-    r"""``(g_V, g_K) -> (g_V P, P g_K P)`` with a per-run SPD ``P`` (B, d, d): ``P = Sigmahat^{-1}`` is Algorithm 1's
-    preconditioner, ``P = I`` plain (S)GD, so both run in one stack."""
-    from numerics.optim import Transform
-
-    return Transform(lambda p: (), lambda g, s, p, info: ((g[0] @ P, P @ g[1] @ P), s))
-
-
-def inverse_spd(S: torch.Tensor) -> torch.Tensor:
-    Si = torch.cholesky_inverse(torch.linalg.cholesky(S))
-    return (Si + Si.mT) / 2
 

@@ -224,38 +224,178 @@ def dist_to_manifold(V, K, Sigma, W_star, method: str = "polar") -> torch.Tensor
     return (_frob2(A - As) + _frob2(B - Bs)).sqrt()
 
 
+def normal_projection(H: torch.Tensor, Zs: torch.Tensor, Lam: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
+    r"""Orthogonal projection of ``H`` (B, r + d, d) onto the normal space ``N = {H : Z*^T H symmetric}`` of Mfold at
+    ``Z* = Z*_0 Q`` (``Z*^T Z* = Q^T (2 Lam) Q``).
+
+    Removes the tangent part ``Z* Omega`` (``Omega`` skew), which solves the Sylvester equation
+    ``G Omega + Omega G = Z*^T H - H^T Z*``, ``G = Z*^T Z*``: diagonal in ``Q``'s basis.
+    """
+    T = Zs.mT @ H
+    rhs = Q @ (T - T.mT) @ Q.mT  # in the eigenbasis of G: G' = diag(2 Lam)
+    two = 2 * Lam.expand(H.shape[0], -1)
+    Om = Q.mT @ (rhs / (two.unsqueeze(-1) + two.unsqueeze(-2))) @ Q
+    return H - Zs @ Om
+
+
+def point_near_manifold(Sigma, W_star, radius, Q: torch.Tensor, Delta: torch.Tensor,
+                        direction: str = "normal") -> tuple[Theta, Theta]:
+    r"""The point ``Z*_0 Q + radius Delta' / ||Delta'||`` in factor coordinates, back in theta coordinates, and the
+    point ``theta*`` of Mfold it was moved from (``Q`` (B, d, d) in O(d), ``Delta`` (B, r + d, d), ``radius`` a float
+    or (B,)).
+
+    * ``direction="normal"``: ``Delta' = `` :func:`normal_projection` of ``Delta``, so ``Z*^T Delta'`` is symmetric;
+      then ``Z*^T Z = 2 Q^T Lam Q + Z*^T Delta'`` is symmetric, and while it is also PSD (always for
+      ``radius <= sqrt(2) sigma_d(M*) / sigma_1(M*)^{1/2}``) ``P(theta) = theta*`` and ``dist(theta) = radius``.
+    * ``direction="isotropic"``: ``Delta' = Delta``; ``dist(theta) <= radius``.
+
+    A direction with no usable part (``Delta = 0``, or purely tangent for ``"normal"``: e.g. a shrunk probe instance)
+    is replaced by the radial direction ``Z*`` itself, which is normal to Mfold.
+    """
+    U, Lam, Vs = target_svd(Sigma, W_star)
+    r = U.shape[-2]
+    As, Bs = manifold_factors(U, Lam, Vs, Q)
+    Zs = torch.cat([As, Bs], -2)
+    if direction == "normal":
+        Delta = normal_projection(Delta, Zs, Lam, Q)
+    elif direction != "isotropic":
+        raise ValueError(f"direction must be 'normal' or 'isotropic', got {direction!r}")
+    norm = torch.linalg.matrix_norm(Delta)
+    usable = norm > 1e-12 * torch.linalg.matrix_norm(Zs)
+    if not bool(usable.all()):
+        Delta = torch.where(usable.reshape(-1, 1, 1), Delta, Zs)
+        norm = torch.linalg.matrix_norm(Delta)
+    radius = torch.as_tensor(radius, dtype=DTYPE)
+    Delta = Delta * (radius / norm).reshape(-1, 1, 1)
+    theta = from_factors(As + Delta[..., :r, :], Bs + Delta[..., r:, :], Sigma)
+    return theta, from_factors(As, Bs, Sigma)
+
+
 def perturb_from_manifold(
     Sigma, W_star, radius, batch: int, gen: torch.Generator, direction: str = "normal", Q: torch.Tensor | None = None
 ) -> tuple[Theta, Theta]:
-    r"""Points at Sigmatilde-distance ``radius`` (float or (B,)) from a point ``theta*`` of Mfold.
-
-    ``theta*`` has rotation ``Q`` (Haar-random if omitted); the offset is a Gaussian direction in factor
-    coordinates ``Delta = [D_A; D_B]``, scaled to Frobenius norm ``radius``.
-
-    * ``direction="normal"``: the tangent part ``Z* Omega`` (``Omega`` skew) is removed first, so that
-      ``Z*^T Delta`` is symmetric.  Then ``Z*^T Z = 2 Q^T Lam Q + Z*^T Delta`` is symmetric, and while it is
-      also PSD (always for ``radius <= sqrt(2) sigma_d(M*) / sigma_1(M*)^{1/2}``) ``P(theta) = theta*`` and
-      ``dist(theta) = radius`` exactly.  The tangent part solves the Sylvester equation
-      ``G Omega + Omega G = Z*^T Delta - Delta^T Z*``, ``G = Z*^T Z* = Q^T (2 Lam) Q``, diagonal in ``Q``'s basis.
-    * ``direction="isotropic"``: no projection; ``dist(theta) <= radius``.
-
-    Returns ``(theta, theta_star)``.
+    r"""Points at Sigmatilde-distance ``radius`` (float or (B,)) from a point ``theta*`` of Mfold
+    (:func:`point_near_manifold`): ``theta*`` has rotation ``Q`` (Haar-random if omitted), the offset is a Gaussian
+    direction in factor coordinates ``Delta = [D_A; D_B]``, projected onto the normal space (``"normal"``: then
+    ``dist(theta) = radius``) or not (``"isotropic"``: ``dist(theta) <= radius``).  Returns ``(theta, theta_star)``.
     """
     U, Lam, Vs = target_svd(Sigma, W_star)
     r, d = U.shape[-2], U.shape[-1]
     Q = haar_orthogonal(batch, d, gen) if Q is None else Q
-    As, Bs = manifold_factors(U, Lam, Vs, Q)
-    Zs = torch.cat([As, Bs], -2)
     Delta = torch.randn(batch, r + d, d, generator=gen, dtype=DTYPE)
-    if direction == "normal":
-        T = Zs.mT @ Delta
-        rhs = Q @ (T - T.mT) @ Q.mT  # in the eigenbasis of G: G' = diag(2 Lam)
-        two_lam = 2 * Lam.expand(batch, d)
-        Omega = Q.mT @ (rhs / (two_lam.unsqueeze(-1) + two_lam.unsqueeze(-2))) @ Q
-        Delta = Delta - Zs @ Omega
-    elif direction != "isotropic":
-        raise ValueError(f"direction must be 'normal' or 'isotropic', got {direction!r}")
-    radius = torch.as_tensor(radius, dtype=DTYPE)
-    Delta = Delta * (radius / torch.linalg.matrix_norm(Delta)).reshape(-1, 1, 1)
-    theta = from_factors(As + Delta[..., :r, :], Bs + Delta[..., r:, :], Sigma)
-    return theta, from_factors(As, Bs, Sigma)
+    return point_near_manifold(Sigma, W_star, radius, Q, Delta, direction)
+
+
+# ---------------------------------------------------------------------------
+# Points near the manifold, including the worst ones for one-point conditions (A.T1.3, A.L2)
+# ---------------------------------------------------------------------------
+
+def factor_grad(Z: torch.Tensor, M: torch.Tensor, r: int, lam: float = LAMBDA) -> torch.Tensor:
+    """``grad f`` in stacked factor coordinates ``Z = [A; B]``, ``f = ||A B^T - M*||^2 + lam ||A^T A - B^T B||^2``."""
+    A, B = Z[..., :r, :], Z[..., r:, :]
+    E = A @ B.mT - M
+    Dm = A.mT @ A - B.mT @ B
+    c = 4 * lam
+    return torch.cat([2 * E @ B + c * (A @ Dm), 2 * E.mT @ A - c * (B @ Dm)], -2)
+
+
+def factor_loss(Z: torch.Tensor, M: torch.Tensor, r: int, lam: float = LAMBDA) -> torch.Tensor:
+    """``f = ||A B^T - M*||^2 + lam ||A^T A - B^T B||^2`` (``= L_lambda - L*``) in stacked factor coordinates."""
+    A, B = Z[..., :r, :], Z[..., r:, :]
+    return _frob2(A @ B.mT - M) + lam * _frob2(A.mT @ A - B.mT @ B)
+
+
+ADVERSARIAL_TARGETS = ("alpha", "beta", "loss")
+
+
+def adversarial_points(Sigma, W_star, radius: torch.Tensor, gen: torch.Generator, target: str, iters: int) -> Theta:
+    r"""Normal perturbations ``H`` of norm ``radius`` (B,) of Haar-random points of Mfold that minimize
+    ``<grad f, H>/|H|^2`` (``target="alpha"``), or maximize ``|grad f|^2/|H|^2`` (``"beta"``) or ``f/|H|^2``
+    (``"loss"``), by projected normalized gradient steps on the sphere (``lam = 1/4``)."""
+    if target not in ADVERSARIAL_TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose from {ADVERSARIAL_TARGETS}")
+    U, Lam, Vs = target_svd(Sigma, W_star)
+    r, d = U.shape[-2], U.shape[-1]
+    n = radius.shape[0]
+    Q = haar_orthogonal(n, d, gen)
+    Zs = torch.cat(manifold_factors(U, Lam, Vs, Q), -2)
+    M = (U * Lam) @ Vs.mT
+    rad = radius.reshape(-1, 1, 1)
+
+    def unit(X):
+        return X / torch.linalg.matrix_norm(X).reshape(-1, 1, 1)
+
+    H = rad * unit(normal_projection(torch.randn(n, r + d, d, generator=gen, dtype=DTYPE), Zs, Lam, Q))
+    sign = 1.0 if target == "alpha" else -1.0
+    for it in range(iters):
+        H = H.detach().requires_grad_(True)
+        h2 = H.pow(2).sum((-1, -2))
+        if target == "loss":
+            obj = factor_loss(Zs + H, M, r) / h2
+        else:
+            G = factor_grad(Zs + H, M, r)
+            obj = (G * H).sum((-1, -2)) / h2 if target == "alpha" else G.pow(2).sum((-1, -2)) / h2
+        (g,) = torch.autograd.grad(sign * obj.sum(), H)
+        step = 0.3 * (1 - it / iters) + 0.01
+        with torch.no_grad():
+            H = H - step * rad * unit(normal_projection(g, Zs, Lam, Q))
+            H = rad * unit(normal_projection(H, Zs, Lam, Q))
+    H = H.detach()
+    return from_factors((Zs + H)[..., :r, :], (Zs + H)[..., r:, :], Sigma)
+
+
+def sample_near_manifold(Sigma, W_star, n_each: int, gen: torch.Generator, target: str, adv_iters: int, rho: float):
+    """Points within ``rho`` of Mfold: ``n_each`` normal and ``n_each`` isotropic ones with radius uniform on
+    ``[0.02, 1] rho``, plus adversarial ones (:func:`adversarial_points` for ``target``) at radii
+    ``(1/4, 1/2, 3/4, 1) rho``.  Returns ``(V, K, kinds)``."""
+    out_V, out_K, kinds = [], [], []
+    for direction in ("normal", "isotropic"):
+        radius = rho * (0.02 + 0.98 * torch.rand(n_each, generator=gen, dtype=DTYPE))
+        (V, K), _ = perturb_from_manifold(Sigma, W_star, radius, n_each, gen, direction)
+        out_V.append(V), out_K.append(K)
+        kinds += [direction] * n_each
+    n_adv = 4 * max(1, n_each // 32)
+    radius = rho * torch.tensor([0.25, 0.5, 0.75, 1.0], dtype=DTYPE).repeat(n_adv // 4)
+    V, K = adversarial_points(Sigma, W_star, radius, gen, target, adv_iters)
+    out_V.append(V), out_K.append(K)
+    kinds += ["adversarial"] * n_adv
+    return torch.cat(out_V), torch.cat(out_K), kinds
+
+
+def hessian_on_normal_space(Sigma, W_star, gen: torch.Generator, lam: float = LAMBDA):
+    """Hessian of ``L_lambda`` (the theta-coordinate code, differentiated by autograd through :func:`from_factors`)
+    in factor coordinates at a Haar-random point of Mfold: its eigenvalues on the normal space (ascending), ``Lam``,
+    and its largest |action| on the tangent space."""
+    U, Lam, Vs = target_svd(Sigma, W_star)
+    r, d = U.shape
+    Q = haar_orthogonal(1, d, gen)
+    As, Bs = manifold_factors(U, Lam, Vs, Q)
+    Zs = torch.cat([As, Bs], -2)[0]
+
+    def F(z):
+        Z = z.reshape(1, r + d, d)
+        V, K = from_factors(Z[:, :r], Z[:, r:], Sigma)
+        return regularized_loss(V, K, Sigma, W_star, 0.0, lam)[0]
+
+    Hs = torch.autograd.functional.hessian(F, Zs.reshape(-1))
+    tang = []
+    for i in range(d):
+        for j in range(i + 1, d):
+            Om = torch.zeros(d, d, dtype=DTYPE)
+            Om[i, j], Om[j, i] = 1.0, -1.0
+            tang.append((Zs @ Om).reshape(-1))
+    n = (r + d) * d
+    Pt = torch.zeros(n, n, dtype=DTYPE)
+    if tang:
+        Qt, _ = torch.linalg.qr(torch.stack(tang, 1))
+        Pt = Qt @ Qt.T
+    e, v = torch.linalg.eigh(torch.eye(n, dtype=DTYPE) - Pt)
+    N = v[:, e > 0.5]
+    ev = torch.linalg.eigvalsh(N.T @ Hs @ N)
+    tangent_action = float((Hs @ Pt).abs().max()) if tang else 0.0
+    return ev, Lam, tangent_action
+
+
+def instance_from_target(Sigma, M_star) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(Sigma, W*)`` with ``W* = M* Sigma^{-1/2}``, i.e. the instance whose target in factor coordinates is ``M*``."""
+    return Sigma, M_star @ sym_inv_sqrt(Sigma)

@@ -112,3 +112,16 @@ def test_random_instance_assumptions():
     assert (torch.linalg.eigvalsh(Sigma) >= 0.5 - 1e-12).all()  # A1
     sv = torch.linalg.svdvals(W @ sym_sqrt(Sigma))
     assert torch.allclose(sv[:, 0], torch.full((5,), 0.7, dtype=DTYPE)) and (sv[:, -1] > 0).all()  # A3 knob, A2
+
+
+
+def test_precondition_per_run_and_identity_rows():
+    """A stack of runs with ``Sigmahat`` per run (and ``I`` for plain GD) preconditions each run by its own matrix."""
+    g = torch.Generator().manual_seed(9)
+    G = torch.randn(2, 3, 3, generator=g, dtype=DTYPE)
+    S = torch.stack([G[0] @ G[0].mT + 0.5 * torch.eye(3, dtype=DTYPE), torch.eye(3, dtype=DTYPE)])
+    V, K = torch.randn(2, 4, 3, generator=g, dtype=DTYPE), torch.randn(2, 3, 3, generator=g, dtype=DTYPE)
+    (a, b), _ = al.precondition(S).update((V, K), (), (V, K), {})
+    Si = torch.linalg.inv(S[0])
+    assert torch.allclose(a[0], V[0] @ Si) and torch.allclose(b[0], Si @ K[0] @ Si)
+    assert torch.equal(a[1], V[1]) and torch.equal(b[1], K[1])

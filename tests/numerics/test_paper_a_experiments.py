@@ -155,10 +155,6 @@ def test_stacked_minibatch_objective_matches_the_reference():
             (a, b), _ = ref((V, K))
             (c, d), _ = got((V, K))
             assert torch.allclose(a, c, atol=1e-10) and torch.allclose(b, d, atol=1e-10)
-    S_hat = ge.sample_covariance(x)
-    (uV, uK), _ = ex.precondition_per_run(ex.inverse_spd(S_hat)).update((V, K), (), (V, K), {})
-    (rV, rK), _ = al.precondition(S_hat).update((V, K), (), (V, K), {})
-    assert torch.allclose(uV, rV) and torch.allclose(uK, rK)
 
 
 def test_epoch_schedule_samples_without_replacement():

@@ -171,3 +171,96 @@ def test_nonfinite_runs_give_nan_not_errors():
     V[1, 0, 0] = float("nan")
     d = ge.dist_to_manifold(V, K, Sigma, W)
     assert torch.isnan(d[1]) and torch.isfinite(d[[0, 2]]).all()
+
+
+# ---------------------------------------------------------------------------
+# Points near the manifold (moved here from A.T1.3: normal projection, given points, adversarial search)
+# ---------------------------------------------------------------------------
+
+def _manifold_point_factors(Sigma, W, Q):
+    U, Lam, Vs = ge.target_svd(Sigma, W)
+    return torch.cat(ge.manifold_factors(U, Lam, Vs, Q), -2), Lam
+
+
+def test_normal_projection_is_an_orthogonal_projection_onto_the_normal_space():
+    Sigma, W, g = _instance(seed=11)
+    Q = ge.haar_orthogonal(4, 4, g)
+    Zs, Lam = _manifold_point_factors(Sigma, W, Q)
+    H = torch.randn(4, 9, 4, generator=g, dtype=DTYPE)
+    N = ge.normal_projection(H, Zs, Lam, Q)
+    X = Zs.mT @ N
+    assert torch.allclose(X, X.mT, atol=1e-12)  # Z*^T N symmetric: N is normal
+    assert torch.allclose(ge.normal_projection(N, Zs, Lam, Q), N, atol=1e-12)  # idempotent
+    Om = torch.randn(4, 4, 4, generator=g, dtype=DTYPE)
+    T = Zs @ (Om - Om.mT)  # a tangent direction
+    assert ((N * T).sum((-1, -2)).abs() < 1e-10).all()  # orthogonal to it
+    assert ge.normal_projection(T, Zs, Lam, Q).abs().max() < 1e-12
+
+
+def test_point_near_manifold_with_given_rotation_and_direction():
+    Sigma, W, g = _instance(seed=12)
+    Q = ge.haar_orthogonal(3, 4, g)
+    Delta = torch.randn(3, 9, 4, generator=g, dtype=DTYPE)
+    (V, K), (Vs, Ks) = ge.point_near_manifold(Sigma, W, 0.05, Q, Delta, "normal")
+    assert torch.allclose(ge.dist_to_manifold(V, K, Sigma, W), torch.full((3,), 0.05, dtype=DTYPE), rtol=1e-9)
+    Vp, Kp = ge.procrustes_projection(V, K, Sigma, W)
+    assert ge.sigma_norm((Vp - Vs, Kp - Ks), Sigma).max() < 1e-9
+    # a zero direction (a shrunk probe instance) becomes the radial one, normal to Mfold: dist = radius
+    (V0, K0), _ = ge.point_near_manifold(Sigma, W, 0.05, Q, torch.zeros_like(Delta), "isotropic")
+    assert torch.allclose(ge.dist_to_manifold(V0, K0, Sigma, W), torch.full((3,), 0.05, dtype=DTYPE), rtol=1e-9)
+    # perturb_from_manifold is the same construction with Q and Delta drawn from the generator
+    g1, g2 = torch.Generator().manual_seed(5), torch.Generator().manual_seed(5)
+    (Va, Ka), _ = ge.perturb_from_manifold(Sigma, W, 0.1, 2, g1, "normal")
+    Qd = ge.haar_orthogonal(2, 4, g2)
+    (Vb, Kb), _ = ge.point_near_manifold(Sigma, W, 0.1, Qd, torch.randn(2, 9, 4, generator=g2, dtype=DTYPE), "normal")
+    assert torch.equal(Va, Vb) and torch.equal(Ka, Kb)
+    with pytest.raises(ValueError):
+        ge.point_near_manifold(Sigma, W, 0.1, Q, Delta, "sideways")
+
+
+@pytest.mark.parametrize("lam", [0.25, 0.6])
+def test_factor_gradient_is_the_gradient_of_the_factor_loss(lam):
+    Sigma, W, g = _instance(seed=13)
+    U, Lam, Vs = ge.target_svd(Sigma, W)
+    M = (U * Lam) @ Vs.mT
+    Z = torch.randn(2, 9, 4, generator=g, dtype=DTYPE, requires_grad=True)
+    (auto,) = torch.autograd.grad(ge.factor_loss(Z, M, 5, lam).sum(), Z)
+    assert torch.allclose(ge.factor_grad(Z.detach(), M, 5, lam), auto, atol=1e-10)
+    # and the factor loss is L_lambda - L* of the theta-coordinate code
+    V, K = ge.from_factors(Z.detach()[:, :5], Z.detach()[:, 5:], Sigma)
+    assert torch.allclose(ge.factor_loss(Z.detach(), M, 5, lam), ge.regularized_loss(V, K, Sigma, W, 0.0, lam),
+                          rtol=1e-10)
+
+
+def test_sample_near_manifold_and_the_adversarial_search():
+    Sigma, W, g = _instance(seed=14, d=3, r=4)
+    _, Lam, _ = ge.target_svd(Sigma, W)
+    rho = 0.5 * float(Lam[-1]) ** 0.5
+    V, K, kinds = ge.sample_near_manifold(Sigma, W, 32, g, "alpha", 60, rho)
+    assert kinds.count("normal") == kinds.count("isotropic") == 32 and kinds.count("adversarial") == 4
+    dist = ge.dist_to_manifold(V, K, Sigma, W)
+    assert (dist <= rho * (1 + 1e-9)).all()
+    adv = torch.tensor([k == "adversarial" for k in kinds])
+    assert torch.allclose(dist[adv], rho * torch.tensor([0.25, 0.5, 0.75, 1.0], dtype=DTYPE), rtol=1e-6)
+    # the search for the worst one-point strong convexity beats random normal directions at the same radius
+    G = ge.regularized_loss_grad(V, K, Sigma, W)
+    P = ge.procrustes_projection(V, K, Sigma, W)
+    ratio = ge.euclidean_pairing(G, (V - P[0], K - P[1])) / dist**2
+    normal = torch.tensor([k == "normal" for k in kinds])
+    assert ratio[adv].min() < ratio[normal].min()
+    with pytest.raises(ValueError):
+        ge.adversarial_points(Sigma, W, torch.ones(4, dtype=DTYPE), g, "gamma", 1)
+
+
+def test_hessian_on_the_normal_space_is_psd_and_flat_along_the_tangent():
+    Sigma, W, g = _instance(seed=15, d=2, r=3)
+    ev, Lam, tangent = ge.hessian_on_normal_space(Sigma, W, g)
+    assert ev.shape == (2 * 5 - 1,) and (ev > 0).all()  # (r + d) d minus d(d-1)/2 tangent directions
+    assert tangent < 1e-10 * float(Lam[0])
+
+
+def test_instance_from_target():
+    Sigma, W, g = _instance(seed=16)
+    M = W @ sym_sqrt(Sigma)
+    S2, W2 = ge.instance_from_target(Sigma, M)
+    assert torch.equal(S2, Sigma) and torch.allclose(W2, W, atol=1e-12)

@@ -1,18 +1,29 @@
-"""Shared set-up of the spectral-initialization claims (A.L3, A.L5, A.L6): one instance family, one noise level.
+"""Shared set-ups of the claims about Algorithm 1's data: the spectral-initialization claims (A.L3, A.L5, A.L6) and
+the preconditioned-gradient claims (A.L4, A.T2); defines no claim.
 
-Instances: ``numerics.paper_a.algorithms.random_instance(d=4, r=5, m_op=0.15)`` (``Sigma = I/2 + G G^T/4``,
-``M* = 0.15 H/||H||_op``, ``G, H`` iid N(0,1)), noise ``sigma = 0.3``: small enough that ``rho' > 0`` (A.L3 needs
-``sigma_1(M*)^{1/2} < 1/2``), noisy enough that the estimation errors dominate rounding at ``n = 10^8``.
+* Spectral initialization: ``numerics.paper_a.algorithms.random_instance(d=4, r=5, m_op=0.15)`` (``Sigma = I/2 +
+  G G^T/4``, ``M* = 0.15 H/||H||_op``, ``G, H`` iid N(0,1)), noise ``sigma = 0.3``: small enough that ``rho' > 0``
+  (A.L3 needs ``sigma_1(M*)^{1/2} < 1/2``), noisy enough that the estimation errors dominate rounding at ``n = 10^8``.
+* Algorithm 1: ``numerics.paper_a.experiments.conditioned_instance(d=3, r=4, m_op=0.15)`` kept only when
+  ``sigma_d(M*) >= sigma_1(M*)/2`` (relaxation times ``~ 1/(eta sigma_d)`` stay short), the same noise.
 """
 from __future__ import annotations
 
 import torch
 
 from numerics.paper_a import algorithms as al
+from numerics.paper_a import experiments as ex
 
 D, R, M_OP, NOISE = 4, 5, 0.15, 0.3
+ALG_D, ALG_R, MIN_RATIO = 3, 4, 0.5  # Algorithm 1's instances (A.L4, A.T2): d, r, sigma_d/sigma_1 >= MIN_RATIO
 
 
 def instances(gen: torch.Generator, count: int):
-    """``count`` instances ``(Sigma, W*)`` of the family above, batched."""
+    """``count`` instances ``(Sigma, W*)`` of the spectral-initialization family above, batched."""
     return al.random_instance(D, R, gen, batch=count, m_op=M_OP)
+
+
+def conditioned_instances(gen: torch.Generator, count: int, m_op: float = M_OP, min_gap: float = 1.0):
+    """``count`` conditioned instances ``(Sigma, W*)`` for Algorithm 1 (``min_gap``: ``sigma_{d-1} >= min_gap
+    sigma_d`` too), batched."""
+    return ex.conditioned_instance(ALG_D, ALG_R, gen, count, m_op, MIN_RATIO, min_gap=min_gap)

@@ -15,9 +15,13 @@ Then ``Z*^T Z = Q*^T Z*_0^T Z = Q*^T C = Y S Y^T``: symmetric PSD (the first-ord
 Lagrangian argument).  ``Z*^T Z* = Q^T Lam^{1/2}(U^T U + Vs^T Vs) Lam^{1/2} Q = 2 Q^T Lam Q`` gives part 2.
 
 Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the identities are rational); numeric
+Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the identities are rational); numeric
 checks of 1, 2 and of optimality against random and locally perturbed rotations, at distances from 1e-2 to 3
-``sigma_1^{1/2}``, with ``numerics.paper_a.geometry.procrustes_projection``; a probe.  Controls: the projection's
-negative-control variants (QR factor, ``Q = I``, unnormalized ``Q``).
+``sigma_1^{1/2}``, with ``numerics.paper_a.geometry.procrustes_projection``; a probe over dimensions, spectra and
+distance (``geometry_fixtures.spectral_instances``).
+
+Controls (each re-runs its check with one parameter overridden): the QR factor of ``C`` in the derivation; the
+projection's negative-control variants (QR factor, ``Q = I``, unnormalized ``Q``); the QR factor in the probe.
 """
 from __future__ import annotations
 
@@ -29,9 +33,10 @@ from hypothesis import strategies as st
 from numerics import DTYPE
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.algorithms import random_instance
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_a.t1_3_strong_convexity import instance_from_spectra
-from theorems.plots import new_figure, to_svg
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, probe_point, spectral_instances
+from theorems.plots import new_figure
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
 
@@ -41,6 +46,8 @@ STATEMENT = (
     r"P(\theta)=Z^*=Z_0^*Q^*,\;Q^*=\operatorname{polar}\big(\Lambda^{1/2}(U^\top A+V_s^\top B)\big):\quad "
     r"Z^{*\top}Z=Z^\top Z^*\succeq0,\quad\sigma_i(Z^*)=\sqrt{2\sigma_i(M^*)}"
 )
+
+TOL = 1e-10  # float64 rounding of the relative defects (asymmetry, eigenvalue, singular values, margin) is ~1e-14
 
 
 # ---------------------------------------------------------------------------
@@ -141,9 +148,6 @@ def symbolic_derivation(rotation: str = "polar") -> Outcome:
 # 2. Numeric check
 # ---------------------------------------------------------------------------
 
-INSTANCES = ((3, 5), (4, 4), (2, 3))
-
-
 def projection_defects(V, K, Sigma, W, method: str, gen: torch.Generator, n_rot: int):
     """Per point: asymmetry and smallest eigenvalue of ``Z*^T Z`` (relative), singular-value error of ``Z*``,
     and the relative margin by which the projection beats ``n_rot`` competitors (random Haar rotations and
@@ -174,16 +178,16 @@ def projection_defects(V, K, Sigma, W, method: str, gen: torch.Generator, n_rot:
     return asym, min_eig, sv_err, margin, dist
 
 
-TOL = 1e-10
-
 
 def check_projection(ctx: Context, method: str = "polar") -> Outcome:
+    """Symmetric PSD ``Z*^T Z``, ``sigma_i(Z*) = sqrt(2 sigma_i(M*))`` and optimality at isotropic points at distances
+    ``1e-2 .. 3 sigma_1^{1/2}``; ``method`` is the projection's rotation (controls: "qr", "identity", "normalized")."""
     gen = ctx.generator(ID, "projection")
     n_pts = ctx.pick(60, 400, 2000)
     n_rot = ctx.pick(16, 64, 128)
-    meas, lines, fails = [], [], 0
-    fig, ax = new_figure()
-    for d, r in INSTANCES:
+    ev = Evidence(ctx)
+    curves = []
+    for d, r in SHAPES:
         Sigma, W = random_instance(d, r, gen)
         _, Lam, _ = ge.target_svd(Sigma, W)
         radius = float(Lam[0]) ** 0.5 * torch.logspace(-2, np.log10(3), n_pts, dtype=DTYPE)
@@ -192,53 +196,57 @@ def check_projection(ctx: Context, method: str = "polar") -> Outcome:
         bad = {"asymmetric": asym > TOL, "not PSD": min_eig < -TOL, "σᵢ(Z*) ≠ √(2σᵢ)": sv_err > TOL,
                "not nearest": margin < -TOL}
         nbad = {k: int(v.sum()) for k, v in bad.items()}
-        fails += sum(nbad.values())
-        lines.append(f"d={d},r={r}: " + ", ".join(f"{k} {v}/{n_pts}" for k, v in nbad.items()))
-        meas += [Measurement(f"d={d}, r={r}: max ‖Z*ᵀZ − ZᵀZ*‖/(‖Z*‖‖Z‖)", float(asym.max()), claimed="0"),
-                 Measurement(f"d={d}, r={r}: min λ_min(Z*ᵀZ)/(‖Z*‖‖Z‖)", float(min_eig.min()), claimed="≥ 0"),
-                 Measurement(f"d={d}, r={r}: max |σᵢ(Z*) − √(2σᵢ(M*))|/√(2σ₁)", float(sv_err.max()), claimed="0"),
-                 Measurement(f"d={d}, r={r}: min margin over {n_rot} competing rotations", float(margin.min()),
-                             claimed="≥ 0")]
-        ax.loglog((dist / float(Lam[0]) ** 0.5).numpy(), margin.clamp_min(1e-16).numpy(), ".", ms=3,
-                  label=f"d={d}, r={r}")
-    ax.set_xlabel("dist(θ) / σ₁^{1/2}")
-    ax.set_ylabel("(min competitor dist² − dist²) / ‖Z*‖²")
-    ax.set_title("projection" + ("" if method == "polar" else f" — control: {method}"))
-    ax.legend(loc="best", fontsize=7)
-    return Outcome("fail" if fails else "pass", " | ".join(lines), meas,
-                   [Figure("Procrustes projection is nearest", to_svg(fig),
-                           "How much farther the best of the competing Mfold points (random Haar rotations, and "
-                           "Q* exp(10⁻³Ω)) is than P(θ); every point must be ≥ 0 (log scale, clamped at 1e-16).")],
-                   details={"tolerance": TOL, "method": method})
+        ev.measure(f"d={d}, r={r}: max ‖Z*ᵀZ − ZᵀZ*‖/(‖Z*‖‖Z‖)", float(asym.max()), claimed="0")
+        ev.measure(f"d={d}, r={r}: min λ_min(Z*ᵀZ)/(‖Z*‖‖Z‖)", float(min_eig.min()), claimed="≥ 0")
+        ev.measure(f"d={d}, r={r}: max |σᵢ(Z*) − √(2σᵢ(M*))|/√(2σ₁)", float(sv_err.max()), claimed="0")
+        ev.measure(f"d={d}, r={r}: min margin over {n_rot} competing rotations", float(margin.min()), claimed="≥ 0")
+        ev.exact(f"d={d}, r={r}: Lemma 1 at every point", sum(nbad.values()) == 0,
+                 f"d={d},r={r}: " + ", ".join(f"{k} {v}/{n_pts}" for k, v in nbad.items()))
+        curves.append((d, r, (dist / float(Lam[0]) ** 0.5).numpy(), margin.clamp_min(1e-16).numpy()))
+    if ev.plots:
+        fig, ax = new_figure()
+        for d, r, x, y in curves:
+            ax.loglog(x, y, ".", ms=3, label=f"d={d}, r={r}")
+        ax.set(xlabel="dist(θ) / σ₁^{1/2}", ylabel="(min competitor dist² − dist²) / ‖Z*‖²", title="projection")
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Procrustes projection is nearest", fig,
+                  "How much farther the best of the competing Mfold points (random Haar rotations, and Q* exp(10⁻³Ω)) "
+                  "is than P(θ); every point must be ≥ 0 (log scale, clamped at 1e-16).")
+    return ev.outcome(tolerance=TOL, method=method)
 
 
 # ---------------------------------------------------------------------------
 # 3. Probe
 # ---------------------------------------------------------------------------
 
-@st.composite
-def instances(draw):
-    d = draw(st.integers(1, 4))
-    r = draw(st.integers(d, d + 2))
-    return {"d": d, "r": r, "sig_spec": draw(st.lists(st.floats(0.1, 10.0), min_size=d, max_size=d)),
-            "m_spec": draw(st.lists(st.floats(0.01, 5.0), min_size=d, max_size=d)),
-            "radius": draw(st.floats(1e-3, 10.0)), "seed": draw(st.integers(0, 2**31 - 1))}
+PROBE_COMPETITORS = 8  # competing rotations per probed point (a fixed set: part of the test, not of the instance)
+
+
+def probe_instances():
+    """Σ with eigenvalues in [0.1, 10], M* with singular values in [0.01, 5], d ≤ 4, r ≤ d + 2; one isotropic point
+    at distance ``radius`` in [1e-3, 10] from a point of Mfold."""
+    return spectral_instances((0.1, 10.0), (0.01, 5.0), point=True, radius=st.floats(1e-3, 10.0))
 
 
 def probe_conclusion(inst, alpha_each, method="polar"):
-    g = torch.Generator().manual_seed(inst["seed"])
-    Sigma, W = instance_from_spectra(inst["sig_spec"], inst["m_spec"], inst["r"], g)
-    (V, K), _ = ge.perturb_from_manifold(Sigma, W, inst["radius"], 4, g, "isotropic")
-    asym, min_eig, sv_err, margin, _ = projection_defects(V, K, Sigma, W, method, g, 8)
+    Sigma, W = instance_tensors(inst)
+    V, K = probe_point(inst, Sigma, W, inst["radius"], "isotropic")
+    competitors = torch.Generator().manual_seed(0)  # the same competing rotations for every instance
+    asym, min_eig, sv_err, margin, _ = projection_defects(V, K, Sigma, W, method, competitors, PROBE_COMPETITORS)
     ok = bool((asym <= TOL).all() and (min_eig >= -TOL).all() and (sv_err <= TOL).all() and (margin >= -TOL).all())
     return ok, "in scope", (f"asym {float(asym.max()):.2e}, min eig {float(min_eig.min()):.2e}, "
                             f"σ err {float(sv_err.max()):.2e}, margin {float(margin.min()):.2e}")
 
 
 def check_probe(ctx: Context, method: str = "polar") -> Outcome:
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, method), ctx.pick(25, 100, 300),
-                     lambda i: dict(i))
+    """Lemma 1 at the drawn point; ``method`` is the projection's rotation (control: "qr")."""
+    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, method), ctx.pick(25, 100, 300),
+                     describe)
 
+
+# ---------------------------------------------------------------------------
+# 4. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -254,20 +262,19 @@ CLAIM = Claim(
     assumptions=(Assumption("A1-A2", "Σ ≻ 0, r ≥ d; the polar factor is unique when C is nonsingular"),),
     checks=(
         Check("derivation", "symbolic", "Procrustes reduction, von Neumann bound, symmetric PSD Q*ᵀC, Z*ᵀZ* = 2QᵀΛQ",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+              symbolic_derivation),
         Check("projection", "numeric", "Symmetric PSD Z*ᵀZ, σᵢ(Z*) = √(2σᵢ(M*)), and P(θ) nearer than competing "
               "points of Mfold, at distances 1e-2 … 3 σ₁^{1/2}", check_projection, stochastic=False),
         Check("probe", "probe", "Hypothesis over d, r, spectra and distance", check_probe, stochastic=False),
     ),
     controls=(
         Control("symbolic: QR factor", "derivation", "the QR factor of C in place of the polar factor",
-                lambda ctx: symbolic_derivation("qr")),
+                {"rotation": "qr"}),
         Control("no polar step (QR)", "projection", "rotation = orthogonal QR factor of C (on Mfold, not nearest)",
-                lambda ctx: check_projection(ctx, "qr")),
-        Control("Q = I", "projection", "the Q = I point of Mfold", lambda ctx: check_projection(ctx, "identity")),
-        Control("unnormalized Q", "projection", "Q = √d C/‖C‖ (not orthogonal: off Mfold)",
-                lambda ctx: check_projection(ctx, "normalized")),
+                {"method": "qr"}),
+        Control("Q = I", "projection", "the Q = I point of Mfold", {"method": "identity"}),
+        Control("unnormalized Q", "projection", "Q = √d C/‖C‖ (not orthogonal: off Mfold)", {"method": "normalized"}),
         Control("probe: QR factor", "probe", "the probe must find a point where the QR variant is not symmetric",
-                lambda ctx: check_probe(ctx, "qr")),
+                {"method": "qr"}),
     ),
 )

@@ -22,25 +22,27 @@ With A.T1.3's ``sqrt(beta(rho)) = 4 sigma_1 + 3 sqrt(2 sigma_1) rho + rho^2`` th
 Both are attained along the radial top direction of A.T1.3 (there ``L_lambda - L* = (2 + eps)^2 sigma_1^2 eps^2``
 with ``dist = eps sqrt(2 sigma_1)``), so the integrated bound is the best possible; at ``dist -> 0`` both reduce to
 ``2 sigma_1 = lambda_max(Hess)/2``.  Label: reconstructed (the form is the seed's; the constant is ours).
+
+Evidence: sympy (the segment argument, the integral, attainment, dimensional analysis); numeric: the bound at random
+normal, isotropic and adversarial points within rho (``numerics.paper_a.geometry.sample_near_manifold``, adversarial
+for ``(L_lambda - L*)/dist^2``); a probe over dimensions, spectra, radius and direction.
+
+Controls (each re-runs its check with one parameter overridden): ``beta/2`` in the dimensional analysis, on a
+small-scale instance and in the probe; a constant four times below the derived one.
 """
 from __future__ import annotations
 
 import numpy as np
 import sympy as sp
-import torch
 from hypothesis import strategies as st
 
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.algorithms import random_instance
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_a.t1_3_strong_convexity import (
-    LAM,
-    instance_from_spectra,
-    rho_of,
-    sample_near_manifold,
-    sqrt_beta_bound,
-)
-from theorems.plots import new_figure, to_svg
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
+from theorems.paper_a.geometry_fixtures import rho_of, spectral_instances, sqrt_beta_bound
+from theorems.plots import new_figure
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
 
@@ -50,6 +52,9 @@ STATEMENT = (
     r"\operatorname{dist}(\theta)\le\rho\;\Rightarrow\;L_\lambda(\theta)-L^*\le\frac{\sqrt{\beta}}{2}"
     r"\operatorname{dist}(\theta)^2,\quad\sqrt\beta=4\sigma_1(M^*)+3\sqrt{2\sigma_1(M^*)}\rho+\rho^2"
 )
+
+TOL = 1e-9  # rounding slack of the bound, relative to sigma_1(M*) (float64 errors here are ~1e-13)
+SMALL_SCALE = ((3, 5, 0.05),)  # (d, r, sigma_1(M*)) where beta/2 < sqrt(beta)/2: the dimensional control bites here
 
 
 def descent_bound(sigma_1, dist):
@@ -65,6 +70,14 @@ def integrated_bound(sigma_1, dist):
 def beta_half_bound(sigma_1, dist):
     """Negative control: ``beta/2`` in place of ``sqrt(beta)/2`` (dimensionally inconsistent)."""
     return sqrt_beta_bound(sigma_1, dist) ** 2 / 2
+
+
+def eighth_bound(sigma_1, dist):
+    """Negative control: ``sqrt(beta)/8``, four times below the derived constant."""
+    return descent_bound(sigma_1, dist) / 4
+
+
+BOUNDS = {"sqrt_beta/2": descent_bound, "beta/2": beta_half_bound, "sqrt_beta/8": eighth_bound}
 
 
 # ---------------------------------------------------------------------------
@@ -110,84 +123,86 @@ def symbolic_derivation(form: str = "sqrt") -> Outcome:
 # 2. Numeric check
 # ---------------------------------------------------------------------------
 
-INSTANCES = ((3, 5, 1.0), (4, 4, 0.5), (2, 3, 2.0))
-SMALL_SCALE = ((3, 5, 0.05),)  # where beta/2 < sqrt(beta)/2: the dimensional control bites here
-
-
-def check_descent(ctx: Context, bound=descent_bound, instances=INSTANCES) -> Outcome:
-    """``L_lambda - L* <= bound(sigma_1, dist) dist^2`` at random, normal, isotropic and adversarial points."""
+def check_descent(ctx: Context, bound: str = "sqrt_beta/2", instances=NEAR_MANIFOLD_INSTANCES) -> Outcome:
+    """``L_lambda - L* <= B(sigma_1, dist) dist^2`` at random, normal, isotropic and adversarial points, ``B`` the
+    named bound (``BOUNDS``; controls: "beta/2" on ``SMALL_SCALE`` instances, "sqrt_beta/8")."""
+    rhs = BOUNDS[bound]
     gen = ctx.generator(ID, "descent")
     n_each = ctx.pick(100, 600, 2000)
     iters = ctx.pick(150, 300, 500)
-    meas, lines, violations = [], [], 0
-    fig, ax = new_figure()
+    ev = Evidence(ctx)
+    rows, violations = [], 0
     for d, r, m_op in instances:
         Sigma, W = random_instance(d, r, gen, m_op=m_op)
         _, Lam, _ = ge.target_svd(Sigma, W)
         s1, sd = float(Lam[0]), float(Lam[-1])
         rho = rho_of(sd)
-        V, K, _ = sample_near_manifold(Sigma, W, n_each, gen, "loss", iters)
+        V, K, _ = ge.sample_near_manifold(Sigma, W, n_each, gen, "loss", iters, rho)
         dist = ge.dist_to_manifold(V, K, Sigma, W)
         gap = ge.regularized_loss(V, K, Sigma, W, 0.0, LAM)  # sigma = 0: L* = 0, no cancellation
         keep = dist <= rho * (1 + 1e-12)
         dist, gap = dist[keep], gap[keep]
         ratio = gap / dist**2
-        bad = ratio > bound(s1, dist) + 1e-9 * s1
-        violations += int(bad.sum())
+        bad = int((ratio > rhs(s1, dist) + TOL * s1).sum())
+        violations += bad
         best = float(ratio.max())
-        meas += [Measurement(f"d={d}, r={r}, σ₁={s1:.3g}: measured best constant max (L_λ − L*)/dist²", best,
-                             claimed=f"≤ √β(ρ)/2 = {descent_bound(s1, rho):.4g}"),
-                 Measurement(f"d={d}, r={r}: tightness vs √β(ρ)/2", best / descent_bound(s1, rho), claimed="≤ 1"),
-                 Measurement(f"d={d}, r={r}: tightness vs the integrated bound at ρ", best / integrated_bound(s1, rho),
-                             claimed="≤ 1 (attained)")]
-        lines.append(f"d={d},r={r},σ₁={s1:.3g}: {int(bad.sum())}/{len(dist)} violate; max ratio {best:.4g} vs "
-                     f"bound {bound(s1, rho):.4g} at ρ")
-        ax.scatter((dist / rho).numpy(), (ratio / s1).numpy(), s=5, alpha=0.5, label=f"d={d}, r={r}")
+        ev.measure(f"d={d}, r={r}, σ₁={s1:.3g}: measured best constant max (L_λ − L*)/dist²", best,
+                   claimed=f"≤ √β(ρ)/2 = {descent_bound(s1, rho):.4g}")
+        ev.measure(f"d={d}, r={r}: tightness vs √β(ρ)/2", best / descent_bound(s1, rho), claimed="≤ 1")
+        ev.measure(f"d={d}, r={r}: tightness vs the integrated bound at ρ", best / integrated_bound(s1, rho),
+                   claimed="≤ 1 (attained)")
+        ev.exact(f"d={d}, r={r}: bound at every point", bad == 0,
+                 f"d={d},r={r},σ₁={s1:.3g}: {bad}/{len(dist)} violate; max ratio {best:.4g} vs "
+                 f"bound {rhs(s1, rho):.4g} at ρ")
+        rows.append((d, r, s1, rho, dist, ratio))
+    if ev.plots:
+        fig, ax = new_figure()
         xs = np.linspace(0, 1, 50)
-        ax.plot(xs, bound(s1, xs * rho) / s1, "k--", lw=0.8)
-        ax.plot(xs, integrated_bound(s1, xs * rho) / s1, "k:", lw=0.8)
-    ax.set_xlabel("dist / ρ")
-    ax.set_ylabel("(L_λ − L*) / (σ₁ dist²)")
-    ax.set_title("descent lemma: dashed = stated bound, dotted = integrated bound")
-    ax.legend(loc="best", fontsize=7)
-    return Outcome("fail" if violations else "pass",
-                   ("" if not violations else f"{violations} points violate; ") + " | ".join(lines), meas,
-                   [Figure("Descent lemma", to_svg(fig), "(L_λ − L*)/dist² at sampled points within ρ "
-                           "(random and adversarial); the stated bound √β(dist)/2 (dashed) and the sharper "
-                           "integrated bound (dotted), both over σ₁.")])
+        for d, r, s1, rho, dist, ratio in rows:
+            ax.scatter((dist / rho).numpy(), (ratio / s1).numpy(), s=5, alpha=0.5, label=f"d={d}, r={r}")
+            ax.plot(xs, rhs(s1, xs * rho) / s1, "k--", lw=0.8)
+            ax.plot(xs, integrated_bound(s1, xs * rho) / s1, "k:", lw=0.8)
+        ax.set(xlabel="dist / ρ", ylabel="(L_λ − L*) / (σ₁ dist²)",
+               title="descent lemma: dashed = stated bound, dotted = integrated bound")
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Descent lemma", fig, "(L_λ − L*)/dist² at sampled points within ρ (random and adversarial); the "
+                  "stated bound √β(dist)/2 (dashed) and the sharper integrated bound (dotted), both over σ₁.")
+    return ev.outcome(summary_prefix=f"{violations} points violate; " if violations else "")
 
 
 # ---------------------------------------------------------------------------
 # 3. Probe
 # ---------------------------------------------------------------------------
 
-@st.composite
-def instances(draw):
-    d = draw(st.integers(1, 4))
-    r = draw(st.integers(d, d + 2))
-    return {"d": d, "r": r, "sig_spec": draw(st.lists(st.floats(0.2, 5.0), min_size=d, max_size=d)),
-            "m_spec": draw(st.lists(st.floats(0.01, 3.0), min_size=d, max_size=d)),
-            "frac": draw(st.floats(0.02, 1.0)), "direction": draw(st.sampled_from(["normal", "isotropic"])),
-            "seed": draw(st.integers(0, 2**31 - 1))}
+def probe_instances():
+    """Σ with eigenvalues in [0.2, 5], M* with singular values in [0.01, 3], d ≤ 4, r ≤ d + 2; one point at radius
+    ``frac`` ρ in [0.02, 1] ρ in a normal or isotropic direction."""
+    return spectral_instances((0.2, 5.0), (0.01, 3.0), point=True, frac=st.floats(0.02, 1.0),
+                              direction=st.sampled_from(["normal", "isotropic"]))
 
 
-def probe_conclusion(inst, alpha_each, bound=descent_bound):
-    g = torch.Generator().manual_seed(inst["seed"])
-    Sigma, W = instance_from_spectra(inst["sig_spec"], inst["m_spec"], inst["r"], g)
+def probe_conclusion(inst, alpha_each, bound: str = "sqrt_beta/2"):
+    rhs = BOUNDS[bound]
+    Sigma, W = instance_tensors(inst)
     _, Lam, _ = ge.target_svd(Sigma, W)
     s1 = float(Lam[0])
-    (V, K), _ = ge.perturb_from_manifold(Sigma, W, inst["frac"] * rho_of(float(Lam[-1])), 8, g, inst["direction"])
+    V, K = probe_point(inst, Sigma, W, inst["frac"] * rho_of(float(Lam[-1])), inst["direction"])
     dist = ge.dist_to_manifold(V, K, Sigma, W)
     ratio = ge.regularized_loss(V, K, Sigma, W, 0.0, LAM) / dist**2
-    ok = bool((ratio <= bound(s1, dist) + 1e-9 * s1).all())
-    return ok, "in scope", (f"max ratio {float(ratio.max()):.4g} vs bound {float(bound(s1, dist).min()):.4g} "
+    ok = bool((ratio <= rhs(s1, dist) + TOL * s1).all())
+    return ok, "in scope", (f"max ratio {float(ratio.max()):.4g} vs bound {float(rhs(s1, dist).min()):.4g} "
                             f"(σ₁={s1:.3g})")
 
 
-def check_probe(ctx: Context, bound=descent_bound) -> Outcome:
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, bound), ctx.pick(25, 100, 300),
-                     lambda i: dict(i))
+def check_probe(ctx: Context, bound: str = "sqrt_beta/2") -> Outcome:
+    """The bound at the drawn point (control: "beta/2")."""
+    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, bound), ctx.pick(25, 100, 300),
+                     describe)
 
+
+# ---------------------------------------------------------------------------
+# 4. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -204,19 +219,17 @@ CLAIM = Claim(
                  Assumption("ρ-close", "dist(θ) ≤ ρ = (2/√5) σ_d(M*)^{1/2}")),
     checks=(
         Check("derivation", "symbolic", "Segment argument, the integral, attainment and dimensional analysis",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+              symbolic_derivation),
         Check("descent-bound", "numeric", "L_λ − L* ≤ (√β(dist)/2) dist² at random and adversarial points within ρ",
               check_descent, stochastic=False),
         Check("probe", "probe", "Hypothesis over d, r, spectra, radius and direction", check_probe, stochastic=False),
     ),
     controls=(
         Control("symbolic: β/2", "derivation", "β/2 in place of √β/2 is not homogeneous of degree 2 in M*",
-                lambda ctx: symbolic_derivation("beta")),
+                {"form": "beta"}),
         Control("β/2 at small scale", "descent-bound", "β/2 in place of √β/2 on an instance with σ₁(M*) = 0.05",
-                lambda ctx: check_descent(ctx, beta_half_bound, SMALL_SCALE)),
-        Control("√β/8", "descent-bound", "a constant four times below the derived one",
-                lambda ctx: check_descent(ctx, lambda s1, dist: descent_bound(s1, dist) / 4)),
-        Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails",
-                lambda ctx: check_probe(ctx, beta_half_bound)),
+                {"bound": "beta/2", "instances": SMALL_SCALE}),
+        Control("√β/8", "descent-bound", "a constant four times below the derived one", {"bound": "sqrt_beta/8"}),
+        Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails", {"bound": "beta/2"}),
     ),
 )

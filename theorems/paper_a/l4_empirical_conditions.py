@@ -31,12 +31,16 @@ differences with mean exactly the oracle's bias); ``eps^2`` by the unbiased U-st
 tested point by point (margin ``>= 0``, Bonferroni z) at contexts ``n = 8`` (error-dominated) and ``n = 256``
 (where the constant term is positive for ``D > (1 + kappa) eps / (alpha - kappa sqrt(beta))``, i.e. the lemma has
 content).  ``Sigmahat`` is exactly sampled with ``N = 10^6`` and the Lemma 3 event is verified.
+A point fails when its margin is significantly negative (``margin + z se < 0``); a point with a small margin within
+its error bar does not (the decision is "not rejected", ``numerics.stats.decide_lower`` with an unbounded tolerance):
+the check's power is the control's rejection.  At least one point must be informative (constant term ``> 0``).
 
-Negative control: the same inequalities without the gradient-approximation terms (the empirical gradient claimed
+Negative controls: the same inequalities without the gradient-approximation terms (the empirical gradient claimed
 to satisfy the one-point conditions exactly, up to the preconditioner): violated near the manifold, where the
-oracle's O(1/n) bias dominates.
+oracle's O(1/n) bias dominates; a wrong Young constant (half the ``eps^2`` coefficient) in the derivation.
 
-Instance: ``conditioned_instance(d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2)`` (shared with A.T2).
+Instance: ``init_fixtures.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
+A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry_fixtures``.
 """
 from __future__ import annotations
 
@@ -50,14 +54,15 @@ from numerics import DTYPE
 from numerics.paper_a import experiments as ex
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.moments import squared_norm_of_mean, to_factor_coords
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_a.l3_good_init import constants
-from theorems.paper_a.t1_3_strong_convexity import alpha_bound, sqrt_beta_bound
-from theorems.plots import new_figure, to_svg
+from numerics.stats import decide_lower
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome, worst_status
+from theorems.evidence import Evidence
+from theorems.paper_a.geometry_fixtures import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.init_fixtures import ALG_R, NOISE, conditioned_instances
+from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "A.L4"
-D4, R4, M_OP, MIN_RATIO, NOISE = 3, 4, 0.15, 0.5, 0.3
 
 STATEMENT = (
     r"\langle u,\theta-P(\theta)\rangle_{\tilde\Sigma}\ge\big(\tfrac{\alpha}{2}-\kappa\sqrt\beta\big)D^2"
@@ -67,23 +72,20 @@ STATEMENT = (
     r"\varepsilon=\|\mathbb{E}\nabla(\hat L_n+\lambda\hat R)-\nabla L_\lambda\|_*,\;\kappa=2e+e^2"
 )
 
-
-def instance(gen: torch.Generator):
-    """The A.L4 / A.T2 instance recipe: one conditioned random instance (module docstring)."""
-    S, W = ex.conditioned_instance(D4, R4, gen, 1, M_OP, MIN_RATIO)
-    return S[0], W[0]
+N_SIGMA = 10**6  # samples behind Sigmahat: the Lemma 3 event e <= e_0 holds with room at this size
+NOT_REJECTED = math.inf  # tolerance of the per-point decision: a point fails only if significantly negative
 
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic
 # ---------------------------------------------------------------------------
 
-def symbolic_derivation(young_eps_coef=None) -> Outcome:
-    """The Young step (3a) => (3'), (4'), and the mismatch operator T - I.  ``young_eps_coef`` overrides the
-    coefficient of eps^2/alpha in (3') (a control passes a wrong one)."""
+def symbolic_derivation(young_scale=1) -> Outcome:
+    """The Young step (3a) => (3'), (4'), and the mismatch operator T - I.  ``young_scale`` multiplies the
+    coefficient ``1 + kappa^2`` of ``eps^2/alpha`` in (3') (a control passes 1/2)."""
     Dv = Derivation()
     al, kap, Dd, eps, sb = sp.symbols("alpha kappa D epsilon sqrt_beta", positive=True)
-    c = (1 + kap**2) if young_eps_coef is None else young_eps_coef(kap)
+    c = young_scale * (1 + kap**2)
     sharp = (al - kap * sb) * Dd**2 - (1 + kap) * eps * Dd
     young = (al / 2 - kap * sb) * Dd**2 - c * eps**2 / al
     Dv.say("(3a): <u, Δ> ≥ (α − κ√β) D² − (1 + κ) ε D, from (3), (4) of A.T1.3 and Cauchy-Schwarz.")
@@ -109,13 +111,14 @@ def _samples(seed: int, budget: str):
     """Everything the check needs, computed once per (seed, budget): the check and its control share it."""
     ctx = Context(seed=seed, budget=budget)
     gen = ctx.generator(ID, "empirical-conditions")
-    Sigma, W = instance(gen)
-    c = constants(Sigma, W)
-    XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, 10**6, 1, gen)
-    _, S_hat = ex.least_squares_from_statistics(XtX, XtY, 10**6)
+    S, W = conditioned_instances(gen, 1)
+    Sigma, W = S[0], W[0]
+    c = good_init_constants(Sigma, W)
+    XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, N_SIGMA, 1, gen)
+    _, S_hat = ex.least_squares_from_statistics(XtX, XtY, N_SIGMA)
     e = float(ex.whitened_error(S_hat, Sigma)[0])
     kappa = 2 * e + e**2
-    T = ex.preconditioner_operator(Sigma, S_hat[0])(R4)
+    T = ex.preconditioner_operator(Sigma, S_hat[0])(ALG_R)
     P = ctx.pick(16, 32, 48)
     radius = c["rho"] * torch.exp(torch.linspace(math.log(1 / 50), 0, P, dtype=DTYPE))
     (V, K), _ = ge.perturb_from_manifold(Sigma, W, radius, P, gen, direction="isotropic")
@@ -137,77 +140,84 @@ def _samples(seed: int, budget: str):
     return {"dist": dist, "rho": c["rho"], "e": e, "e0": c["e0"], "kappa": kappa, "sv": sv, "per_n": per_n}
 
 
+def _not_rejected(margin: torch.Tensor, se: torch.Tensor, z: float) -> list[str]:
+    """Per point: ``margin >= 0`` unless significantly negative (``decide_lower`` with the ``NOT_REJECTED`` tolerance)."""
+    return [decide_lower(m - z * s, m + z * s, 0.0, max_width=math.inf, tolerance=NOT_REJECTED).status
+            for m, s in zip(margin.tolist(), se.tolist())]
+
+
 def check_empirical_conditions(ctx: Context, with_error_terms: bool = True) -> Outcome:
+    """(3a) and (4') point by point with the Monte Carlo oracle; ``with_error_terms=False`` (control) drops the
+    gradient-approximation terms."""
     s = _samples(ctx.seed, ctx.budget)
     dist, kappa = s["dist"], s["kappa"]
     sd, s1 = s["sv"]
     a = alpha_bound(sd, dist)
     sb = sqrt_beta_bound(s1, dist)
     P = len(dist)
-    n_dec = 2 * P * len(s["per_n"])
-    z = Context(alpha=ctx.alpha / n_dec).z
+    ev = Evidence(ctx, decisions=2 * P * len(s["per_n"]))  # one per point, n and inequality
+    z = ev.z
     if s["e"] > s["e0"]:
-        return Outcome("inconclusive", f"Lemma 3's event failed for the sampled Σ̂ (e = {s['e']:.4f} > e0)")
-    statuses, meas, lines, informative = [], [], [], 0
-    fig, _ = new_figure()
-    fig.clf()
-    fig.set_size_inches(8, 3.4)
-    ax1, ax2 = fig.subplots(1, 2)
+        ev.status("inconclusive", f"Lemma 3's event failed for the sampled Σ̂ (e = {s['e']:.4f} > e0)")
+        return ev.outcome()
+    informative, panels = 0, []
+    on = 1.0 if with_error_terms else 0.0
     for n, r in s["per_n"].items():
         eps2 = r["eps2"].clamp_min(0)
         eps = eps2.sqrt()
         eps_se = r["eps2_se"] / (2 * eps.clamp_min(1e-12))
-        on = 1.0 if with_error_terms else 0.0
         rhs3 = (a - kappa * sb) * dist**2 - on * (1 + kappa) * eps * dist
         se3 = (r["pair_se"] ** 2 + (on * (1 + kappa) * dist * eps_se) ** 2).sqrt()
         m3 = r["pair"] - rhs3
         rhs4 = 2 * (1 + kappa) ** 2 * (sb**2 * dist**2 + on * eps2)
         se4 = (r["u2_se"] ** 2 + (on * 2 * (1 + kappa) ** 2 * r["eps2_se"]) ** 2).sqrt()
         m4 = rhs4 - r["u2"]
-        bad3 = int((m3 + z * se3 < 0).sum())
-        bad4 = int((m4 + z * se4 < 0).sum())
-        statuses += ["fail"] * (bad3 + bad4)
+        st3, st4 = _not_rejected(m3, se3, z), _not_rejected(m4, se4, z)
+        bad3, bad4 = st3.count("fail"), st4.count("fail")
         informative += int((rhs3 > 0).sum()) if with_error_terms else P
         eps_mean = float(eps2.mean().sqrt())
-        meas += [Measurement(f"n = {n}: oracle error ε = ‖E ĝ − ∇L_λ‖* (rms over points)", eps_mean,
-                             claimed="Õ(n^{-1/2}) (Theorem 3)"),
-                 Measurement(f"n = {n}: n·ε (flat if ε = O(1/n))", n * eps_mean),
-                 Measurement(f"n = {n}: min margin of (3a) in SE", float((m3 / se3).min()), claimed="≥ −z",
-                             level=1 - ctx.alpha / n_dec),
-                 Measurement(f"n = {n}: min margin of (4′) in SE", float((m4 / se4).min()), claimed="≥ −z",
-                             level=1 - ctx.alpha / n_dec)]
-        rel = dist / s["rho"]
+        ev.measure(f"n = {n}: oracle error ε = ‖E ĝ − ∇L_λ‖* (rms over points)", eps_mean,
+                   claimed="Õ(n^{-1/2}) (Theorem 3)")
+        ev.measure(f"n = {n}: n·ε (flat if ε = O(1/n))", n * eps_mean)
+        ev.measure(f"n = {n}: min margin of (3a) in SE", float((m3 / se3).min()), claimed="≥ −z", level=ev.level)
+        ev.measure(f"n = {n}: min margin of (4′) in SE", float((m4 / se4).min()), claimed="≥ −z", level=ev.level)
         crossover = float(((1 + kappa) * eps / (a - kappa * sb)).median()) / s["rho"]
-        lines.append(f"n={n} ({r['m']} batches): ε≈{eps_mean:.3g}; (3a) violated at {bad3}/{P}, (4′) at {bad4}/{P} "
-                     f"points; constant term positive beyond D ≈ {crossover:.2f} ρ′")
-        h = ax1.plot(rel, m3 / se3, "o", ms=3, label=f"n = {n}")
-        ax2.plot(rel, m4 / se4, "o", ms=3, color=h[0].get_color(), label=f"n = {n}")
+        ev.status(worst_status(st3 + st4),
+                  f"n={n} ({r['m']} batches): ε≈{eps_mean:.3g}; (3a) violated at {bad3}/{P}, (4′) at {bad4}/{P} "
+                  f"points; constant term positive beyond D ≈ {crossover:.2f} ρ′")
+        panels.append((n, dist / s["rho"], m3 / se3, m4 / se4))
+    ev.measure("preconditioner mismatch e = ‖Σ^{1/2}Σ̂⁻¹Σ^{1/2} − I‖op (N = 1e6)", s["e"],
+               claimed=f"≤ e0 = {s['e0']:.4f}")
+    ev.measure("Lemma 4 constant (α/2 − κ√β)/α at ρ′",
+               (alpha_bound(sd, s["rho"]) / 2 - kappa * sqrt_beta_bound(s1, s["rho"])) / alpha_bound(sd, s["rho"]),
+               claimed="> 0 ('slightly worse' than 1/2)")
+    if informative == 0 and "fail" not in ev.statuses:
+        ev.status("inconclusive", "no point where the constant term of (3a) is positive: the lemma has no content")
+    if ev.plots:
+        ev.figure("Empirical one-point conditions near the manifold", _margins_figure(panels, z),
+                  "Standardized margins of (3a) and (4′) per point (Monte Carlo oracle with control variates); a "
+                  "point below the dashed line −z (Bonferroni over points, n and the two inequalities) rejects the "
+                  "inequality.")
+    return ev.outcome(summary_prefix="" if with_error_terms else "without error terms (control): ",
+                      kappa=kappa, e=s["e"], rho=s["rho"], n_decisions=ev.declared)
+
+
+def _margins_figure(panels, z: float):
+    fig, _ = new_figure()
+    fig.clf()
+    fig.set_size_inches(8, 3.4)
+    ax1, ax2 = fig.subplots(1, 2)
+    for n, rel, t3, t4 in panels:
+        h = ax1.plot(rel, t3, "o", ms=3, label=f"n = {n}")
+        ax2.plot(rel, t4, "o", ms=3, color=h[0].get_color(), label=f"n = {n}")
     for ax, title in ((ax1, "(3a): ⟨u, Δ⟩ − RHS, in standard errors"), (ax2, "(4′): RHS − ‖u‖², in standard errors")):
         ax.axhline(-z, color="k", ls="--", lw=0.8, label=f"−z = −{z:.2f} (rejection)")
         ax.axhline(0, color="k", lw=0.5)
-        ax.set_xscale("log")
         ax.set_yscale("symlog", linthresh=1.0)
-        ax.set_xlabel("D / ρ′")
+        ax.set(xscale="log", xlabel="D / ρ′")
         ax.set_title(title, fontsize=8)
         ax.legend(loc="best", fontsize=6)
-    meas += [Measurement("preconditioner mismatch e = ‖Σ^{1/2}Σ̂⁻¹Σ^{1/2} − I‖op (N = 1e6)", s["e"],
-                         claimed=f"≤ e0 = {s['e0']:.4f}"),
-             Measurement("Lemma 4 constant (α/2 − κ√β)/α at ρ′", float(
-                 (alpha_bound(sd, s["rho"]) / 2 - kappa * sqrt_beta_bound(s1, s["rho"])) / alpha_bound(sd, s["rho"])),
-                 claimed="> 0 ('slightly worse' than 1/2)")]
-    if statuses:
-        status = "fail"
-    elif informative == 0:
-        status = "inconclusive"
-    else:
-        status = "pass"
-    head = "" if with_error_terms else "without error terms (control): "
-    return Outcome(status, head + " | ".join(lines), meas,
-                   [Figure("Empirical one-point conditions near the manifold", to_svg(fig),
-                           "Standardized margins of (3a) and (4′) per point (Monte Carlo oracle with control "
-                           "variates); a point below the dashed line −z (Bonferroni over points, n and the two "
-                           "inequalities) rejects the inequality.")],
-                   details={"kappa": kappa, "e": s["e"], "rho": s["rho"], "n_decisions": n_dec})
+    return fig
 
 
 CLAIM = Claim(
@@ -226,17 +236,16 @@ CLAIM = Claim(
         Assumption("A.T1.3", "one-point constants α(D) = 2σ_d − (5/4)D², √β(D) = 4σ₁ + 3√(2σ₁)D + D²"),
     ),
     checks=(
-        Check("derivation", "symbolic", "Young step, (4′) and ‖T − I‖ ≤ 2e + e² (sympy)",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+        Check("derivation", "symbolic", "Young step, (4′) and ‖T − I‖ ≤ 2e + e² (sympy)", symbolic_derivation),
         Check("empirical-conditions", "numeric",
               "(3a) and (4′) point by point with the Monte Carlo oracle at n = 8 and n = 256",
               check_empirical_conditions),
     ),
     controls=(
         Control("symbolic: wrong Young constant", "derivation", "ε² coefficient (1 + κ²)/(2α) in place of (1 + κ²)/α",
-                lambda ctx: symbolic_derivation(lambda k: (1 + k**2) / 2)),
+                {"young_scale": sp.Rational(1, 2)}),
         Control("no gradient-error terms", "empirical-conditions",
                 "the exact one-point conditions claimed for the empirical preconditioned gradient",
-                lambda ctx: check_empirical_conditions(ctx, with_error_terms=False)),
+                {"with_error_terms": False}),
     ),
 )

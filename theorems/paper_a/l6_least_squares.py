@@ -7,7 +7,7 @@ Statement (spec, reconstructed).  With probability at least ``1 - delta``, for `
 An explicit version (ours; ``numerics.paper_a.experiments.lstsq_tail_bound``).  ``What - W* = sigma Z R^{-1}`` with
 ``R R^T = X^T X`` and ``Z`` (r x d) iid N(0, 1) independent of ``X``; so ``||What - W*||_op <= sigma ||Z||_op /
 s_min(X)``, and ``s_min(X) >= lam_min(Sigma)^{1/2} s_min(G)`` for ``X = G Sigma^{1/2}``.  Gaussian concentration of the
-1-Lipschitz maps ``||Z||_op`` and ``s_min(G)`` around Gordon's bounds ``E||Z||_op <= sqrt r + sqrt d``,
+Lipschitz maps ``||Z||_op`` and ``s_min(G)`` around Gordon's bounds ``E||Z||_op <= sqrt r + sqrt d``,
 ``E s_min(G) >= sqrt n - sqrt d`` (Vershynin 2010, Cor. 5.35, the seed's reference [14]) gives, with
 ``t = sqrt(2 log(2/delta))``, each of ``||Z||_op <= sqrt r + sqrt d + t`` and ``s_min(G) >= sqrt n - sqrt d - t``
 with probability ``>= 1 - delta/2``.  Hence, with probability ``>= 1 - delta``,
@@ -26,9 +26,10 @@ Evidence (exact sampling of ``X^T X``, ``X^T Y``, ``numerics.paper_a.experiments
    log-log slope ``-1/2`` (interval from order-statistic confidence bounds); the normalized quantile
    ``q / (sigma sqrt((d + log(1/delta))/n))`` for ``delta = 0.1 .. 0.001`` is reported (flat in ``delta`` and ``n``).
 
-Negative controls: (1) a bound claiming the faster rate ``1/n`` (``b(50, delta) 50/n``) loses coverage as ``n``
-grows; (2) least squares without ``(X^T X)^{-1}`` (``What = Y^T X / n``, a dropped factor) estimates ``W* Sigma``:
-its error levels off and the slope is 0.
+Negative controls (each re-runs its check with one parameter overridden): (1) a bound claiming the faster rate
+``1/n`` (``b(50, delta) 50/n``, ``bound="rate 1/n"``) loses coverage as ``n`` grows; (2) least squares without
+``(X^T X)^{-1}`` (``What = Y^T X / n``, a dropped factor, ``ls_variant="no_inverse"``) estimates ``W* Sigma``: its
+error levels off and the slope is 0.
 """
 from __future__ import annotations
 
@@ -38,11 +39,11 @@ import numpy as np
 import torch
 
 from numerics.paper_a import experiments as ex
-from numerics.stats import binomial_interval, decide_interval, loglog_slope
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.claim import worst_status
+from numerics.stats import decide_binomial, decide_exponent, loglog_slope
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
 from theorems.paper_a.init_fixtures import D, NOISE, R, instances
-from theorems.plots import new_figure, to_svg
+from theorems.plots import new_figure
 
 ID = "A.L6"
 
@@ -51,6 +52,13 @@ STATEMENT = (
     r"b(n,\delta)=\frac{\sigma(\sqrt r+\sqrt d+t)}{\sqrt{n\lambda_{\min}(\Sigma)}\,(1-(\sqrt d+t)/\sqrt n)}"
     r"=O\Big(\sigma\sqrt{\tfrac{d+\log(1/\delta)}{n}}\Big),\;t=\sqrt{2\log(2/\delta)}"
 )
+
+COVERAGE_NS = [50, 300, 2000, 10**4, 10**5]  # from where b(n, delta) is finite to where least squares is sharp
+DELTAS = [0.1, 0.01]  # the failure probabilities whose bounds are tested
+COVERAGE_MAX_WIDTH = math.inf  # a lower bound on a probability: any interval wholly above 1 - delta passes
+SCALING_NS = np.logspace(2, 5, 7).round().astype(int).tolist()
+SCALING_DELTA = 0.05  # the quantile whose exponent in n is fitted
+EXPONENT_MAX_WIDTH = 0.1  # an exponent interval wider than 0.1 cannot tell -1/2 from -0.4 or -0.6
 
 
 def ls_errors(Sigma, W, n, draws, gen, ls_variant="correct"):
@@ -64,60 +72,58 @@ def rate_one_over_n(n, delta, d, r, sigma, lam_min, anchor=50):
     return ex.lstsq_tail_bound(anchor, delta, d, r, sigma, lam_min) * anchor / torch.as_tensor(n, dtype=torch.float64)
 
 
+BOUNDS = {"explicit": ex.lstsq_tail_bound, "rate 1/n": rate_one_over_n}
+
+
 # ---------------------------------------------------------------------------
 # 1. Coverage of the explicit high-probability bound
 # ---------------------------------------------------------------------------
 
-def check_coverage(ctx: Context, bound=ex.lstsq_tail_bound) -> Outcome:
+def check_coverage(ctx: Context, bound: str = "explicit") -> Outcome:
+    """``P(||What - W*||_op <= b(n, delta)) >= 1 - delta`` per (instance, delta, n), Clopper-Pearson; ``bound`` names
+    the bound (``BOUNDS``; control: "rate 1/n")."""
+    b_of = BOUNDS[bound]
     gen = ctx.generator(ID, "coverage")
     n_inst = ctx.pick(2, 4, 6)
     draws = ctx.pick(3000, 20000, 50000)
-    ns = [50, 300, 2000, 10**4, 10**5]
-    deltas = [0.1, 0.01]
-    n_dec = n_inst * len(ns) * len(deltas)
-    level = 1 - ctx.alpha / n_dec
+    # one decision per (instance, delta, n) cell; per (delta, n) the worst instance's decides (the rule is monotone
+    # in the count), so the status is that of every cell and the recorded interval is the binding one
+    ev = Evidence(ctx, decisions=n_inst * len(COVERAGE_NS) * len(DELTAS))
     Sig, Ws = instances(gen, n_inst)
-    statuses, meas, worst_cov = [], [], {}
-    fig, ax = new_figure()
+    statuses, worst, tight0 = [], {}, {}
     for i in range(n_inst):
         lam_min = float(torch.linalg.eigvalsh(Sig[i])[0])
-        for j, delta in enumerate(deltas):
-            cov, lo_, tight = [], [], []
-            for n in ns:
+        for delta in DELTAS:
+            tight = []
+            for n in COVERAGE_NS:
                 err = ls_errors(Sig[i], Ws[i], n, draws, gen)
-                b = float(bound(n, delta, D, R, NOISE, lam_min))
+                b = float(b_of(n, delta, D, R, NOISE, lam_min))
                 k = int((err <= b).sum())
-                lo, hi = binomial_interval(k, draws, level)
-                st = "pass" if lo >= 1 - delta else "fail" if hi < 1 - delta else "inconclusive"
-                statuses.append(st)
-                cov.append(k / draws)
-                lo_.append(lo)
+                statuses.append(decide_binomial(k, draws, ev.level, at_least=1 - delta,
+                                                max_width=COVERAGE_MAX_WIDTH).status)
                 tight.append(float(torch.quantile(err, 1 - delta)) / b)
-                key = (delta, n)
-                if key not in worst_cov or k / draws < worst_cov[key][0]:
-                    worst_cov[key] = (k / draws, lo, hi)
+                if (delta, n) not in worst or k < worst[(delta, n)]:
+                    worst[(delta, n)] = k
             if i == 0:
-                ax.plot(ns, tight, "o-", label=f"q_(1−δ) / b(n, δ), δ = {delta}")
-            meas.append(Measurement(f"instance {i + 1}, δ = {delta}: tightness q_(1−δ)/b at n = 1e5", tight[-1],
-                                    claimed="≤ 1"))
-    for (delta, n), (p, lo, hi) in sorted(worst_cov.items()):
-        meas.append(Measurement(f"coverage P(‖Ŵ−W*‖op ≤ b), δ = {delta}, n = {n} (worst instance)", p, lo, hi,
-                                claimed=f"≥ {1 - delta}", level=level))
-    ax.axhline(1, color="k", lw=0.8, ls="--")
-    ax.set_xscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("empirical quantile / bound")
-    ax.set_title("instance 1" + ("" if bound is ex.lstsq_tail_bound else " (control bound)"))
-    ax.legend(loc="best", fontsize=7)
-    worst = worst_status(statuses)
-    n_fail = statuses.count("fail")
+                tight0[delta] = tight
+            ev.measure(f"instance {i + 1}, δ = {delta}: tightness q_(1−δ)/b at n = 1e5", tight[-1], claimed="≤ 1")
+    for (delta, n), k in sorted(worst.items()):
+        d = decide_binomial(k, draws, ev.level, at_least=1 - delta, max_width=COVERAGE_MAX_WIDTH)
+        ev.decide(f"coverage P(‖Ŵ−W*‖op ≤ b), δ = {delta}, n = {n} (worst instance)", d, value=k / draws,
+                  line=f"δ={delta}, n={n}: {k / draws:.4f} [{d.lo:.4f}, {d.hi:.4f}] {d.status}")
+    if ev.plots:
+        fig, ax = new_figure()
+        for delta, tight in tight0.items():
+            ax.plot(COVERAGE_NS, tight, "o-", label=f"q_(1−δ) / b(n, δ), δ = {delta}")
+        ax.axhline(1, color="k", lw=0.8, ls="--")
+        ax.set(xscale="log", xlabel="n", ylabel="empirical quantile / bound", title="instance 1")
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Tightness of the explicit Lemma 6 bound", fig,
+                  "Empirical (1−δ)-quantile of ‖Ŵ − W*‖op over the bound b(n, δ): below 1 means covered.")
     summary = (f"{statuses.count('pass')}/{len(statuses)} (instance, δ, n) cells covered at ≥ 1−δ "
-               f"(Clopper-Pearson, {draws} draws each); {n_fail} rejected; min coverage "
-               f"{min(v[0] for v in worst_cov.values()):.4f}")
-    return Outcome(worst, summary, meas,
-                   [Figure("Tightness of the explicit Lemma 6 bound", to_svg(fig),
-                           "Empirical (1−δ)-quantile of ‖Ŵ − W*‖op over the bound b(n, δ): below 1 means covered.")],
-                   details={"ns": ns, "deltas": deltas, "draws": draws})
+               f"(Clopper-Pearson, {draws} draws each); {statuses.count('fail')} rejected; min coverage "
+               f"{min(worst.values()) / draws:.4f} | ")
+    return ev.outcome(summary_prefix=summary, ns=COVERAGE_NS, deltas=DELTAS, draws=draws)
 
 
 # ---------------------------------------------------------------------------
@@ -135,52 +141,46 @@ def quantile_with_se(x: torch.Tensor, q: float) -> tuple[float, float]:
 
 
 def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome:
+    """Per instance: the exponent of the 95% quantile of ``||What - W*||_op`` in ``n`` equals -1/2; ``ls_variant``
+    is the estimator (control: "no_inverse")."""
     gen = ctx.generator(ID, "quantile-scaling")
     n_inst = ctx.pick(2, 4, 6)
     draws = ctx.pick(4000, 20000, 50000)
-    ns = np.logspace(2, 5, 7).round().astype(int).tolist()
-    delta = 0.05
-    z = Context(alpha=ctx.alpha / n_inst).z
+    ev = Evidence(ctx, decisions=n_inst)
     Sig, Ws = instances(gen, n_inst)
-    statuses, meas, lines = [], [], []
-    fig, ax = new_figure()
+    curves = []
     for i in range(n_inst):
         qs, ses, norm = [], [], {}
-        for n in ns:
+        for n in SCALING_NS:
             err = ls_errors(Sig[i], Ws[i], n, draws, gen, ls_variant)
-            q, se = quantile_with_se(err, 1 - delta)
+            q, se = quantile_with_se(err, 1 - SCALING_DELTA)
             qs.append(q)
             ses.append(se)
-            if n == ns[-1]:
+            if n == SCALING_NS[-1]:
                 for dl in (0.1, 0.01, 0.001):
                     norm[dl] = float(torch.quantile(err, 1 - dl)) / (NOISE * math.sqrt((D + math.log(1 / dl)) / n))
-        fit = loglog_slope(ns, qs, ses)
-        lo, hi = fit.interval(1, z)
-        st = decide_interval(lo, hi, -0.5, max_width=0.1).status
-        statuses.append(st)
-        meas.append(Measurement(f"instance {i + 1}: exponent of the 95% quantile of ‖Ŵ−W*‖op in n",
-                                float(fit.coef[1]), lo, hi, claimed="= −1/2", level=1 - ctx.alpha / n_inst))
+        fit = loglog_slope(SCALING_NS, qs, ses)
+        d = decide_exponent(fit, ev.z, -0.5, max_width=EXPONENT_MAX_WIDTH)
+        ev.decide(f"instance {i + 1}: exponent of the 95% quantile of ‖Ŵ−W*‖op in n", d, value=float(fit.coef[1]),
+                  line=f"#{i + 1}: slope {fit.coef[1]:.3f} [{d.lo:.3f}, {d.hi:.3f}] [{d.status}]; normalized "
+                       "quantile " + ", ".join(f"{v:.2f} (δ={dl})" for dl, v in norm.items()))
         for dl, v in norm.items():
-            meas.append(Measurement(f"instance {i + 1}: q_(1−δ)/(σ√((d+log 1/δ)/n)), δ = {dl}, n = 1e5", v,
-                                    claimed="O(1), flat in δ"))
-        lines.append(f"#{i + 1}: slope {fit.coef[1]:.3f} [{lo:.3f}, {hi:.3f}] [{st}]; normalized quantile "
-                     + ", ".join(f"{v:.2f} (δ={dl})" for dl, v in norm.items()))
-        h = ax.errorbar(ns, qs, yerr=z * np.array(ses), fmt="o", capsize=2, label=f"instance {i + 1}")
-        ax.plot(ns, np.exp(fit.coef[0]) * np.array(ns, float) ** fit.coef[1], color=h[0].get_color(), lw=0.8)
-    ref = np.array(ns, float)
-    ax.plot(ref, NOISE * np.sqrt((D + math.log(1 / delta)) / ref), "k--", lw=0.8, label="σ√((d+log 1/δ)/n)")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("95% quantile of ‖Ŵ − W*‖op")
-    ax.set_title("least squares" + ("" if ls_variant == "correct" else f" ({ls_variant}: control)"))
-    ax.legend(loc="best", fontsize=7)
-    worst = worst_status(statuses)
-    return Outcome(worst, " | ".join(lines), meas,
-                   [Figure("High-probability error of least squares vs n", to_svg(fig),
-                           f"95% quantile from {draws} exactly sampled data sets per n, order-statistic error bars, "
-                           "fitted power law; dashed: the claimed envelope shape.")],
-                   details={"ns": ns, "draws": draws, "ls_variant": ls_variant})
+            ev.measure(f"instance {i + 1}: q_(1−δ)/(σ√((d+log 1/δ)/n)), δ = {dl}, n = 1e5", v,
+                       claimed="O(1), flat in δ")
+        curves.append((qs, ses, fit))
+    if ev.plots:
+        fig, ax = new_figure()
+        ns = np.array(SCALING_NS, float)
+        for i, (qs, ses, fit) in enumerate(curves):
+            h = ax.errorbar(ns, qs, yerr=ev.z * np.array(ses), fmt="o", capsize=2, label=f"instance {i + 1}")
+            ax.plot(ns, np.exp(fit.coef[0]) * ns ** fit.coef[1], color=h[0].get_color(), lw=0.8)
+        ax.plot(ns, NOISE * np.sqrt((D + math.log(1 / SCALING_DELTA)) / ns), "k--", lw=0.8, label="σ√((d+log 1/δ)/n)")
+        ax.set(xscale="log", yscale="log", xlabel="n", ylabel="95% quantile of ‖Ŵ − W*‖op", title="least squares")
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("High-probability error of least squares vs n", fig,
+                  f"95% quantile from {draws} exactly sampled data sets per n, order-statistic error bars, fitted "
+                  "power law; dashed: the claimed envelope shape.")
+    return ev.outcome(ns=SCALING_NS, draws=draws, ls_variant=ls_variant)
 
 
 CLAIM = Claim(
@@ -202,8 +202,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("bound with rate 1/n", "coverage", "b(50, δ)·50/n: claims a faster rate than least squares has",
-                lambda ctx: check_coverage(ctx, rate_one_over_n)),
+                {"bound": "rate 1/n"}),
         Control("least squares without (XᵀX)⁻¹", "quantile-scaling", "Ŵ = YᵀX/n estimates W*Σ: error levels off",
-                lambda ctx: check_quantile_scaling(ctx, "no_inverse")),
+                {"ls_variant": "no_inverse"}),
     ),
 )

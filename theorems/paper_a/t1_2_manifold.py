@@ -24,10 +24,13 @@ that admits only ``SO(d)`` finds counterexamples.
 Evidence: sympy (forward and converse steps, d = 2, r = 3, orthogonal matrices as products of plane rotations); numeric:
 random points of Mfold are stationary global minima; structure-aware GD on the population ``L_lambda`` from random
 inits ends on Mfold (every run whose objective reached its minimum has ``dist -> 0``); probe: minimizers built by a
-second route (``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``, ``O`` Haar in O(d)) lie on Mfold.  Controls: the
-regularizer with ``I`` in place of ``Sigma`` (its minimizers leave Mfold), no regularizer (minimizers of ``L`` alone
-keep the conserved imbalance ``A^T A - B^T B`` of the init), a wrong manifold (``Lam`` in place of ``Lam^{1/2}``), and
-wrong conclusions for the probe (unique minimizer; ``SO(d)`` only).
+second route (``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``, ``O`` any orthogonal matrix, drawn with the instance by
+``geometry_fixtures.spectral_instances``) lie on Mfold.
+
+Controls (each re-runs its check with one parameter overridden): a wrong manifold (``Lam`` in place of ``Lam^{1/2}``)
+in the derivation and on the points; the regularizer with ``I`` in place of ``Sigma`` (its minimizers leave Mfold);
+no regularizer (minimizers of ``L`` alone keep the conserved imbalance ``A^T A - B^T B`` of the init); wrong
+conclusions for the probe (unique minimizer; ``SO(d)`` only).
 """
 from __future__ import annotations
 
@@ -36,15 +39,16 @@ import math
 import numpy as np
 import sympy as sp
 import torch
-from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_a import algorithms as al
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import optimal_loss, population_loss, sym_sqrt
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.paper_a.t1_3_strong_convexity import instance_from_spectra
-from theorems.plots import new_figure, to_svg
+from theorems import strategies as S
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, spectral_instances
+from theorems.plots import new_figure
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
 
@@ -55,6 +59,12 @@ STATEMENT = (
     r"\operatorname{argmin}_\theta L_\lambda(\theta)=\mathcal{M}=\{\theta:\;V\Sigma^{1/2}=U\Lambda^{1/2}Q,\;"
     r"\Sigma^{1/2}K\Sigma^{1/2}=V_s\Lambda^{1/2}Q,\;Q\in O(d)\},\quad L=L^*,\;R=0\text{ on }\mathcal{M}"
 )
+
+TOL = 1e-11  # relative L − L*, R, ‖∇L_λ‖* at exact points of Mfold: float64 rounding is ~1e-15
+GD_INSTANCES = ((3, 5), (2, 3), (4, 5))
+ETA, INIT_SCALE = 0.05, 0.3  # GD step (stable: eta < 2/lambda_max(Hess) on these instances) and init scale
+OBJ_TOL, DIST_TOL = 1e-14, 1e-5  # converged: objective within 1e-14 ||M*||^2 of L*; on Mfold: dist <= 1e-5 ||M*||^{1/2}
+PROBE_GAP_TOL, PROBE_DIST_TOL = 1e-10, 1e-7  # the second-route minimizer: relative L_λ − L* and dist (rounding ~1e-13)
 
 
 # ---------------------------------------------------------------------------
@@ -136,13 +146,10 @@ def symbolic_derivation(b_power: int = 1, only_forward: bool = False) -> Outcome
     return D.outcome("Mfold ⊂ argmin L_λ and argmin L_λ ⊂ Mfold")
 
 
+
 # ---------------------------------------------------------------------------
 # 2. Numeric check: points of Mfold are stationary global minima
 # ---------------------------------------------------------------------------
-
-INSTANCES = ((3, 5), (4, 4), (2, 3))
-TOL = 1e-11
-
 
 def wrong_manifold_point(Sigma, W, Q):
     """Negative control: ``B = Vs Lam Q`` (``Lam`` in place of ``Lam^{1/2}``)."""
@@ -157,8 +164,8 @@ def check_minima(ctx: Context, variant: str = "correct") -> Outcome:
     ``"wrong_manifold"`` (controls)."""
     gen = ctx.generator(ID, "minima")
     n = ctx.pick(64, 512, 2048)
-    meas, lines, bad_total = [], [], 0
-    for d, r in INSTANCES:
+    ev = Evidence(ctx)
+    for d, r in SHAPES:
         Sigma, W = al.random_instance(d, r, gen)
         _, Lam, _ = ge.target_svd(Sigma, W)
         s = float(Lam.pow(2).sum().sqrt())  # ||M*||_F
@@ -173,25 +180,23 @@ def check_minima(ctx: Context, variant: str = "correct") -> Outcome:
             G = ge.regularized_loss_grad(V, K, Sigma, W)
         R = R / s**2
         gnorm = ge.dual_norm(G, Sigma) / s**1.5
-        bad = (excess > TOL) | (R > TOL) | (gnorm > TOL)
-        bad_total += int(bad.sum())
+        bad = int(((excess > TOL) | (R > TOL) | (gnorm > TOL)).sum())
         det_neg = int((torch.linalg.det(Q) < 0).sum())
-        lines.append(f"d={d},r={r}: {int(bad.sum())}/{n} not stationary minima "
-                     f"(max rel. L−L* {float(excess.max()):.1e}, "
-                     f"R {float(R.max()):.1e}, ‖∇‖* {float(gnorm.max()):.1e}; {det_neg} with det Q = −1)")
-        meas += [Measurement(f"d={d}, r={r}: max (L − L*)/‖M*‖²", float(excess.max()), claimed="0"),
-                 Measurement(f"d={d}, r={r}: max R/‖M*‖²", float(R.max()), claimed="0"),
-                 Measurement(f"d={d}, r={r}: max ‖∇L_λ‖*/‖M*‖^{{3/2}}", float(gnorm.max()), claimed="0")]
-    return Outcome("fail" if bad_total else "pass", " | ".join(lines), meas, details={"tolerance": TOL})
+        ev.measure(f"d={d}, r={r}: max (L − L*)/‖M*‖²", float(excess.max()), claimed="0")
+        ev.measure(f"d={d}, r={r}: max R/‖M*‖²", float(R.max()), claimed="0")
+        ev.measure(f"d={d}, r={r}: max ‖∇L_λ‖*/‖M*‖^{{3/2}}", float(gnorm.max()), claimed="0")
+        ev.exact(f"d={d}, r={r}: stationary global minima", bad == 0,
+                 f"d={d},r={r}: {bad}/{n} not stationary minima (max rel. L−L* {float(excess.max()):.1e}, "
+                 f"R {float(R.max()):.1e}, ‖∇‖* {float(gnorm.max()):.1e}; {det_neg} with det Q = −1)")
+    return ev.outcome(tolerance=TOL)
 
 
 # ---------------------------------------------------------------------------
 # 3. Numeric check: numerically found minimizers lie on Mfold
 # ---------------------------------------------------------------------------
 
-GD_INSTANCES = ((3, 5), (2, 3), (4, 5))
-ETA, INIT_SCALE = 0.05, 0.3
-OBJ_TOL, DIST_TOL = 1e-14, 1e-5  # relative to ||M*||^2 and ||M*||^{1/2}
+GD_TITLES = {"correct": "structure-aware GD on L_λ", "identity_regularizer": "control: R with I in place of Σ",
+             "no_regularizer": "control: λ = 0"}
 
 
 def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
@@ -206,11 +211,10 @@ def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
     gen = ctx.generator(ID, "gd")
     runs = ctx.pick(16, 48, 128)
     T = ctx.pick(2000, 5000, 8000)
-    inst = GD_INSTANCES[:ctx.pick(2, 3)]
-    meas, lines = [], []
+    ev = Evidence(ctx)
     n_conv = n_off = n_total = 0
-    fig, ax = new_figure()
-    for d, r in inst:
+    curves = []
+    for d, r in GD_INSTANCES[:ctx.pick(2, 3)]:
         Sigma, W = al.random_instance(d, r, gen)
         U, Lam, Vs = ge.target_svd(Sigma, W)
         s = float(Lam.pow(2).sum().sqrt())
@@ -231,70 +235,63 @@ def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
         A, B = ge.to_factors(*tr.final, Sigma)
         detQ = torch.linalg.det(ge.procrustes_rotation(A, B, U, Lam, Vs))
         n_neg = int((conv & (detQ < 0)).sum())
-        lines.append(f"d={d},r={r}: {int(conv.sum())}/{runs} converged, {int(off.sum())} of them off Mfold "
-                     f"(max dist {float(dist[conv].max()) if conv.any() else float('nan'):.2e}); "
-                     f"det Q = −1 on {n_neg}/{int(conv.sum())}")
-        meas += [Measurement(f"d={d}, r={r}: max dist/‖M*‖^{{1/2}} of converged runs",
-                             float(dist[conv].max()) if conv.any() else math.nan, claimed="0"),
-                 Measurement(f"d={d}, r={r}: fraction of converged runs on the det Q = −1 component",
-                             n_neg / max(1, int(conv.sum())), claimed="both components are minima (> 0)")]
-        for k in range(min(runs, 6)):
-            ax.loglog(tr.steps.numpy()[1:], (tr["dist"][1:, k] / s**0.5).clamp_min(1e-17).numpy(), lw=0.7,
-                      color=f"C{GD_INSTANCES.index((d, r))}", label=f"d={d}, r={r}" if k == 0 else None)
-    ax.axhline(DIST_TOL, color="k", ls="--", lw=0.8)
-    ax.set_xlabel("step")
-    ax.set_ylabel("dist(θ_t, Mfold) / ‖M*‖^{1/2}")
-    ax.set_title({"correct": "structure-aware GD on L_λ", "identity_regularizer": "control: R with I in place of Σ",
-                  "no_regularizer": "control: λ = 0"}[variant])
-    ax.legend(loc="best", fontsize=7)
-    meas.append(Measurement("runs that converged to a global minimizer of their objective", n_conv,
-                            claimed=f"of {n_total}"))
-    if n_off:
-        status = "fail"
-    elif n_conv < n_total / 2:
-        status = "inconclusive"
-    else:
-        status = "pass"
-    return Outcome(status, f"{n_off} of {n_conv} minimizers off Mfold | " + " | ".join(lines), meas,
-                   [Figure("Minimizers found by GD lie on Mfold", to_svg(fig),
-                           "Distance to Mfold along structure-aware GD runs from random inits (6 runs per "
-                           "instance); dashed: the tolerance.")],
-                   details={"eta": ETA, "init_scale": INIT_SCALE, "steps": T, "obj_tol": OBJ_TOL,
-                            "dist_tol": DIST_TOL, "variant": variant})
+        max_dist = float(dist[conv].max()) if conv.any() else math.nan
+        ev.measure(f"d={d}, r={r}: max dist/‖M*‖^{{1/2}} of converged runs", max_dist, claimed="0")
+        ev.measure(f"d={d}, r={r}: fraction of converged runs on the det Q = −1 component",
+                   n_neg / max(1, int(conv.sum())), claimed="both components are minima (> 0)")
+        ev.exact(f"d={d}, r={r}: converged runs on Mfold", not off.any(),
+                 f"d={d},r={r}: {int(conv.sum())}/{runs} converged, {int(off.sum())} of them off Mfold "
+                 f"(max dist {max_dist:.2e}); det Q = −1 on {n_neg}/{int(conv.sum())}")
+        curves.append((d, r, tr.steps.numpy()[1:], (tr["dist"][1:, :min(runs, 6)] / s**0.5).clamp_min(1e-17).numpy()))
+    ev.measure("runs that converged to a global minimizer of their objective", n_conv, claimed=f"of {n_total}")
+    if not n_off and n_conv < n_total / 2:
+        ev.status("inconclusive", f"only {n_conv} of {n_total} runs converged (fewer than half)")
+    if ev.plots:
+        fig, ax = new_figure()
+        for d, r, x, ys in curves:
+            for k in range(ys.shape[1]):
+                ax.loglog(x, ys[:, k], lw=0.7, color=f"C{GD_INSTANCES.index((d, r))}",
+                          label=f"d={d}, r={r}" if k == 0 else None)
+        ax.axhline(DIST_TOL, color="k", ls="--", lw=0.8)
+        ax.set(xlabel="step", ylabel="dist(θ_t, Mfold) / ‖M*‖^{1/2}", title=GD_TITLES[variant])
+        ax.legend(loc="best", fontsize=7)
+        ev.figure("Minimizers found by GD lie on Mfold", fig, "Distance to Mfold along structure-aware GD runs from "
+                  "random inits (6 runs per instance); dashed: the tolerance.")
+    return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=ETA, init_scale=INIT_SCALE,
+                      steps=T, obj_tol=OBJ_TOL, dist_tol=DIST_TOL, variant=variant)
 
 
 # ---------------------------------------------------------------------------
 # 4. Probe: minimizers built another way lie on Mfold
 # ---------------------------------------------------------------------------
 
-@st.composite
-def instances(draw):
-    d = draw(st.integers(1, 4))
-    r = draw(st.integers(d, d + 2))
-    return {"d": d, "r": r, "sig_spec": draw(st.lists(st.floats(0.1, 10.0), min_size=d, max_size=d)),
-            "m_spec": draw(st.lists(st.floats(0.01, 5.0), min_size=d, max_size=d)),
-            "seed": draw(st.integers(0, 2**31 - 1))}
+def probe_instances():
+    """Σ with eigenvalues in [0.1, 10], M* with singular values in [0.01, 5], d ≤ 4, r ≤ d + 2, and an orthogonal
+    ``O`` (d x d, either component of O(d))."""
+    return spectral_instances((0.1, 10.0), (0.01, 5.0), O=lambda d, r: S.rotation(d))
 
 
 def balanced_minimizer(Sigma, W, O):
     """A second route to a global minimizer: ``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``
     (eigendecompositions, no SVD)."""
-    S = sym_sqrt(Sigma)
-    M = W @ S
+    Sh = sym_sqrt(Sigma)
+    M = W @ Sh
     P = sym_sqrt(sym_sqrt(M.mT @ M))
     B = P @ O
     A = M @ torch.linalg.inv(B).mT
     return ge.from_factors(A, B, Sigma)
 
 
+PROBE_CONCLUSIONS = ("on_mfold", "unique", "so_d")
+
+
 def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
     """``conclusion``: ``"on_mfold"`` (the claim), ``"unique"`` (wrong: the minimizer is the Q = I point),
     ``"so_d"`` (wrong: minimizers have det Q = +1)."""
-    g = torch.Generator().manual_seed(inst["seed"])
-    Sigma, W = instance_from_spectra(inst["sig_spec"], inst["m_spec"], inst["r"], g)
-    d = inst["d"]
-    O = ge.haar_orthogonal(4, d, g)
-    V, K = balanced_minimizer(Sigma, W, O)
+    if conclusion not in PROBE_CONCLUSIONS:
+        raise ValueError(f"unknown conclusion {conclusion!r}; choose from {PROBE_CONCLUSIONS}")
+    Sigma, W = instance_tensors(inst)
+    V, K = balanced_minimizer(Sigma, W, S.tensor(inst["O"]))
     U, Lam, Vs = ge.target_svd(Sigma, W)
     s = float(Lam.pow(2).sum().sqrt())
     gap = (ge.regularized_loss(V, K, Sigma, W, 0.0) / s**2).abs()
@@ -303,7 +300,7 @@ def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
         dist = ge.sigma_norm((V - Vi, K - Ki), Sigma) / s**0.5
     else:
         dist = ge.dist_to_manifold(V, K, Sigma, W) / s**0.5
-    ok = bool((gap <= 1e-10).all() and (dist <= 1e-7).all())
+    ok = bool((gap <= PROBE_GAP_TOL).all() and (dist <= PROBE_DIST_TOL).all())
     if conclusion == "so_d":
         A, B = ge.to_factors(V, K, Sigma)
         ok = ok and bool((torch.linalg.det(ge.procrustes_rotation(A, B, U, Lam, Vs)) > 0).all())
@@ -311,9 +308,13 @@ def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
 
 
 def check_probe(ctx: Context, conclusion: str = "on_mfold") -> Outcome:
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, conclusion), ctx.pick(25, 100, 300),
-                     lambda i: dict(i))
+    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, conclusion), ctx.pick(25, 100, 300),
+                     describe)
 
+
+# ---------------------------------------------------------------------------
+# 5. The claim
+# ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
@@ -330,7 +331,7 @@ CLAIM = Claim(
                  Assumption("λ > 0", "the regularizer is on")),
     checks=(
         Check("derivation", "symbolic", "Forward (Mfold ⊂ argmin) and converse (argmin ⊂ Mfold) by sympy",
-              lambda ctx: symbolic_derivation(), stochastic=False),
+              symbolic_derivation),
         Check("manifold-points-are-minima", "numeric", "Random points of Mfold (both components): L = L*, R = 0, "
               "∇L_λ = 0", check_minima, stochastic=False),
         Check("gd-minimizers-on-manifold", "numeric", "Structure-aware GD on the population L_λ from random inits: "
@@ -340,18 +341,18 @@ CLAIM = Claim(
     ),
     controls=(
         Control("symbolic: Λ in place of Λ^{1/2}", "derivation", "B = V_sΛQ: ABᵀ ≠ M*",
-                lambda ctx: symbolic_derivation(b_power=2, only_forward=True)),
+                {"b_power": 2, "only_forward": True}),
         Control("regularizer with I (on Mfold)", "manifold-points-are-minima", "R with I in place of Σ is not 0 "
-                "on Mfold and its gradient does not vanish", lambda ctx: check_minima(ctx, "identity_regularizer")),
+                "on Mfold and its gradient does not vanish", {"variant": "identity_regularizer"}),
         Control("Λ in place of Λ^{1/2}", "manifold-points-are-minima", "a wrong manifold: B = V_sΛQ",
-                lambda ctx: check_minima(ctx, "wrong_manifold")),
+                {"variant": "wrong_manifold"}),
         Control("regularizer with I (GD)", "gd-minimizers-on-manifold", "minimizers of L + λ‖VᵀV − KᵀK‖² have "
-                "L = L* but are off Mfold", lambda ctx: check_gd_minimizers(ctx, "identity_regularizer")),
+                "L = L* but are off Mfold", {"variant": "identity_regularizer"}),
         Control("no regularizer (GD)", "gd-minimizers-on-manifold", "minimizers of L alone keep the init's "
-                "imbalance AᵀA − BᵀB: not on Mfold", lambda ctx: check_gd_minimizers(ctx, "no_regularizer")),
+                "imbalance AᵀA − BᵀB: not on Mfold", {"variant": "no_regularizer"}),
         Control("probe: unique minimizer", "probe", "wrong conclusion: every minimizer is the Q = I point",
-                lambda ctx: check_probe(ctx, "unique")),
+                {"conclusion": "unique"}),
         Control("probe: SO(d) only", "probe", "wrong conclusion: minimizers have det Q = +1 (one component)",
-                lambda ctx: check_probe(ctx, "so_d")),
+                {"conclusion": "so_d"}),
     ),
 )

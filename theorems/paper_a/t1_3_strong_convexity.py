@@ -46,14 +46,18 @@ The spec's "min ratio 0.72 = 8.0 sigma_d(M*)" came from 2000 random points; rand
 the worst direction (``H = w q_d^T``, ``w`` orthogonal to the ranges of ``Z*`` and ``J Z*``).  The adversarial
 search below finds it, and the Hessian check shows the infimum is ``2 sigma_d``, not ``8 sigma_d``.
 
-Evidence: symbolic (sympy proves 1-4 as polynomial identities and the constants); numeric (3) and (4) on random,
-normal, isotropic and adversarially optimized points within rho, pointwise against alpha(dist), beta(dist);
-numeric Hessian spectrum vs the derived one; a probe over dimensions and spectra.  Controls: 10 alpha, beta/10,
-the regularizer with I in place of Sigma, lambda = 1 in the Hessian, lambda = 1/2 in the decomposition.
+Evidence: symbolic (sympy proves 1-4 as polynomial identities and the constants); numeric (3) and (4) on random
+normal, isotropic and adversarially optimized points within rho (``numerics.paper_a.geometry.sample_near_manifold``),
+pointwise against alpha(dist), beta(dist); the autograd Hessian spectrum on the normal space vs the derived one; a
+probe over dimensions, spectra, radius and direction (``geometry_fixtures.spectral_instances``).
+
+Controls (each re-runs its check with one parameter overridden): lambda = 1/2 in the decomposition; 10 alpha; the
+regularizer with I in place of Sigma; beta/10; lambda = 1 in the Hessian; 10 alpha in the probe.
+
+The derived constants alpha(D), sqrt(beta(D)) and rho live in ``theorems.paper_a.geometry_fixtures`` (A.L2, A.L3,
+A.L4, A.L7 and A.T2 use them too); their derivation is this module's.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import sympy as sp
@@ -63,15 +67,15 @@ from hypothesis import strategies as st
 from numerics import DTYPE
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.algorithms import random_instance
-from numerics.paper_a.model import sym_inv_sqrt
-from theorems.claim import Assumption, Check, Claim, Context, Control, Figure, Measurement, Outcome
-from theorems.plots import new_figure, to_svg
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.evidence import Evidence
+from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, RHO_FACTOR, alpha_bound, describe
+from theorems.paper_a.geometry_fixtures import instance_tensors, probe_point, rho_of, spectral_instances, sqrt_beta_bound
+from theorems.plots import new_figure
 from theorems.probe import run_probe
 from theorems.symbolic import Derivation
 
 ID = "A.T1.3"
-LAM = 0.25  # the derivation is for lambda = 1/4 (geometry.LAMBDA)
-RHO_FACTOR = 2 / math.sqrt(5)  # rho = RHO_FACTOR sigma_d(M*)^{1/2}, where alpha(rho) = sigma_d(M*)
 
 STATEMENT = (
     r"\operatorname{dist}(\theta)\le\rho=\tfrac{2}{\sqrt5}\sigma_d(M^*)^{1/2}\;\Rightarrow\;"
@@ -81,24 +85,14 @@ STATEMENT = (
     r"\sqrt\beta=4\sigma_1(M^*)+3\sqrt{2\sigma_1(M^*)}\rho+\rho^2"
 )
 
+TOL = 1e-9  # rounding slack of the pointwise bounds, relative to sigma_1(M*) (float64 errors here are ~1e-13)
+HESSIAN_TOL = 1e-8  # autograd Hessian vs the derived spectrum, relative to sigma_1(M*)
+REGULARIZERS = ("Sigma", "identity")  # the covariance inside R: the claim's, or I (a control)
+
 
 # ---------------------------------------------------------------------------
-# The derived constants (used by A.L2 as well)
+# 1. Symbolic derivation
 # ---------------------------------------------------------------------------
-
-def alpha_bound(sigma_d, dist):
-    """``alpha(dist) = 2 sigma_d(M*) - (5/4) dist^2`` (valid pointwise at distance ``dist``)."""
-    return 2 * sigma_d - 1.25 * dist**2
-
-
-def sqrt_beta_bound(sigma_1, dist):
-    """``sqrt(beta(dist)) = 4 sigma_1 + 3 sqrt(2 sigma_1) dist + dist^2`` (increasing in ``dist``)."""
-    return 4 * sigma_1 + 3 * (2 * sigma_1) ** 0.5 * dist + dist**2
-
-
-def rho_of(sigma_d):
-    return RHO_FACTOR * sigma_d**0.5
-
 
 def derived_spectrum(Lam: torch.Tensor, r: int) -> torch.Tensor:
     """Eigenvalues of the Hessian of ``f`` at a point of Mfold restricted to the normal space (sorted)."""
@@ -214,101 +208,10 @@ def symbolic_derivation(lam=sp.Rational(1, 4), only_decomposition: bool = False)
     return D.outcome("decomposition, gradients, pairing and Hessian identities; α(ρ) and √β(ρ) derived")
 
 
+
 # ---------------------------------------------------------------------------
-# 2. Instances and points near the manifold
+# 2. Numeric checks
 # ---------------------------------------------------------------------------
-
-def instance_from_spectra(sig_spec, m_spec, r: int, gen: torch.Generator):
-    """``(Sigma, W*)`` with prescribed eigenvalues of Sigma and singular values of ``M* = W* Sigma^{1/2}``."""
-    d = len(sig_spec)
-    O = ge.haar_orthogonal(1, d, gen)[0]
-    Sigma = O @ torch.diag(torch.tensor(sig_spec, dtype=DTYPE)) @ O.T
-    Sigma = (Sigma + Sigma.T) / 2
-    U, _ = torch.linalg.qr(torch.randn(r, d, generator=gen, dtype=DTYPE))
-    Vs = ge.haar_orthogonal(1, d, gen)[0]
-    M = U @ torch.diag(torch.tensor(sorted(m_spec, reverse=True), dtype=DTYPE)) @ Vs.T
-    return Sigma, M @ sym_inv_sqrt(Sigma)
-
-
-def normal_projection(H: torch.Tensor, Zs: torch.Tensor, Lam: torch.Tensor, Q: torch.Tensor) -> torch.Tensor:
-    r"""Orthogonal projection of ``H`` onto ``N = {H : Z*^T H symmetric}`` (``Z* = Z*_0 Q``, ``Z*^T Z* = Q^T 2Lam Q``).
-
-    Remove the tangent part ``Z* Omega`` (``Omega`` skew) solving ``G Omega + Omega G = Z*^T H - H^T Z*``.
-    """
-    T = Zs.mT @ H
-    rhs = Q @ (T - T.mT) @ Q.mT
-    two = 2 * Lam.expand(H.shape[0], -1)
-    Om = Q.mT @ (rhs / (two.unsqueeze(-1) + two.unsqueeze(-2))) @ Q
-    return H - Zs @ Om
-
-
-def factor_grad(Z: torch.Tensor, M: torch.Tensor, r: int) -> torch.Tensor:
-    """``grad f`` in factor coordinates (lambda = 1/4); used only to steer the adversarial search."""
-    A, B = Z[..., :r, :], Z[..., r:, :]
-    E = A @ B.mT - M
-    Dm = A.mT @ A - B.mT @ B
-    return torch.cat([2 * E @ B + A @ Dm, 2 * E.mT @ A - B @ Dm], -2)
-
-
-def factor_loss(Z: torch.Tensor, M: torch.Tensor, r: int) -> torch.Tensor:
-    """``f = ||A B^T - M*||^2 + (1/4)||A^T A - B^T B||^2`` in factor coordinates (steers the search only)."""
-    A, B = Z[..., :r, :], Z[..., r:, :]
-    return (A @ B.mT - M).pow(2).sum((-1, -2)) + 0.25 * (A.mT @ A - B.mT @ B).pow(2).sum((-1, -2))
-
-
-def adversarial_points(Sigma, W, radius: torch.Tensor, gen: torch.Generator, target: str, iters: int):
-    r"""Normal perturbations ``H`` of norm ``radius`` (B,) minimizing ``<grad f, H>/|H|^2`` (``target="alpha"``)
-    or maximizing ``|grad f|/|H|`` (``"beta"``) or ``f/|H|^2`` (``"loss"``), by projected normalized gradient
-    steps on the sphere."""
-    U, Lam, Vs = ge.target_svd(Sigma, W)
-    r, d = U.shape[-2], U.shape[-1]
-    n = radius.shape[0]
-    Q = ge.haar_orthogonal(n, d, gen)
-    Zs = torch.cat(ge.manifold_factors(U, Lam, Vs, Q), -2)
-    M = (U * Lam) @ Vs.mT
-    rad = radius.reshape(-1, 1, 1)
-
-    def unit(X):
-        return X / torch.linalg.matrix_norm(X).reshape(-1, 1, 1)
-
-    H = rad * unit(normal_projection(torch.randn(n, r + d, d, generator=gen, dtype=DTYPE), Zs, Lam, Q))
-    sign = 1.0 if target == "alpha" else -1.0
-    for it in range(iters):
-        H = H.detach().requires_grad_(True)
-        h2 = H.pow(2).sum((-1, -2))
-        if target == "loss":
-            obj = factor_loss(Zs + H, M, r) / h2
-        else:
-            G = factor_grad(Zs + H, M, r)
-            obj = (G * H).sum((-1, -2)) / h2 if target == "alpha" else G.pow(2).sum((-1, -2)) / h2
-        (g,) = torch.autograd.grad(sign * obj.sum(), H)
-        step = 0.3 * (1 - it / iters) + 0.01
-        with torch.no_grad():
-            H = H - step * rad * unit(normal_projection(g, Zs, Lam, Q))
-            H = rad * unit(normal_projection(H, Zs, Lam, Q))
-    H = H.detach()
-    return ge.from_factors((Zs + H)[..., :r, :], (Zs + H)[..., r:, :], Sigma)
-
-
-def sample_near_manifold(Sigma, W, n_each: int, gen: torch.Generator, target: str, adv_iters: int,
-                         rho: float | None = None):
-    """Points within ``rho`` of Mfold: normal and isotropic directions with radius uniform on [0.02, 1] rho,
-    plus adversarial ones at radii (1/4, 1/2, 3/4, 1) rho.  Returns ``(V, K, kind)``."""
-    _, Lam, _ = ge.target_svd(Sigma, W)
-    rho = rho_of(float(Lam[-1])) if rho is None else rho
-    out_V, out_K, kinds = [], [], []
-    for direction in ("normal", "isotropic"):
-        radius = rho * (0.02 + 0.98 * torch.rand(n_each, generator=gen, dtype=DTYPE))
-        (V, K), _ = ge.perturb_from_manifold(Sigma, W, radius, n_each, gen, direction)
-        out_V.append(V), out_K.append(K)
-        kinds += [direction] * n_each
-    n_adv = 4 * max(1, n_each // 32)
-    radius = rho * torch.tensor([0.25, 0.5, 0.75, 1.0], dtype=DTYPE).repeat(n_adv // 4)
-    V, K = adversarial_points(Sigma, W, radius, gen, target, adv_iters)
-    out_V.append(V), out_K.append(K)
-    kinds += ["adversarial"] * n_adv
-    return torch.cat(out_V), torch.cat(out_K), kinds
-
 
 def evaluate(V, K, Sigma, W, reg_Sigma=None):
     """``dist``, ``<grad, theta - P>`` and ``||grad||_*`` computed in theta coordinates by numerics.paper_a.geometry."""
@@ -319,179 +222,166 @@ def evaluate(V, K, Sigma, W, reg_Sigma=None):
     return dist, pair, ge.dual_norm(G, Sigma)
 
 
-# ---------------------------------------------------------------------------
-# 3. Numeric checks
-# ---------------------------------------------------------------------------
-
-INSTANCES = ((3, 5, 1.0), (4, 4, 0.5), (2, 3, 2.0))  # (d, r, sigma_1(M*)): r > d and r = d, three scales
-
-
 def _instances(ctx: Context, name: str):
     gen = ctx.generator(ID, name)
-    for d, r, m_op in INSTANCES:
+    for d, r, m_op in NEAR_MANIFOLD_INSTANCES:
         Sigma, W = random_instance(d, r, gen, m_op=m_op)
         yield d, r, Sigma, W, gen
 
 
-def check_inequality(ctx: Context, which: str, factor: float = 1.0, reg_Sigma_I: bool = False) -> Outcome:
-    """(3) (``which="alpha"``) or (4) (``"beta"``) pointwise at every sampled point; ``factor`` scales the derived
-    constant (controls: 10 for alpha, 1/10 for beta); ``reg_Sigma_I`` swaps in the identity regularizer."""
+def _near_manifold(ctx: Context, target: str, regularizer: str):
+    """Per instance: the sampled points within rho (random normal, isotropic, adversarial for ``target``) and their
+    ``dist``, ``<grad, theta - P>``, ``||grad||_*`` with the covariance ``regularizer`` inside R."""
+    if regularizer not in REGULARIZERS:
+        raise ValueError(f"unknown regularizer {regularizer!r}; choose from {REGULARIZERS}")
     n_each = ctx.pick(100, 600, 2000)
     iters = ctx.pick(150, 300, 500)
-    meas, lines, violations = [], [], 0
-    fig, ax = new_figure()
-    for d, r, Sigma, W, gen in _instances(ctx, which):
+    for d, r, Sigma, W, gen in _instances(ctx, target):
         _, Lam, _ = ge.target_svd(Sigma, W)
         s1, sd = float(Lam[0]), float(Lam[-1])
         rho = rho_of(sd)
-        V, K, kinds = sample_near_manifold(Sigma, W, n_each, gen, which, iters)
-        reg = torch.eye(d, dtype=DTYPE) if reg_Sigma_I else None
-        dist, pair, dual = evaluate(V, K, Sigma, W, reg)
+        V, K, kinds = ge.sample_near_manifold(Sigma, W, n_each, gen, target, iters, rho)
+        dist, pair, dual = evaluate(V, K, Sigma, W, torch.eye(d, dtype=DTYPE) if regularizer == "identity" else None)
         keep = dist <= rho * (1 + 1e-12)
-        dist, pair, dual = dist[keep], pair[keep], dual[keep]
-        kinds = [k for k, m in zip(kinds, keep.tolist()) if m]
-        tol = 1e-9 * s1
-        if which == "alpha":
-            stat = pair / dist**2
-            bound = factor * alpha_bound(sd, dist)
-            bad = stat < bound - tol
-            best, derived_at_rho = float(stat.min()), alpha_bound(sd, rho)
-            local = 2 * sd if r > d else 4 * sd
-            meas += [Measurement(f"d={d}, r={r}: measured best α (min ratio, dist ≤ ρ)", best,
-                                 claimed=f"≥ α(ρ) = {derived_at_rho:.4g} = σ_d(M*)"),
-                     Measurement(f"d={d}, r={r}: tightness α_measured / α(ρ)", best / derived_at_rho,
-                                 claimed="≥ 1"),
-                     Measurement(f"d={d}, r={r}: α_measured / σ_d(M*)", best / sd,
-                                 claimed=f"local infimum {local / sd:.0f} σ_d (Hessian check)")]
-        else:
-            stat = dual / dist
-            bound = factor * sqrt_beta_bound(s1, dist)
-            bad = stat > bound + tol
-            best, derived_at_rho = float(stat.max()) ** 2, sqrt_beta_bound(s1, rho) ** 2
-            meas += [Measurement(f"d={d}, r={r}: measured best β (max ‖∇‖*²/dist², dist ≤ ρ)", best,
-                                 claimed=f"≤ β(ρ) = {derived_at_rho:.4g}"),
-                     Measurement(f"d={d}, r={r}: tightness β_measured / β(ρ)", best / derived_at_rho, claimed="≤ 1"),
-                     Measurement(f"d={d}, r={r}: √β_measured / σ₁(M*)", best**0.5 / s1,
-                                 claimed="local supremum 4 (Hessian check)")]
-        violations += int(bad.sum())
-        lines.append(f"d={d},r={r}: {int(bad.sum())}/{len(dist)} violate; best {best:.4g} vs derived "
-                     f"{derived_at_rho * (factor if which == 'alpha' else factor**2):.4g} at ρ={rho:.3g}")
-        norm = sd if which == "alpha" else s1
+        yield {"d": d, "r": r, "s1": s1, "sd": sd, "rho": rho, "dist": dist[keep], "pair": pair[keep],
+               "dual": dual[keep], "kinds": [k for k, m in zip(kinds, keep.tolist()) if m]}
+
+
+def _points_per_instance(ctx: Context) -> int:
+    n_each = ctx.pick(100, 600, 2000)
+    return 2 * n_each + 4 * max(1, n_each // 32)
+
+
+def check_strong_convexity(ctx: Context, factor: float = 1.0, regularizer: str = "Sigma") -> Outcome:
+    """(3) pointwise, ``<grad L_lambda, theta - P(theta)> >= factor alpha(dist) dist^2``, at every sampled point.
+
+    ``factor`` scales the derived constant (control: 10); ``regularizer="identity"`` puts I in place of Sigma in R
+    (control: its gradient does not vanish on Mfold)."""
+    ev = Evidence(ctx)
+    rows, violations = [], 0
+    for s in _near_manifold(ctx, "alpha", regularizer):
+        d, r, sd, rho, dist = s["d"], s["r"], s["sd"], s["rho"], s["dist"]
+        stat = s["pair"] / dist**2
+        bad = int((stat < factor * alpha_bound(sd, dist) - TOL * s["s1"]).sum())
+        violations += bad
+        best, at_rho = float(stat.min()), alpha_bound(sd, rho)
+        local = 2 * sd if r > d else 4 * sd
+        ev.measure(f"d={d}, r={r}: measured best α (min ratio, dist ≤ ρ)", best,
+                   claimed=f"≥ α(ρ) = {at_rho:.4g} = σ_d(M*)")
+        ev.measure(f"d={d}, r={r}: tightness α_measured / α(ρ)", best / at_rho, claimed="≥ 1")
+        ev.measure(f"d={d}, r={r}: α_measured / σ_d(M*)", best / sd,
+                   claimed=f"local infimum {local / sd:.0f} σ_d (Hessian check)")
+        ev.exact(f"d={d}, r={r}: (3) at every point", bad == 0,
+                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho * factor:.4g} "
+                 f"at ρ={rho:.3g}")
+        rows.append((s, stat / sd, factor * alpha_bound(sd, np.linspace(0, 1, 50) * rho) / sd))
+    if ev.plots:
+        ev.figure("(3) one-point strong convexity",
+                  _scatter(rows, "⟨∇L_λ, θ − P(θ)⟩ / (σ_d dist²)", "(3) strong convexity"), SCATTER_CAPTION)
+    return ev.outcome(summary_prefix=f"{violations} points violate the bound; " if violations else "",
+                      rho_factor=RHO_FACTOR, points_per_instance=_points_per_instance(ctx))
+
+
+def check_smoothness(ctx: Context, factor: float = 1.0) -> Outcome:
+    """(4) pointwise, ``||grad L_lambda||_* <= factor sqrt(beta(dist)) dist``, at every sampled point (control:
+    ``factor = 10^{-1/2}``, a tenth of beta)."""
+    ev = Evidence(ctx)
+    rows, violations = [], 0
+    for s in _near_manifold(ctx, "beta", "Sigma"):
+        d, r, s1, rho, dist = s["d"], s["r"], s["s1"], s["rho"], s["dist"]
+        stat = s["dual"] / dist
+        bad = int((stat > factor * sqrt_beta_bound(s1, dist) + TOL * s1).sum())
+        violations += bad
+        best, at_rho = float(stat.max()) ** 2, sqrt_beta_bound(s1, rho) ** 2
+        ev.measure(f"d={d}, r={r}: measured best β (max ‖∇‖*²/dist², dist ≤ ρ)", best,
+                   claimed=f"≤ β(ρ) = {at_rho:.4g}")
+        ev.measure(f"d={d}, r={r}: tightness β_measured / β(ρ)", best / at_rho, claimed="≤ 1")
+        ev.measure(f"d={d}, r={r}: √β_measured / σ₁(M*)", best**0.5 / s1, claimed="local supremum 4 (Hessian check)")
+        ev.exact(f"d={d}, r={r}: (4) at every point", bad == 0,
+                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho * factor**2:.4g} "
+                 f"at ρ={rho:.3g}")
+        rows.append((s, stat / s1, factor * sqrt_beta_bound(s1, np.linspace(0, 1, 50) * rho) / s1))
+    if ev.plots:
+        ev.figure("(4) one-point smoothness", _scatter(rows, "‖∇L_λ‖* / (σ₁ dist)", "(4) smoothness"),
+                  SCATTER_CAPTION)
+    return ev.outcome(summary_prefix=f"{violations} points violate the bound; " if violations else "",
+                      rho_factor=RHO_FACTOR, points_per_instance=_points_per_instance(ctx))
+
+
+SCATTER_CAPTION = ("Every sampled point (random normal, isotropic, adversarially optimized) must lie on the right side "
+                   "of the derived bound (dashed).")
+
+
+def _scatter(rows, ylabel: str, title: str):
+    """The normalized statistic of every point against dist/ρ, by kind of point, with the bound (dashed)."""
+    fig, ax = new_figure()
+    first = NEAR_MANIFOLD_INSTANCES[0][0]
+    for s, y, bound in rows:
+        x = s["dist"] / s["rho"]
         for kind, mk in (("normal", "."), ("isotropic", "x"), ("adversarial", "^")):
-            sel = torch.tensor([k == kind for k in kinds])
-            ax.scatter((dist[sel] / rho).numpy(), (stat[sel] / norm).numpy(), s=6, marker=mk, alpha=0.5,
-                       label=f"{kind} d={d},r={r}" if d == INSTANCES[0][0] else None)
-        xs = np.linspace(0, 1, 50)
-        if which == "alpha":
-            ys = factor * alpha_bound(sd, xs * rho) / sd
-        else:
-            ys = factor * sqrt_beta_bound(s1, xs * rho) / s1
-        ax.plot(xs, ys, "k--", lw=0.8)
-    ax.set_xlabel("dist / ρ")
-    ax.set_ylabel("⟨∇L_λ, θ − P(θ)⟩ / (σ_d dist²)" if which == "alpha" else "‖∇L_λ‖* / (σ₁ dist)")
-    ax.set_title(("(3) strong convexity" if which == "alpha" else "(4) smoothness") +
-                 ("" if factor == 1 else f" — control: constant × {factor:g}")
-                 + (" — control: R with I" if reg_Sigma_I else ""))
+            sel = torch.tensor([k == kind for k in s["kinds"]])
+            ax.scatter(x[sel].numpy(), y[sel].numpy(), s=6, marker=mk, alpha=0.5,
+                       label=f"{kind} d={s['d']},r={s['r']}" if s["d"] == first else None)
+        ax.plot(np.linspace(0, 1, 50), bound, "k--", lw=0.8)
+    ax.set(xlabel="dist / ρ", ylabel=ylabel, title=title)
     ax.legend(loc="best", fontsize=7)
-    status = "fail" if violations else "pass"
-    return Outcome(status, ("" if not violations else f"{violations} points violate the bound; ") + " | ".join(lines),
-                   meas, [Figure("(3) one-point strong convexity" if which == "alpha" else "(4) one-point smoothness",
-                                 to_svg(fig), "Every sampled point (random normal, isotropic, adversarially optimized) "
-                                 "must lie on the right side of the derived bound (dashed).")],
-                   details={"rho_factor": RHO_FACTOR, "points_per_instance": 2 * n_each + 4 * max(1, n_each // 32)})
-
-
-def hessian_on_normal_space(Sigma, W, gen, lam: float = LAM):
-    """Hessian of ``L_lambda`` (theta-coordinate code, differentiated by autograd through ``from_factors``) in
-    factor coordinates at a random point of Mfold; its eigenvalues on N and its largest |action| on the tangent."""
-    U, Lam, Vs = ge.target_svd(Sigma, W)
-    r, d = U.shape
-    Q = ge.haar_orthogonal(1, d, gen)
-    As, Bs = ge.manifold_factors(U, Lam, Vs, Q)
-    Zs = torch.cat([As, Bs], -2)[0]
-
-    def F(z):
-        Z = z.reshape(1, r + d, d)
-        V, K = ge.from_factors(Z[:, :r], Z[:, r:], Sigma)
-        return ge.regularized_loss(V, K, Sigma, W, 0.0, lam)[0]
-
-    Hs = torch.autograd.functional.hessian(F, Zs.reshape(-1))
-    tang = []
-    for i in range(d):
-        for j in range(i + 1, d):
-            Om = torch.zeros(d, d, dtype=DTYPE)
-            Om[i, j], Om[j, i] = 1.0, -1.0
-            tang.append((Zs @ Om).reshape(-1))
-    n = (r + d) * d
-    Pt = torch.zeros(n, n, dtype=DTYPE)
-    if tang:
-        Qt, _ = torch.linalg.qr(torch.stack(tang, 1))
-        Pt = Qt @ Qt.T
-    e, v = torch.linalg.eigh(torch.eye(n, dtype=DTYPE) - Pt)
-    N = v[:, e > 0.5]
-    ev = torch.linalg.eigvalsh(N.T @ Hs @ N)
-    tangent_action = float((Hs @ Pt).abs().max()) if tang else 0.0
-    return ev, Lam, tangent_action
+    return fig
 
 
 def check_hessian(ctx: Context, lam: float = LAM) -> Outcome:
-    """The Hessian at Mfold restricted to the normal space has exactly the derived spectrum."""
-    lines, meas, worst = [], [], 0.0
-    fig, ax = new_figure()
-    for k, (d, r, Sigma, W, gen) in enumerate(_instances(ctx, "hessian")):
-        ev, Lam, tang = hessian_on_normal_space(Sigma, W, gen, lam)
+    """The Hessian at Mfold restricted to the normal space has exactly the derived spectrum (control: lambda = 1)."""
+    ev = Evidence(ctx)
+    curves = []
+    for d, r, Sigma, W, gen in _instances(ctx, "hessian"):
+        ev_, Lam, tang = ge.hessian_on_normal_space(Sigma, W, gen, lam)
         der = derived_spectrum(Lam, r)
-        err = float((ev - der).abs().max()) / float(Lam[0])
-        worst = max(worst, err, tang / float(Lam[0]))
-        lines.append(f"d={d},r={r}: max |eig − derived| / σ₁ = {err:.1e}; tangent action {tang:.1e}")
-        meas += [Measurement(f"d={d}, r={r}: local best α = λ_min(Hess|N) / σ_d(M*)", float(ev[0] / Lam[-1]),
-                             claimed="2 (r > d), 4 (r = d)"),
-                 Measurement(f"d={d}, r={r}: local best √β = λ_max(Hess|N) / σ₁(M*)", float(ev[-1] / Lam[0]),
-                             claimed="4")]
-        ax.plot(der.numpy() / float(Lam[0]), ev.numpy() / float(Lam[0]), "o", ms=3, label=f"d={d}, r={r}")
-    ax.plot([0, 4.2], [0, 4.2], "k--", lw=0.8)
-    ax.set_xlabel("derived eigenvalue / σ₁")
-    ax.set_ylabel("autograd Hessian eigenvalue / σ₁")
-    ax.legend(loc="best")
-    status = "pass" if worst < 1e-8 else "fail"
-    return Outcome(status, " | ".join(lines) + (f" (λ = {lam:g})" if lam != LAM else ""), meas,
-                   [Figure("Hessian spectrum on the normal space", to_svg(fig),
-                           "Eigenvalues of the autograd Hessian of L_λ at a point of Mfold (factor coordinates, "
-                           "normal space) against the derived multiset {2λ_j, 2(λ_i+λ_j)}.")],
-                   details={"tolerance_rel": 1e-8})
+        s1 = float(Lam[0])
+        err = float((ev_ - der).abs().max()) / s1
+        ev.measure(f"d={d}, r={r}: local best α = λ_min(Hess|N) / σ_d(M*)", float(ev_[0] / Lam[-1]),
+                   claimed="2 (r > d), 4 (r = d)")
+        ev.measure(f"d={d}, r={r}: local best √β = λ_max(Hess|N) / σ₁(M*)", float(ev_[-1] / Lam[0]), claimed="4")
+        ev.exact(f"d={d}, r={r}: spectrum", max(err, tang / s1) < HESSIAN_TOL,
+                 f"d={d},r={r}: max |eig − derived| / σ₁ = {err:.1e}; tangent action {tang:.1e}")
+        curves.append((d, r, der.numpy() / s1, ev_.numpy() / s1))
+    if ev.plots:
+        fig, ax = new_figure()
+        for d, r, x, y in curves:
+            ax.plot(x, y, "o", ms=3, label=f"d={d}, r={r}")
+        ax.plot([0, 4.2], [0, 4.2], "k--", lw=0.8)
+        ax.set(xlabel="derived eigenvalue / σ₁", ylabel="autograd Hessian eigenvalue / σ₁")
+        ax.legend(loc="best")
+        ev.figure("Hessian spectrum on the normal space", fig,
+                  "Eigenvalues of the autograd Hessian of L_λ at a point of Mfold (factor coordinates, normal space) "
+                  "against the derived multiset {2λ_j, 2(λ_i+λ_j)}.")
+    if lam != LAM:
+        ev.say(f"(λ = {lam:g})")
+    return ev.outcome(tolerance_rel=HESSIAN_TOL)
 
 
 # ---------------------------------------------------------------------------
-# 4. Probe
+# 3. Probe
 # ---------------------------------------------------------------------------
 
-@st.composite
-def instances(draw):
-    d = draw(st.integers(1, 4))
-    r = draw(st.integers(d, d + 2))
-    sig_spec = draw(st.lists(st.floats(0.2, 5.0), min_size=d, max_size=d))
-    m_spec = draw(st.lists(st.floats(0.05, 3.0), min_size=d, max_size=d))
-    frac = draw(st.floats(0.02, 2.0))  # radius / rho: both sides of the rho boundary
-    direction = draw(st.sampled_from(["normal", "isotropic"]))
-    seed = draw(st.integers(0, 2**31 - 1))
-    return {"d": d, "r": r, "sig_spec": sig_spec, "m_spec": m_spec, "frac": frac, "direction": direction,
-            "seed": seed}
+def probe_instances():
+    """Σ with eigenvalues in [0.2, 5], M* with singular values in [0.05, 3], d ≤ 4, r ≤ d + 2; one point at
+    radius ``frac`` ρ (both sides of the ρ boundary) in a normal or isotropic direction."""
+    return spectral_instances((0.2, 5.0), (0.05, 3.0), point=True, frac=st.floats(0.02, 2.0),
+                              direction=st.sampled_from(["normal", "isotropic"]))
 
 
 def _probe_points(inst):
     """The probe instance's ``(s1, sd, dist, pair, dual)`` (deterministic in ``inst``)."""
-    g = torch.Generator().manual_seed(inst["seed"])
-    Sigma, W = instance_from_spectra(inst["sig_spec"], inst["m_spec"], inst["r"], g)
+    Sigma, W = instance_tensors(inst)
     _, Lam, _ = ge.target_svd(Sigma, W)
     s1, sd = float(Lam[0]), float(Lam[-1])
-    (V, K), _ = ge.perturb_from_manifold(Sigma, W, inst["frac"] * rho_of(sd), 8, g, inst["direction"])
+    V, K = probe_point(inst, Sigma, W, inst["frac"] * rho_of(sd), inst["direction"])
     dist, pair, dual = evaluate(V, K, Sigma, W)
     return s1, sd, dist, pair, dual
 
 
 def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
     s1, sd, dist, pair, dual = _probe_points(inst)
-    tol = 1e-9 * s1
+    tol = TOL * s1
     ok3 = bool((pair >= alpha_factor * alpha_bound(sd, dist) * dist**2 - tol * dist**2).all())
     ok4 = bool((dual <= sqrt_beta_bound(s1, dist) * dist + tol * dist).all())
     detail = (f"min ratio {float((pair / dist**2).min()):.4g} vs "
@@ -501,7 +391,7 @@ def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
 
 
 def probe_assumptions(inst) -> dict:
-    """The theorem's hypotheses on the drawn instance: every point within ``rho`` of Mfold, and A2."""
+    """The theorem's hypotheses on the drawn instance: the point within ``rho`` of Mfold, and A2."""
     _, sd, dist, _, _ = _probe_points(inst)
     return {"dist ≤ ρ": bool(float(dist.max()) <= rho_of(sd) * (1 + 1e-12)),
             "A2: r ≥ d, σ_d(M*) > 0": inst["r"] >= inst["d"] and sd > 0}
@@ -513,15 +403,14 @@ def probe_parameters(inst) -> dict:
 
 
 def check_probe(ctx: Context, alpha_factor: float = 1.0) -> Outcome:
-    n = ctx.pick(25, 100, 300)
-    return run_probe(ctx, instances(), lambda i, a: probe_conclusion(i, a, alpha_factor), n,
-                     lambda i: {k: i[k] for k in ("d", "r", "sig_spec", "m_spec", "frac", "direction", "seed")},
-                     assumptions=probe_assumptions, parameters=probe_parameters,
+    """(3) and (4) at the drawn point whenever it lies within ρ; ``alpha_factor`` scales α (control: 10)."""
+    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, alpha_factor), ctx.pick(25, 100, 300),
+                     describe, assumptions=probe_assumptions, parameters=probe_parameters,
                      shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
-# 5. The claim
+# 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -543,29 +432,26 @@ CLAIM = Claim(
     ),
     checks=(
         Check("derivation", "symbolic", "Decomposition f = g + h, gradients, pairing and Hessian identities; "
-              "α(ρ), √β(ρ)", lambda ctx: symbolic_derivation(), stochastic=False),
+              "α(ρ), √β(ρ)", symbolic_derivation),
         Check("strong-convexity", "numeric", "(3) pointwise with α(dist) at random, normal, isotropic and "
-              "adversarial points within ρ", lambda ctx: check_inequality(ctx, "alpha"), stochastic=False),
-        Check("smoothness", "numeric", "(4) pointwise with √β(dist) at the same kinds of points",
-              lambda ctx: check_inequality(ctx, "beta"), stochastic=False),
+              "adversarial points within ρ", check_strong_convexity, stochastic=False),
+        Check("smoothness", "numeric", "(4) pointwise with √β(dist) at the same kinds of points", check_smoothness,
+              stochastic=False),
         Check("hessian-spectrum", "numeric", "Autograd Hessian on the normal space = derived spectrum "
               "(exact local constants 2σ_d and 4σ₁)", check_hessian, stochastic=False),
         Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ) and direction: (3) and "
-              "(4) hold whenever dist ≤ ρ",
-              check_probe, stochastic=False),
+              "(4) hold whenever dist ≤ ρ", check_probe, stochastic=False),
     ),
     controls=(
         Control("symbolic: λ = 1/2", "derivation", "the decomposition with λ = 1/2 (it holds only for λ = 1/4)",
-                lambda ctx: symbolic_derivation(sp.Rational(1, 2), only_decomposition=True)),
-        Control("10 α", "strong-convexity", "ten times the derived α must be violated",
-                lambda ctx: check_inequality(ctx, "alpha", factor=10.0)),
+                {"lam": sp.Rational(1, 2), "only_decomposition": True}),
+        Control("10 α", "strong-convexity", "ten times the derived α must be violated", {"factor": 10.0}),
         Control("regularizer with I", "strong-convexity", "R with I in place of Σ: its gradient does not vanish "
-                "on Mfold, so (3) fails near it", lambda ctx: check_inequality(ctx, "alpha", reg_Sigma_I=True)),
-        Control("β / 10", "smoothness", "a tenth of the derived β must be exceeded",
-                lambda ctx: check_inequality(ctx, "beta", factor=10 ** -0.5)),
-        Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4",
-                lambda ctx: check_hessian(ctx, lam=1.0)),
+                "on Mfold, so (3) fails near it", {"regularizer": "identity"}),
+        Control("β / 10", "smoothness", "a tenth of the derived β must be exceeded", {"factor": 10 ** -0.5}),
+        Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4", {"lam": 1.0}),
         Control("probe: 10 α", "probe", "the probe must find a point violating (3) with ten times α",
-                lambda ctx: check_probe(ctx, alpha_factor=10.0)),
+                {"alpha_factor": 10.0}),
     ),
 )
+
