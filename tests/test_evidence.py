@@ -94,3 +94,10 @@ def test_symbolic_checks_take_no_context_and_spend_no_alpha():
     c = Check("derivation", "symbolic", "toy", lambda flag=True: Outcome("pass" if flag else "fail", ""))
     assert c.stochastic is False and c.run(Context()).status == "pass"
     assert c.run(Context(), flag=False).status == "fail"
+
+
+def test_a_control_must_be_a_dict_of_overrides():
+    with pytest.raises(ValueError, match="override"):
+        Control("lambda", "sum", "re-implements the call", lambda ctx: check_sum(ctx, 1.0))
+    with pytest.raises(ValueError, match="override"):
+        Control("nothing", "sum", "overrides nothing", {})

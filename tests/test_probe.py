@@ -95,3 +95,81 @@ def test_planted_matrix_claim_shrinks_to_a_copyable_instance():
     assert pasted == cx and isinstance(pasted["Sigma"], list)
     assert pasted["Sigma"][0][0] == round(pasted["Sigma"][0][0], 1)  # a round number, not 3.0000000417
     assert not _op_norm_conclusion(pasted, 0.0)[0]            # and it still fails when pasted back
+
+
+def test_draws_do_not_depend_on_which_local_modules_are_loaded(tmp_path, monkeypatch):
+    """Hypothesis harvests literals from loaded local modules; a probe must not: same seed, same instances."""
+    import importlib
+    import sys
+
+    def drawn():
+        seen = []
+        run_probe(Context(seed=5, budget="quick"), st.fixed_dictionaries({"x": st.floats(0, 100)}),
+                  lambda i, a: (seen.append(i["x"]) or True, "", ""), 60)
+        return seen
+
+    before = drawn()
+    mod = tmp_path / "literal_heavy_module.py"
+    mod.write_text("VALUES = [" + ", ".join(f"{k + 0.123456:.6f}" for k in range(100)) + "]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("literal_heavy_module")
+    try:
+        assert drawn() == before
+    finally:
+        sys.modules.pop("literal_heavy_module", None)
+
+
+def test_a_control_gets_its_own_example_database_key():
+    from theorems.probe import database_key
+
+    def conclusion(inst, alpha, factor=1.0):
+        return True, "", ""
+
+    def bind(factor):
+        return lambda i, a: conclusion(i, a, factor)
+
+    s = st.integers(0, 3)
+    assert database_key(bind(1.0), s) == database_key(bind(1.0), s)   # stable across calls (and processes)
+    assert database_key(bind(1.0), s) != database_key(bind(10.0), s)  # the control's mutant is another probe
+
+
+def test_an_iff_claim_fails_when_its_other_branch_fails_outside_the_assumptions():
+    # "k * x < 10 iff x <= 1/2" is false on the x > 1/2 side (k = 0 gives 0 < 10): the iff option must say so
+    kw = dict(describe=dict, assumptions=planted_assumptions)
+    plain = run_probe(Context(seed=0, budget="quick"), st.fixed_dictionaries({"k": st.integers(0, 5),
+                                                                             "x": st.floats(0, 1)}),
+                      lambda i, a: (i["k"] * i["x"] < 10 if i["x"] <= 0.5 else i["k"] * i["x"] >= 10, "", "branch"),
+                      60, **kw)
+    assert plain.status == "pass"
+    iff = run_probe(Context(seed=0, budget="quick"), st.fixed_dictionaries({"k": st.integers(0, 5),
+                                                                           "x": st.floats(0, 1)}),
+                    lambda i, a: (i["k"] * i["x"] < 10 if i["x"] <= 0.5 else i["k"] * i["x"] >= 10, "", "branch"),
+                    60, iff=True, **kw)
+    assert iff.status == "fail" and "iff" in iff.summary
+
+
+def test_probe_check_mutants_are_declared_and_validated():
+    from theorems.claim import Check, Claim, Control
+    from theorems.probe import probe_check
+
+    params = dict(strategy=planted, conclusion=planted_conclusion_with_bound, examples=(50, 50, 50), describe=dict,
+                  assumptions=planted_assumptions)
+    claim = Claim(id="X.P", paper="X", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
+                  checks=(Check("probe", "probe", "toy", probe_check, params=params),),
+                  controls=(Control("b = 1", "probe", "a bound the planted claim breaks", {"mutant": {"bound": 1.0}}),))
+    from verify import runner
+
+    rec = runner.run_claim(claim, Context(seed=0, budget="quick"))
+    assert rec["checks"][0]["status"] == "fail"          # the planted claim is false: k x < 10 fails at k = 20
+    assert rec["controls"][0]["rejected"]
+    import pytest
+
+    with pytest.raises(ValueError, match="mutant"):
+        Claim(id="X.Q", paper="X", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
+              checks=(Check("probe", "probe", "toy", probe_check, params=params),),
+              controls=(Control("typo", "probe", "a misspelt mutant", {"mutant": {"bund": 1.0}}),))
+
+
+def planted_conclusion_with_bound(inst, alpha, bound=10.0):
+    holds = inst["k"] * inst["x"] < bound
+    return holds, "", "" if holds else f"k*x = {inst['k'] * inst['x']:.3g} >= {bound}"

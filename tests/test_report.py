@@ -17,8 +17,11 @@ from verify import cli, registry, report, results, runner
 # ---------------------------------------------------------------------------
 
 
-def _figure_check(ctx):
+def _figure_check(ctx, flat: bool = False):
     import numpy as np
+
+    if flat:  # the control's variant
+        return Outcome("fail", "rejected")
 
     t = np.arange(1, 200)
     fig, ax = new_figure()
@@ -45,17 +48,17 @@ def synthetic_claims():
               "Made up: a probe that finds a counterexample.",
               assumptions=(),
               checks=(Check("probe", "probe", "four-cell probe", _four_cell_probe),
-                      Check("derivation", "symbolic", "nothing to derive", lambda ctx: Outcome("pass", "trivially"),
+                      Check("derivation", "symbolic", "nothing to derive", lambda: Outcome("pass", "trivially"),
                             stochastic=False))),
         Claim("Z.L2", "Z", "An inconclusive lemma", r"\alpha \le \frac{1}{2}", "qualitative", "Made up.",
-              checks=(Check("rate", "numeric", "a rate", lambda ctx: Outcome(
-                  "pass", "ok", [Measurement("alpha", 0.72, 0.70, 0.74, "= 0.09 (derived)")])),),
-              controls=(Control("wrong", "rate", "a wrong variant", lambda ctx: Outcome("pass", "not rejected")),)),
+              checks=(Check("rate", "numeric", "a rate", lambda ctx, wrong=False: Outcome(
+                  "pass", "not rejected" if wrong else "ok", [Measurement("alpha", 0.72, 0.70, 0.74, "= 0.09 (derived)")])),),
+              controls=(Control("wrong", "rate", "a wrong variant", {"wrong": True}),)),
         Claim("Z.Fig1", "Z", "Loss curves",
               r"\text{GD, NGD and the Polyak step: train loss against iteration; NGD beats GD}", "qualitative",
               "The seed describes the figure in words only.",
               checks=(Check("curves", "numeric", "draw the figure", _figure_check),),
-              controls=(Control("flat", "curves", "a flat curve", lambda ctx: Outcome("fail", "rejected")),)),
+              controls=(Control("flat", "curves", "a flat curve", {"flat": True}),)),
         Claim("Z.Fig4", "Z", "BERT on MNLI", r"\text{BERT fine-tuned on MNLI: attention sparsifies}", "qualitative",
               "Seed text only.", not_checked="needs pretrained BERT and MNLI; not reproducible offline"),
     ]
@@ -199,7 +202,7 @@ def test_figures_section_shows_figure_next_to_description_and_constants(html_and
 
 def test_constants_table_in_an_ordinary_claim(tmp_path):
     c = Claim("Z.T9", "Z", "t", "x=1", "exact", "n", checks=(Check(
-        "s", "symbolic", "d", lambda ctx: Outcome("pass", "ok", details={"constants": {"eta": 0.25}})),),
+        "s", "symbolic", "d", lambda: Outcome("pass", "ok", details={"constants": {"eta": 0.25}})),),
               module=__name__)
     html = report.render([runner.run_claim(c, Context())], Context(), "verify report")
     assert re.search(r"<th>eta</th><td[^>]*>0.25</td>", html)
@@ -268,13 +271,15 @@ def test_html_output_beside_a_json_named_out(tmp_path, synth):
 # ---------------------------------------------------------------------------
 
 def _counting_claim(calls):
-    def check(ctx):
+    def check(ctx, wrong: bool = False):
+        if wrong:
+            return Outcome("fail", "rejected")
         calls.append(ctx.seed)
         return Outcome("pass", "ok", [Measurement("v", 1.0, 0.9, 1.1, "= 1")])
 
     return Claim(id="Z.R1", paper="Z", title="reuse", statement="x=x", fidelity="exact", fidelity_note="n",
                  checks=(Check("c", "numeric", "d", check),),
-                 controls=(Control("k", "c", "w", lambda ctx: Outcome("fail", "rejected")),), module=__name__)
+                 controls=(Control("k", "c", "w", {"wrong": True}),), module=__name__)
 
 
 def test_report_reuses_unchanged_records_and_reruns_stale_ones(tmp_path, monkeypatch):
@@ -319,3 +324,9 @@ def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch
     assert bundle["records"][0]["created_utc"] == rec["created_utc"]
     assert cli.main(args + ["--seed", "1"]) == 0 and ran == [("A.T1.1", 1)]
     capsys.readouterr()
+
+
+def test_each_control_shows_the_parameters_it_overrides(html_and_bundle):
+    html, _ = html_and_bundle
+    section = _section(html, "Z.L2")
+    assert '<code class="overrides">wrong = True</code>' in section and "NOT rejected" in section

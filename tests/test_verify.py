@@ -11,15 +11,17 @@ from verify import cli, registry, report, results, runner
 
 
 def _fake_claim(check_status="pass", control_status="fail", extra=None):
-    def check(ctx):
+    def check(ctx, wrong: bool = False):
         import torch
 
+        if wrong:  # the control's variant
+            return Outcome(control_status, "ctl")
         v = float(torch.rand((), generator=ctx.generator("fake", "check")))
         return Outcome(check_status, f"value {v}", details={"v": v})
 
     return Claim(id="Z.T0", paper="Z", title="fake", statement=r"x = x", fidelity="exact", fidelity_note="test",
                  checks=(Check("c", "numeric", "d", check),),
-                 controls=(Control("k", "c", "wrong", lambda ctx: Outcome(control_status, "ctl")),), module=__name__)
+                 controls=(Control("k", "c", "wrong", {"wrong": True}),), module=__name__)
 
 
 @pytest.mark.parametrize("check, control, expected", [
@@ -34,7 +36,7 @@ def test_verdict_rules(check, control, expected):
 
 
 def test_crashing_check_is_inconclusive_not_passed():
-    def boom(ctx):
+    def boom():
         raise RuntimeError("kaput")
 
     c = Claim(id="Z.T1", paper="Z", title="t", statement="x", fidelity="exact", fidelity_note="n",

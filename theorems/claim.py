@@ -181,9 +181,7 @@ class Check:
 
     def run(self, ctx: Context, **overrides: Any) -> Outcome:
         kw = {**self.params, **overrides}
-        if self.kind == "symbolic" and not _takes_ctx(self.fn):
-            return self.fn(**kw)
-        return self.fn(ctx, **kw)
+        return self.fn(**kw) if self.kind == "symbolic" else self.fn(ctx, **kw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,22 +195,9 @@ class Control:
     overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        if callable(self.overrides):  # TRANSITIONAL: legacy ``run(ctx)`` controls, removed once every claim migrates
-            return
-        if not self.overrides:
-            raise ValueError(f"control {self.name!r}: a control must override at least one parameter of its target")
-
-    @property
-    def legacy(self) -> bool:
-        return callable(self.overrides)
-
-
-def _takes_ctx(fn: Callable) -> bool:
-    try:
-        params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return False
-    return bool(params) and params[0] == "ctx"
+        if not isinstance(self.overrides, Mapping) or not self.overrides:
+            raise ValueError(f"control {self.name!r}: a control must override at least one parameter of its target "
+                             "(a dict of parameter -> value)")
 
 
 def _check_parameters(fn: Callable, names, what: str) -> None:
@@ -251,8 +236,10 @@ class Claim:
         for c in self.controls:
             if c.target not in checks:
                 raise ValueError(f"{self.id}: control {c.name!r} targets unknown check {c.target!r}")
-            if not c.legacy:
-                _check_parameters(checks[c.target].fn, c.overrides, f"{self.id}: control {c.name!r}")
+            _check_parameters(checks[c.target].fn, c.overrides, f"{self.id}: control {c.name!r}")
+            if "mutant" in c.overrides and "conclusion" in checks[c.target].params:  # a probe's mutated conclusion
+                _check_parameters(checks[c.target].params["conclusion"], c.overrides["mutant"],
+                                  f"{self.id}: control {c.name!r} (mutant of the probe's conclusion)")
         if self.not_checked is None:
             for c in self.checks:
                 if c.kind == "numeric" and not any(k.target == c.name for k in self.controls):

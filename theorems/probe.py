@@ -27,12 +27,18 @@ Profiles (chosen by budget):
   ``$VERIFY_HYPOTHESIS_DB`` (default ``.hypothesis/verify-probes``, git-ignored):
   a counterexample found once is replayed first on every later run.
 
+Replay.  Hypothesis (>= 6.1xx) seeds part of its draws with the number and string literals of every *local*
+module loaded in the process, so the same probe at the same seed would draw different instances depending on which
+other claims were imported, and on literals in files outside the claim's code hash.  :func:`replayable_draws`
+switches that pool off while a probe runs: a probe's draws depend on its seed and its own code only.
+
 Because each probed instance may itself be a stochastic decision, the per-example
 false-alarm rate is ``ctx.alpha / max_examples`` (Bonferroni within the probe):
 the whole probe raises a false alarm with probability at most ``ctx.alpha``.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from typing import Any, Callable
@@ -50,6 +56,53 @@ FAIL_FAIL = "assumption fails, conclusion fails"
 FAIL_HOLD = "assumption fails, conclusion holds"
 COUNTEREXAMPLE = "assumptions hold, conclusion fails"
 DEFAULT_DB = ".hypothesis/verify-probes"
+
+
+@contextlib.contextmanager
+def replayable_draws():
+    """Hypothesis without its pool of literals harvested from loaded local modules (see the module docstring).
+
+    The pool lives in hypothesis's internals (``providers._get_local_constants`` and the ``CONSTANTS_CACHE`` built
+    from it); where a hypothesis version has neither, there is nothing to switch off.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants
+    except ImportError:  # pragma: no cover - another hypothesis layout: no local-constant pool to disable
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    if original is None:  # pragma: no cover
+        yield
+        return
+    empty = Constants()
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
+def _stable(v) -> str:
+    """A repr that is the same in every process (functions by name, not address)."""
+    if callable(v) and hasattr(v, "__qualname__"):
+        return f"{getattr(v, '__module__', '')}.{v.__qualname__}"
+    if isinstance(v, (list, tuple)):
+        return "(" + ", ".join(_stable(x) for x in v) + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k!r}: {_stable(x)}" for k, x in sorted(v.items())) + "}"
+    return repr(v)
+
+
+def database_key(conclusion: Callable, strategy) -> bytes:
+    """One example-database key per probe *and parameterization*: a control's conclusion (the same function with
+    other bound values) gets its own key, so a check never replays its control's counterexamples."""
+    cells = getattr(conclusion, "__closure__", None) or ()
+    bound = [_stable(c.cell_contents) for c in cells]
+    where = f"{_stable(conclusion)}[{', '.join(bound)}]:{strategy!r}"
+    return hashlib.sha256(where.encode()).digest()[:16]
 
 
 def example_database(ctx: Context):
@@ -80,6 +133,7 @@ def run_probe(
     assumptions: Callable[[Any], dict[str, bool]] | None = None,
     parameters: Callable[[Any], dict[str, float]] | None = None,
     shrink_cells: bool = True,
+    iff: bool = False,
 ) -> Outcome:
     """Search for a counterexample.
 
@@ -87,6 +141,9 @@ def run_probe(
     sub-case for the counts (e.g. ``"in scope"``), ``detail`` says why it failed.
     ``assumptions(instance) -> {name: bool}`` turns on the four-cell accounting;
     ``parameters(instance) -> {name: float}`` records each example for the plot.
+    ``iff``: the claim is an equivalence (its assumptions are also necessary: outside them the conclusion is the
+    other branch of the iff, built into ``conclusion``), so an instance in the "assumption fails, conclusion
+    fails" cell fails the probe too.
     """
     max_examples = ctx.max_examples or max_examples
     alpha_each = ctx.alpha / max_examples
@@ -119,22 +176,22 @@ def run_probe(
             raise AssertionError(detail)
 
     # one database key per probe (all probes share this wrapper's source, hypothesis's default key)
-    where = f"{getattr(conclusion, '__module__', '')}.{getattr(conclusion, '__qualname__', '')}:{strategy!r}"
-    prop._hypothesis_internal_database_key = hashlib.sha256(where.encode()).digest()[:16]
-    try:
-        prop()
-    except AssertionError:
-        pass  # hypothesis re-raises the shrunk example last; it is failures[-1]
-    n = sum(cells.values())
+    prop._hypothesis_internal_database_key = database_key(conclusion, strategy)
+    with replayable_draws():
+        try:
+            prop()
+        except AssertionError:
+            pass  # hypothesis re-raises the shrunk example last; it is failures[-1]
 
-    if assumptions is not None and shrink_cells:
-        for cell in (FAIL_FAIL, FAIL_HOLD):
-            if cell in examples:
-                minimal = _shrink_cell(ctx, strategy, classify, cell, max_examples)
-                if minimal is not None:
-                    inst, detail, a = minimal
-                    examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
-                                                       "detail": detail, "shrunk": True}
+        if assumptions is not None and shrink_cells:
+            for cell in (FAIL_FAIL, FAIL_HOLD):
+                if cell in examples:
+                    minimal = _shrink_cell(ctx, strategy, classify, cell, max_examples)
+                    if minimal is not None:
+                        inst, detail, a = minimal
+                        examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
+                                                           "detail": detail, "shrunk": True}
+    n = sum(cells.values())
 
     details = {"cells": cells, "examples_evaluated": n, "max_examples": max_examples,
                "alpha_per_example": alpha_each, "hypothesis_seed": ctx.seed, "cell_examples": examples,
@@ -147,7 +204,47 @@ def run_probe(
         details["counterexample"] = describe(inst) | {"why": detail}
         return Outcome("fail", f"COUNTEREXAMPLE found (shrunk): {detail}", figures=figures, details=details)
     cell_txt = ", ".join(f"{v} {k}" for k, v in sorted(cells.items()))
+    if iff and cells.get(FAIL_FAIL):
+        why = (examples.get(FAIL_FAIL) or {}).get("detail", "")
+        return Outcome("fail", f"the other branch of the iff fails outside the assumptions: {why} | "
+                       f"{n} examples ({cell_txt})", figures=figures, details=details)
     return Outcome("pass", f"no counterexample in {n} examples ({cell_txt})", figures=figures, details=details)
+
+
+def probe_check(
+    ctx: Context,
+    strategy: st.SearchStrategy,
+    conclusion: Callable[..., tuple[bool, str, str]],
+    examples: tuple[int, int, int],
+    describe: Callable[[Any], dict] = lambda inst: {"instance": repr(inst)},
+    assumptions: Callable[[Any], dict[str, bool]] | None = None,
+    parameters: Callable[[Any], dict[str, float]] | None = None,
+    shrink_cells: bool | None = None,
+    mutant: dict | None = None,
+    iff: bool = False,
+) -> Outcome:
+    """A probe declared as a check: its settings are the check's parameters, its mutants a control's overrides.
+
+    ::
+
+        Check("probe", "probe", "...", probe_check,
+              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=(25, 100, 300), ...)),
+        Control("probe: 10 α", "probe", "...", {"mutant": {"alpha_factor": 10.0}}),
+
+    The conclusion is called ``conclusion(instance, alpha_each, **mutant)`` (``Claim`` refuses a mutant the conclusion
+    does not take).  ``examples`` is the example count at the quick / standard / full budget; ``shrink_cells=None``
+    shrinks the cells' minimal examples beyond the quick (CI) budget only.
+    """
+    mutant = dict(mutant or {})
+
+    def bound(inst, alpha_each):
+        return conclusion(inst, alpha_each, **mutant)
+
+    bound.__qualname__ = getattr(conclusion, "__qualname__", "conclusion")  # the database key names the conclusion
+    bound.__module__ = getattr(conclusion, "__module__", "")
+    return run_probe(ctx, strategy, bound, ctx.pick(*examples), describe, assumptions=assumptions,
+                     parameters=parameters, shrink_cells=ctx.budget != "quick" if shrink_cells is None else shrink_cells,
+                     iff=iff)
 
 
 def _shrink_cell(ctx, strategy, classify, cell, max_examples):

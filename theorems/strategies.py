@@ -47,8 +47,12 @@ def _entries(bound: float) -> st.SearchStrategy[float]:
 
 
 def matrix(m: int, n: int, bound: float = 3.0) -> st.SearchStrategy[np.ndarray]:
-    """An ``m x n`` float64 array with entries in ``[-bound, bound]`` (shrinks towards 0)."""
-    return hnp.arrays(np.float64, (m, n), elements=_entries(bound))
+    """An ``m x n`` float64 array with entries in ``[-bound, bound]`` (shrinks towards 0).
+
+    Every entry is drawn on its own (``fill=nothing``): hypothesis's default fill would make most draws sparse or
+    constant matrices.
+    """
+    return hnp.arrays(np.float64, (m, n), elements=_entries(bound), fill=st.nothing())
 
 
 def rotation(k: int, bound: float = 2.0, reflections: bool = True) -> st.SearchStrategy[np.ndarray]:
@@ -58,8 +62,9 @@ def rotation(k: int, bound: float = 2.0, reflections: bool = True) -> st.SearchS
     The Cayley map reaches every rotation without eigenvalue -1; the flag adds the other component of O(k).
     """
     def build(args):
-        A, flip = args
-        S = np.triu(A, 1)
+        upper, flip = args
+        S = np.zeros((k, k))
+        S[np.triu_indices(k, 1)] = upper
         S = S - S.T
         I = np.eye(k)
         Q = (I - S) @ np.linalg.inv(I + S)
@@ -67,7 +72,9 @@ def rotation(k: int, bound: float = 2.0, reflections: bool = True) -> st.SearchS
             Q[:, 0] = -Q[:, 0]
         return Q
 
-    return st.tuples(matrix(k, k, bound), st.booleans() if reflections else st.just(False)).map(build)
+    n_upper = k * (k - 1) // 2  # only the entries above the diagonal are drawn: nothing to shrink that is unused
+    upper = st.lists(_entries(bound), min_size=n_upper, max_size=n_upper)
+    return st.tuples(upper, st.booleans() if reflections else st.just(False)).map(build)
 
 
 def spd(k: int, lo: float, hi: float) -> st.SearchStrategy[np.ndarray]:

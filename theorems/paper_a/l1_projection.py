@@ -37,7 +37,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, probe_point, spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.L1"
@@ -238,10 +238,6 @@ def probe_conclusion(inst, alpha_each, method="polar"):
                             f"σ err {float(sv_err.max()):.2e}, margin {float(margin.min()):.2e}")
 
 
-def check_probe(ctx: Context, method: str = "polar") -> Outcome:
-    """Lemma 1 at the drawn point; ``method`` is the projection's rotation (control: "qr")."""
-    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, method), ctx.pick(25, 100, 300),
-                     describe)
 
 
 # ---------------------------------------------------------------------------
@@ -265,7 +261,9 @@ CLAIM = Claim(
               symbolic_derivation),
         Check("projection", "numeric", "Symmetric PSD Z*ᵀZ, σᵢ(Z*) = √(2σᵢ(M*)), and P(θ) nearer than competing "
               "points of Mfold, at distances 1e-2 … 3 σ₁^{1/2}", check_projection, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra and distance", check_probe, stochastic=False),
+        Check("probe", "probe", "Hypothesis over d, r, spectra and distance",
+              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                  examples=(25, 100, 300), describe=describe)),
     ),
     controls=(
         Control("symbolic: QR factor", "derivation", "the QR factor of C in place of the polar factor",
@@ -275,6 +273,6 @@ CLAIM = Claim(
         Control("Q = I", "projection", "the Q = I point of Mfold", {"method": "identity"}),
         Control("unnormalized Q", "projection", "Q = √d C/‖C‖ (not orthogonal: off Mfold)", {"method": "normalized"}),
         Control("probe: QR factor", "probe", "the probe must find a point where the QR variant is not symmetric",
-                {"method": "qr"}),
+                {"mutant": {"method": "qr"}}),
     ),
 )

@@ -43,7 +43,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
 from theorems.paper_a.geometry_fixtures import rho_of, spectral_instances, sqrt_beta_bound
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.L2"
@@ -194,10 +194,6 @@ def probe_conclusion(inst, alpha_each, bound: str = "sqrt_beta/2"):
                             f"(σ₁={s1:.3g})")
 
 
-def check_probe(ctx: Context, bound: str = "sqrt_beta/2") -> Outcome:
-    """The bound at the drawn point (control: "beta/2")."""
-    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, bound), ctx.pick(25, 100, 300),
-                     describe)
 
 
 # ---------------------------------------------------------------------------
@@ -222,7 +218,9 @@ CLAIM = Claim(
               symbolic_derivation),
         Check("descent-bound", "numeric", "L_λ − L* ≤ (√β(dist)/2) dist² at random and adversarial points within ρ",
               check_descent, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra, radius and direction", check_probe, stochastic=False),
+        Check("probe", "probe", "Hypothesis over d, r, spectra, radius and direction",
+              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                  examples=(25, 100, 300), describe=describe)),
     ),
     controls=(
         Control("symbolic: β/2", "derivation", "β/2 in place of √β/2 is not homogeneous of degree 2 in M*",
@@ -230,6 +228,7 @@ CLAIM = Claim(
         Control("β/2 at small scale", "descent-bound", "β/2 in place of √β/2 on an instance with σ₁(M*) = 0.05",
                 {"bound": "beta/2", "instances": SMALL_SCALE}),
         Control("√β/8", "descent-bound", "a constant four times below the derived one", {"bound": "sqrt_beta/8"}),
-        Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails", {"bound": "beta/2"}),
+        Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails",
+                {"mutant": {"bound": "beta/2"}}),
     ),
 )

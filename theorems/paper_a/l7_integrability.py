@@ -40,7 +40,6 @@ dropped); the A3 bound without ``+ dist``.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import math
@@ -62,7 +61,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import rho_of
 from theorems.plots import new_figure
-from theorems.probe import FAIL_FAIL, run_probe
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.L7"
@@ -403,18 +402,6 @@ def describe(inst) -> dict:
     return S.readable(inst | {"K": _probe_K(inst)[1][0]})
 
 
-def check_probe(ctx: Context, exponent=-0.5) -> Outcome:
-    """Instances on both sides of the region (control: exponent -1).  Lemma 7 is an iff: outside the region its
-    conclusion is the +inf branch (both closed forms infinite), so an outside instance whose conclusion fails (cell
-    "assumption fails, conclusion fails") still fails the probe, exactly as before the four-cell accounting."""
-    out = run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, exponent), ctx.pick(25, 100, 300),
-                    describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                    shrink_cells=ctx.budget != "quick")
-    if out.status == "pass" and out.details["cells"].get(FAIL_FAIL):
-        ex = out.details["cell_examples"].get(FAIL_FAIL, {})
-        out = dataclasses.replace(out, status="fail", summary=f"the +inf branch fails outside the region: "
-                                  f"{ex.get('detail', '')} | {out.summary}")
-    return out
 
 
 # ---------------------------------------------------------------------------
@@ -445,7 +432,12 @@ CLAIM = Claim(
         Check("a3-scope", "numeric", "‖Σ^{1/2}KΣ^{1/2}‖op ≤ σ₁(M*)^{1/2} + dist near Mfold", check_a3_scope,
               stochastic=False),
         Check("probe", "probe", "Hypothesis over d, Σ, K, s‖B‖ ∈ (0, 1.5): the two statements agree (values and "
-              "regions); Monte Carlo agrees where E e^{4t} < ∞", check_probe),
+              "regions); Monte Carlo agrees where E e^{4t} < ∞",
+              # Lemma 7 is an iff: outside the region its conclusion is the +inf branch (both closed forms infinite),
+              # so an outside instance whose conclusion fails (cell "assumption fails, conclusion fails") fails too
+              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=(25, 100, 300),
+                                       describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
+                                       iff=True)),
     ),
     controls=(
         Control("symbolic: exponent −1", "derivation", "(1 − 2μ)^{−1} in place of (1 − 2μ)^{−1/2}",
@@ -459,6 +451,7 @@ CLAIM = Claim(
         Control("Σ dropped from the region", "divergence-detection", "'finite iff λ_max(sym M) < 1/2 "
                 "(s‖K‖op < 1)'", {"region": "Σ dropped"}),
         Control("no + dist", "a3-scope", "‖B‖op ≤ σ₁(M*)^{1/2} without the distance term", {"with_rho": False}),
-        Control("probe: exponent −1", "probe", "the probe must find a Monte Carlo disagreement", {"exponent": -1.0}),
+        Control("probe: exponent −1", "probe", "the probe must find a Monte Carlo disagreement",
+                {"mutant": {"exponent": -1.0}}),
     ),
 )

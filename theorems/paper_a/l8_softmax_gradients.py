@@ -34,7 +34,7 @@ from numerics import DTYPE
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.strategies import matrix, readable, tensor
 from theorems.symbolic import Derivation
 
@@ -257,11 +257,6 @@ def probe_conclusion(inst, alpha_each, variant="correct"):
     return err <= TOL, cell, f"relative err {err:.2e}"
 
 
-def check_probe(ctx: Context, variant="correct") -> Outcome:
-    """Hypothesis over explicit instances; ``variant`` (the control) must then yield a counterexample."""
-    # (a closure, not functools.partial: run_probe keys the example database by the conclusion's module and name)
-    return run_probe(ctx, instances(), lambda inst, a: probe_conclusion(inst, a, variant), ctx.pick(25, 100, 300),
-                     readable)
 
 
 CLAIM = Claim(
@@ -270,8 +265,9 @@ CLAIM = Claim(
                   symbolic_derivation),
             Check("autograd", "numeric", "All four formulas against torch autograd, softmax scales 0.01 … 30",
                   check_autograd, stochastic=False),
-            Check("probe", "probe", "Hypothesis over n, d, key scale (to saturation) and covariate scale", check_probe,
-                  stochastic=False)),
+            Check("probe", "probe", "Hypothesis over n, d, key scale (to saturation) and covariate scale", probe_check,
+                  stochastic=False, params=dict(strategy=instances(), conclusion=probe_conclusion,
+                                                examples=(25, 100, 300), describe=readable))),
     controls=(Control("symbolic: dropped x̄", "derivation", "s_j x x_jᵀ in place of s_j x (x_j − x̄)ᵀ",
                       {"variant": "dropped_xbar"}),
               Control("dropped x̄", "autograd", "s_j x x_jᵀ", {"variant": "dropped_xbar"}),
@@ -279,5 +275,5 @@ CLAIM = Claim(
               Control("dropped s_j in ∂x̄/∂x_j", "autograd", "I + (x_j − x̄)(Kᵀx)ᵀ without the factor s_j",
                       {"variant": "dropped_s_in_jacobian"}),
               Control("probe: dropped x̄", "probe", "the probe must find an instance where s_j x x_jᵀ is wrong",
-                      {"variant": "dropped_xbar"})),
+                      {"mutant": {"variant": "dropped_xbar"}})),
 )

@@ -60,7 +60,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.gradient_fixtures import (COEFFICIENT_REL_WIDTH, loo_bias_coefficient,
                                                 std_normal_expectation)
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.strategies import dims, matrix, readable, spd, tensor, with_singular_values
 from theorems.symbolic import Derivation
 
@@ -372,12 +372,6 @@ def probe_parameters(inst) -> dict:
     return {"‖Σ^½KΣ^½‖op (scope < 1/2)": inst["B_op"], "noise σ": inst["sigma"], "cond(Σ)": float(ev.max() / ev.min())}
 
 
-def check_probe(ctx: Context, closed_form=model.population_loss) -> Outcome:
-    """Hypothesis over instances; ``closed_form`` (the control: :func:`population_loss_dropped_sigma`) must then
-    yield a counterexample."""
-    # (a closure, not functools.partial: run_probe keys the example database by the conclusion's module and name)
-    return run_probe(ctx, instances(), lambda inst, a: probe_conclusion(inst, a, closed_form), ctx.pick(25, 100, 300),
-                     describe, parameters=probe_parameters)
 
 
 # ---------------------------------------------------------------------------
@@ -398,7 +392,8 @@ CLAIM = Claim(
                   check_n_law),
             Check("probe", "probe", "Hypothesis over dimensions, covariances, W*, θ, noise; inside the MC "
                   "integrability region the closed form matches, outside the estimator reports out of scope",
-                  check_probe)),
+                  probe_check, params=dict(strategy=instances(), conclusion=probe_conclusion, examples=(25, 100, 300),
+                                           describe=describe, parameters=probe_parameters))),
     controls=(Control("symbolic: dropped Σ", "derivation", "closed form tr(E Eᵀ) in place of tr(E Σ Eᵀ)",
                       {"closed_form": closed_form_without_sigma}),
               Control("dropped Σ factor", "closed-form-vs-monte-carlo", "tilted mean Kᵀx in place of ΣKᵀx",
@@ -409,5 +404,5 @@ CLAIM = Claim(
                       {"include_self": True}),
               Control("probe: dropped Σ factor", "probe",
                       "the probe must find a counterexample to a wrong closed form",
-                      {"closed_form": population_loss_dropped_sigma})),
+                      {"mutant": {"closed_form": population_loss_dropped_sigma}})),
 )

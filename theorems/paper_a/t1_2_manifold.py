@@ -49,7 +49,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.T1.2"
@@ -307,9 +307,6 @@ def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
     return ok, "in scope", f"max (L_λ − L*)/‖M*‖² {float(gap.max()):.1e}, max dist/‖M*‖^½ {float(dist.max()):.1e}"
 
 
-def check_probe(ctx: Context, conclusion: str = "on_mfold") -> Outcome:
-    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, conclusion), ctx.pick(25, 100, 300),
-                     describe)
 
 
 # ---------------------------------------------------------------------------
@@ -337,7 +334,8 @@ CLAIM = Claim(
         Check("gd-minimizers-on-manifold", "numeric", "Structure-aware GD on the population L_λ from random inits: "
               "every run that reaches min L_λ is on Mfold", check_gd_minimizers, stochastic=False),
         Check("probe", "probe", "Minimizers built by a second route ((M*ᵀM*)^{1/4}O, any O in O(d)) lie on Mfold",
-              check_probe, stochastic=False),
+              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                  examples=(25, 100, 300), describe=describe)),
     ),
     controls=(
         Control("symbolic: Λ in place of Λ^{1/2}", "derivation", "B = V_sΛQ: ABᵀ ≠ M*",
@@ -351,8 +349,8 @@ CLAIM = Claim(
         Control("no regularizer (GD)", "gd-minimizers-on-manifold", "minimizers of L alone keep the init's "
                 "imbalance AᵀA − BᵀB: not on Mfold", {"variant": "no_regularizer"}),
         Control("probe: unique minimizer", "probe", "wrong conclusion: every minimizer is the Q = I point",
-                {"conclusion": "unique"}),
+                {"mutant": {"conclusion": "unique"}}),
         Control("probe: SO(d) only", "probe", "wrong conclusion: minimizers have det Q = +1 (one component)",
-                {"conclusion": "so_d"}),
+                {"mutant": {"conclusion": "so_d"}}),
     ),
 )

@@ -72,7 +72,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, RHO_FACTOR, alpha_bound, describe
 from theorems.paper_a.geometry_fixtures import instance_tensors, probe_point, rho_of, spectral_instances, sqrt_beta_bound
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.T1.3"
@@ -402,11 +402,6 @@ def probe_parameters(inst) -> dict:
     return {"max dist / ρ": float(dist.max()) / rho_of(sd), "σ_d(M*)": sd, "σ₁(M*)/σ_d(M*)": s1 / sd}
 
 
-def check_probe(ctx: Context, alpha_factor: float = 1.0) -> Outcome:
-    """(3) and (4) at the drawn point whenever it lies within ρ; ``alpha_factor`` scales α (control: 10)."""
-    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, alpha_factor), ctx.pick(25, 100, 300),
-                     describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                     shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
@@ -440,7 +435,10 @@ CLAIM = Claim(
         Check("hessian-spectrum", "numeric", "Autograd Hessian on the normal space = derived spectrum "
               "(exact local constants 2σ_d and 4σ₁)", check_hessian, stochastic=False),
         Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ) and direction: (3) and "
-              "(4) hold whenever dist ≤ ρ", check_probe, stochastic=False),
+              "(4) hold whenever dist ≤ ρ",
+              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                  examples=(25, 100, 300), describe=describe,
+                  assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
         Control("symbolic: λ = 1/2", "derivation", "the decomposition with λ = 1/2 (it holds only for λ = 1/4)",
@@ -451,7 +449,7 @@ CLAIM = Claim(
         Control("β / 10", "smoothness", "a tenth of the derived β must be exceeded", {"factor": 10 ** -0.5}),
         Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4", {"lam": 1.0}),
         Control("probe: 10 α", "probe", "the probe must find a point violating (3) with ten times α",
-                {"alpha_factor": 10.0}),
+                {"mutant": {"alpha_factor": 10.0}}),
     ),
 )
 

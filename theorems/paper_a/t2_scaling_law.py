@@ -78,7 +78,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.geometry_fixtures import alpha_bound, good_init_constants, spectral_instances, sqrt_beta_bound
 from theorems.paper_a.init_fixtures import ALG_D, ALG_R, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 
 ID = "A.T2"
 
@@ -396,12 +396,6 @@ def probe_conclusion(inst, alpha_each: float, rate_factor: float = 1.0):
     return True, "", ""
 
 
-def check_probe(ctx: Context, rate_factor: float = 1.0) -> Outcome:
-    """The envelope at every step inside the assumptions; ``rate_factor`` scales the claimed contraction ``1 - q``
-    (control: 4)."""
-    return run_probe(ctx, probe_instances(), lambda i, a: probe_conclusion(i, a, rate_factor), ctx.pick(20, 80, 250),
-                     describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                     shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
@@ -428,7 +422,10 @@ CLAIM = Claim(
         Check("floor", "numeric", "Floor of Algorithm 1 with the oracle vs context size n = 8..256: exponent ≤ −1",
               check_floor),
         Check("probe", "probe", "Hypothesis across A3 (σ₁(M*)), the training-set size (initial distance) and the "
-              "step size: inside the assumptions dist²_t ≤ (1 − 2ηα + η²β)^t dist²₀ at every step", check_probe),
+              "step size: inside the assumptions dist²_t ≤ (1 − 2ηα + η²β)^t dist²₀ at every step",
+              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                  examples=(20, 80, 250), describe=describe,
+                  assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
         Control("no preconditioner", "rate", "plain GD on L_λ: a different rate than predicted",
@@ -436,6 +433,6 @@ CLAIM = Claim(
         Control("context fixed at 8", "floor", "the oracle's contexts kept at 8 samples while n grows: no decay",
                 {"fixed_context": 8}),
         Control("probe: 4× the envelope rate", "probe", "claims 1 − q four times larger: the probe must find a "
-                "counterexample inside the assumptions", {"rate_factor": 4.0}),
+                "counterexample inside the assumptions", {"mutant": {"rate_factor": 4.0}}),
     ),
 )

@@ -34,7 +34,6 @@ it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -50,7 +49,7 @@ from theorems.evidence import Evidence
 from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, broken_setup, condition1_assumptions, main_setup,
                                              nu_threshold)
 from theorems.plots import new_figure
-from theorems.probe import run_probe
+from theorems.probe import probe_check
 from theorems.strategies import log_uniform
 
 ID = "B.L11"
@@ -227,6 +226,11 @@ def probe_assumptions(inst, drop_ratio: bool = False) -> dict[str, bool]:
     return a
 
 
+def assumptions_without_ratio(inst) -> dict[str, bool]:
+    """The control's assumptions: Condition 1 without (ii) rho > 1 (and Lemma 9's event, which needs it)."""
+    return probe_assumptions(inst, drop_ratio=True)
+
+
 def probe_conclusion(inst, alpha_each):
     """(ii), (iii) at every one of PROBE_STEPS steps of (10), and (i) as sup_t L_i/L_j <= e^LOG_C_PROBE."""
     ds = data.stack([inst["ds"]])
@@ -249,13 +253,6 @@ def describe(inst) -> dict:
     return {k: inst[k] for k in ("n", "T", "d", "rho", "eta_R2", "init", "seed", "nu", "nu0")}
 
 
-def check_probe(ctx: Context, drop_ratio: bool = False) -> Outcome:
-    """Four-cell probe over Condition 1 (``drop_ratio``: the control without rho > 1, aimed at rho in [0.8, 1])."""
-    n = ctx.pick(8, 60, 200)
-    strategy = probe_instances(aim_rho=(0.8, 1.0)) if drop_ratio else probe_instances()
-    return run_probe(ctx, strategy, probe_conclusion, n, describe,
-                     assumptions=functools.partial(probe_assumptions, drop_ratio=drop_ratio),
-                     parameters=probe_parameters, shrink_cells=ctx.budget != "quick")
 
 
 # ---------------------------------------------------------------------------
@@ -276,7 +273,9 @@ CLAIM = Claim(
     checks=(
         Check("every-step-invariants", "numeric", "(i)-(iii) at every step of (10) on DM draws under Condition 1",
               check_invariants, stochastic=False),
-        Check("probe", "probe", "hypothesis over n, T, d, ρ, η, init on both sides of Condition 1", check_probe),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, η, init on both sides of Condition 1",
+              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=(8, 60, 200),
+                                       describe=describe, assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
         Control("Condition 1 broken", "every-step-invariants", "ρ = 1 (no larger opt token) and d = 16, unconditioned",
@@ -284,6 +283,7 @@ CLAIM = Claim(
         Control("nonzero init", "every-step-invariants", "‖W_0‖ = ‖u_0‖ = 1 in random directions (Cond. 1 (i) assumes 0)",
                 {"init_scale": 1.0}),
         Control("probe without Cond. 1 (ii)", "probe", "ρ > 1 (and Lemma 9's event, which needs it) dropped from the "
-                "assumptions, aimed draws at ρ in [0.8, 1]: they must produce a counterexample", {"drop_ratio": True}),
+                "assumptions, aimed draws at ρ in [0.8, 1]: they must produce a counterexample",
+                {"strategy": probe_instances(aim_rho=(0.8, 1.0)), "assumptions": assumptions_without_ratio}),
     ),
 )

@@ -48,6 +48,7 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import rate_fixtures as rf
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.L1"
@@ -178,9 +179,6 @@ def probe_conclusion(inst, alpha_each, c_claim: float = C_CLAIM):
     return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {c_claim})"
 
 
-def check_probe(ctx: Context, c_claim: float = C_CLAIM) -> Outcome:
-    """``c_claim``: the constant the conclusion claims (control: 2, above the derived limit 1)."""
-    return rf.probe(ctx, lambda i, a: probe_conclusion(i, a, c_claim))
 
 
 # ---------------------------------------------------------------------------
@@ -203,7 +201,7 @@ CLAIM = Claim(
         Check("bound", "numeric", "c_t inside its derived bracket and positive for t ≥ N/10 on every run", check_bound),
         Check("rate", "numeric", "Slope of log(1 − s_opt)‖W_mm‖/η in t equals −1 (exp(−Ω(t)) with c → 1)", check_rate),
         Check("probe", "probe", "Hypothesis over ν, spread, init norm, step size: c_N ≥ 1/2 and normalized slope "
-              "≤ −1/2 after 150 NGD steps", check_probe),
+              "≤ −1/2 after 150 NGD steps", probe_check, params=rf.PROBE | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("symbolic: dropped term", "derivation", "1 − s_opt with one of the two exponentials dropped",
@@ -211,6 +209,7 @@ CLAIM = Claim(
         Control("wrong opt tokens", "bound", "1 − s measured at the best non-opt token", {"wrong_opt": True}),
         Control("GD in place of NGD", "rate", "constant-step GD: log(1 − s_opt) ~ −log t, not linear in t",
                 {"algorithm": "GD"}),
-        Control("probe: c ≥ 2", "probe", "c_t → 1, so a claimed c ≥ 2 must meet a counterexample", {"c_claim": 2.0}),
+        Control("probe: c ≥ 2", "probe", "c_t → 1, so a claimed c ≥ 2 must meet a counterexample",
+                {"mutant": {"c_claim": 2.0}}),
     ),
 )

@@ -37,8 +37,9 @@ from numerics.paper_b import data, model, runs
 from numerics.stats import binomial_interval, decide_binomial
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import DELTA, EPS, fixed_head_probe, sigma0
+from theorems.paper_b.trajectory_fixtures import DELTA, EPS, PROBE, sigma0
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.L2"
@@ -188,6 +189,14 @@ def l2_instances(draw):
                 mult=draw(st.floats(0.2, 5.0)), seed=draw(st.integers(0, 2**31 - 1)))
 
 
+def l2_assumptions(inst) -> dict:
+    return {"scale ≤ σ₀": inst["mult"] <= 1.0}
+
+
+def l2_parameters(inst) -> dict:
+    return {"scale / σ₀": inst["mult"], "log10 δ": inst["log_delta"]}
+
+
 def l2_conclusion(inst, alpha_each, r_power: int = 2):
     ds = data.example1(n=inst["n"], T=inst["T"], d=inst["d"], seed=inst["seed"])
     delta = 10 ** inst["log_delta"]
@@ -199,11 +208,6 @@ def l2_conclusion(inst, alpha_each, r_power: int = 2):
     return ok, "", "" if ok else f"P = {k / PROBE_DRAWS:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
 
 
-def check_probe(ctx: Context, r_power: int = 2) -> Outcome:
-    """The event's probability is not excluded from [1 − δ, 1] at scales ≤ σ₀; ``r_power=0``: σ₀ without R²."""
-    return fixed_head_probe(ctx, l2_instances(), lambda i, a: l2_conclusion(i, a, r_power),
-                            assumptions=lambda i: {"scale ≤ σ₀": i["mult"] <= 1.0},
-                            parameters=lambda i: {"scale / σ₀": i["mult"], "log10 δ": i["log_delta"]})
 
 
 # ---------------------------------------------------------------------------
@@ -226,13 +230,15 @@ CLAIM = Claim(
               derivation),
         Check("event", "numeric", "Monte Carlo P(all |a_it(W₀)| ≤ ε and ‖W₀‖ ≤ bound) at σ₀ vs 1 − δ "
               "(Clopper-Pearson); measured critical scale σ_δ/σ₀", check_event),
-        Check("probe", "probe", "Hypothesis over n, T, d, δ and the scale multiplier on both sides of σ₀", check_probe),
+        Check("probe", "probe", "Hypothesis over n, T, d, δ and the scale multiplier on both sides of σ₀",
+              probe_check, params=PROBE | dict(strategy=l2_instances(), conclusion=l2_conclusion,
+                                               assumptions=l2_assumptions, parameters=l2_parameters)),
     ),
     controls=(
         Control("symbolic: query norm dropped", "derivation", "Var(xᵀW₀y) = σ²‖x‖² (the ‖y‖² factor dropped)",
                 {"wrong_variance": True}),
         Control("probe: dropped R² factor", "probe", "σ₀ without 1/R²: the probe must find an instance below 1 − δ",
-                {"r_power": 0}),
+                {"mutant": {"r_power": 0}}),
         Control("dropped R² factor", "event", "σ = ε/√(2 log(4nT/δ)) (no 1/R²): too large for ‖x‖ up to R",
                 {"r_power": 0}),
     ),

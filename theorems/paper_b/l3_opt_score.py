@@ -57,9 +57,10 @@ from numerics import optim
 from numerics.paper_b import data, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS1, ASS2, EPS, INIT_DELTA, ass1_holds, fixed_head_probe, nu_star,
+from theorems.paper_b.trajectory_fixtures import (ASS1, ASS2, EPS, INIT_DELTA, PROBE, ass1_holds, nu_star,
                                                   opt_score_floor, probe_dataset, sigma0, trajectory_bank)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.L3"
@@ -271,9 +272,6 @@ def l3_parameters(inst):
             "log10 init/σ₀": inst["log_init"], "log10 η": inst["log_eta"]}
 
 
-def check_probe(ctx: Context, naive_floor: bool = False) -> Outcome:
-    return fixed_head_probe(ctx, l3_instances(), lambda i, a: l3_conclusion(i, a, naive_floor),
-                            assumptions=l3_assumptions, parameters=l3_parameters)
 
 
 # ---------------------------------------------------------------------------
@@ -298,7 +296,8 @@ CLAIM = Claim(
         Check("every-step", "numeric", "GD/NGD/Polyak, every step: no drop of s_opt while violated; min s_opt ≥ b",
               check_steps, stochastic=False),
         Check("probe", "probe", "Hypothesis over ν (both sides of ν*), Ass 2, init scale, algorithm and step size",
-              check_probe),
+              probe_check, params=PROBE | dict(strategy=l3_instances(), conclusion=l3_conclusion,
+                                               assumptions=l3_assumptions, parameters=l3_parameters)),
     ),
     controls=(
         Control("Ass 1 broken (d = 8)", "every-step", "Example 1 at d = 8 (ν ≈ 1): cross-sample gradients lower "
@@ -306,6 +305,6 @@ CLAIM = Claim(
         Control("init condition dropped", "every-step", "init 40× Lemma 2's scale with the floor still computed from "
                 "ε = 1/4", {"source": "example1", "init_mult": 40.0, "floor_eps": EPS}),
         Control("probe: floor 1/T", "probe", "the floor without the e^{2ε} factor (s_opt ≥ 1/T): random inits start "
-                "below it", {"naive_floor": True}),
+                "below it", {"mutant": {"naive_floor": True}}),
     ),
 )

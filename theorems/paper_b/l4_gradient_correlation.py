@@ -48,10 +48,11 @@ from numerics import DTYPE
 from numerics.paper_b import model, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS2, BANK_ALGOS, example1_instances, fixed_head_probe,
+from theorems.paper_b.trajectory_fixtures import (ASS2, BANK_ALGOS, PROBE, example1_instances,
                                                   log_l4_bound, log_l4_ratio, probe_problem, svm_probe_assumptions,
                                                   trajectory_bank)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID_E5, ID_L4 = "B.E5", "B.L4"
@@ -343,6 +344,10 @@ def l4_instances(draw):
     return dict(kind=kind, n=n, T=T, spread=spread, rho=rho, d=d, log_norm=log_norm, mix=mix, seed=seed)
 
 
+def l4_parameters(inst) -> dict:
+    return {"ν": inst.get("_nu", float("nan")), "spread": inst["spread"], "log10 ‖W‖": inst["log_norm"]}
+
+
 def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
     """log(<-grad L, W_mm>/LB) >= -TOL_LOG at 16 W of norm 10^log_norm; ``wrong_ref``: -W_mm as the reference."""
     ds, r = probe_problem(inst)
@@ -359,11 +364,6 @@ def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
     return ok, "feasible", "" if ok else f"min log(⟨−∇L, W_mm⟩/LB) = {float(lr.nan_to_num(-math.inf).min()):.3g}"
 
 
-def check_l4_probe(ctx: Context, wrong_ref: bool = False) -> Outcome:
-    return fixed_head_probe(ctx, l4_instances(), lambda i, a: l4_probe_conclusion(i, a, wrong_ref),
-                            assumptions=svm_probe_assumptions,
-                            parameters=lambda i: {"ν": i.get("_nu", float("nan")), "spread": i["spread"],
-                                                  "log10 ‖W‖": i["log_norm"]})
 
 
 # ---------------------------------------------------------------------------
@@ -410,7 +410,9 @@ CLAIMS = [
                   "Every step of GD/NGD/Polyak (the shared trajectory bank) and sampled W: ⟨−∇L, W_mm⟩ > 0 and ≥ LB(W)",
                   check_l4, stochastic=False),
             Check("probe", "probe", "Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
-                  "⟨−∇L, W_mm⟩ ≥ LB(W)", check_l4_probe),
+                  "⟨−∇L, W_mm⟩ ≥ LB(W)",
+                  probe_check, params=PROBE | dict(strategy=l4_instances(), conclusion=l4_probe_conclusion,
+                                                   assumptions=svm_probe_assumptions, parameters=l4_parameters)),
         ),
         controls=(
             Control("symbolic: unnormalized weights", "derivation", "pairing with weights s_t instead of s_t/(1 − s_o)",
@@ -420,7 +422,7 @@ CLAIMS = [
             Control("Ass 2 broken", "trajectories-and-samples", "non-opt scores spread by 1.0: LB is no longer a bound",
                     {"spread": 1.0}),
             Control("probe: −W_mm as reference", "probe", "the probe must find W with ⟨−∇L, −W_mm⟩ < LB",
-                    {"wrong_ref": True}),
+                    {"mutant": {"wrong_ref": True}}),
         ),
     ),
 ]

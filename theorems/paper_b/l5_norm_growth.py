@@ -37,9 +37,10 @@ from numerics.paper_b import runs
 from numerics.stats import mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS2, fixed_head_probe, probe_problem, svm_probe_assumptions,
+from theorems.paper_b.trajectory_fixtures import (ASS2, PROBE, probe_problem, svm_probe_assumptions,
                                                   trajectory_bank)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.L5"
@@ -183,6 +184,11 @@ def l5_instances(draw):
                 seed=draw(st.integers(0, 2**31 - 1)))
 
 
+def l5_parameters(inst) -> dict:
+    return {"ν": inst.get("_nu", float("nan")), "spread": inst["spread"], "log10 init": inst["log_init"],
+            "log10 η": inst["log_eta"]}
+
+
 def l5_conclusion(inst, alpha_each, sqrt_upper: bool = False):
     """Both bounds along 30 NGD steps; ``sqrt_upper``: the random-walk envelope ||W_0|| + eta sqrt(t) (control)."""
     ds, r = probe_problem(inst)
@@ -197,11 +203,6 @@ def l5_conclusion(inst, alpha_each, sqrt_upper: bool = False):
     return ok, "feasible", "" if ok else f"{int((~up).sum())} upper, {int((~lo).sum())} lower violations (c = {c:.3g})"
 
 
-def check_probe(ctx: Context, sqrt_upper: bool = False) -> Outcome:
-    return fixed_head_probe(ctx, l5_instances(), lambda i, a: l5_conclusion(i, a, sqrt_upper),
-                            assumptions=svm_probe_assumptions,
-                            parameters=lambda i: {"ν": i.get("_nu", float("nan")), "spread": i["spread"],
-                                                  "log10 init": i["log_init"], "log10 η": i["log_eta"]})
 
 
 # ---------------------------------------------------------------------------
@@ -223,7 +224,9 @@ CLAIM = Claim(
               derivation),
         Check("bounds", "numeric", "Both bounds at every NGD step (η = 0.2 and 10, ‖W‖ up to ~2000, saturated softmax)",
               check_bounds, stochastic=False),
-        Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η", check_probe),
+        Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η",
+              probe_check, params=PROBE | dict(strategy=l5_instances(), conclusion=l5_conclusion,
+                                               assumptions=svm_probe_assumptions, parameters=l5_parameters)),
     ),
     controls=(
         Control("GD in place of NGD", "bounds",
@@ -232,6 +235,6 @@ CLAIM = Claim(
                 "NGD on float64 autograd: the gradient underflows to 0 in saturation and the step is 0/0",
                 {"algo": "autograd"}),
         Control("probe: √t envelope", "probe", "claiming random-walk growth ‖W_t‖ ≤ ‖W_0‖ + η√t",
-                {"sqrt_upper": True}),
+                {"mutant": {"sqrt_upper": True}}),
     ),
 )

@@ -37,7 +37,6 @@ from numerics.stats import decide_close, decide_upper, loglog_slope, mean_interv
 from theorems.claim import Assumption, Context, Outcome
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
-from theorems.probe import run_probe
 
 # ---------------------------------------------------------------------------
 # Constants (the seed lost the paper's; ours)
@@ -405,8 +404,9 @@ def probe_envelope_exponent(traj: optim.Trajectory, W_mm: torch.Tensor) -> tuple
     return float(per_run_slopes(np.log(t), np.log(U))[0]), -1 + polylog_allowance(t[0], t[-1]), U
 
 
-def probe(ctx: Context, conclusion, step_size: bool = True):
-    """The shared probe settings (B.T1, B.L1, B.T7): cells are shrunk only beyond the quick budget."""
-    strategy = instances() if step_size else instances(step_size=False)
-    return run_probe(ctx, strategy, conclusion, ctx.pick(5, 50, 200), describe,
-                     assumptions=probe_assumptions, parameters=probe_parameters, shrink_cells=ctx.budget != "quick")
+#: the shared probe settings of B.T1, B.L1 and B.T7 (``theorems.probe.probe_check`` parameters; each claim adds its
+#: ``conclusion``): 5 / 50 / 200 examples, each a 150-step NGD run; cells shrunk only beyond the quick budget
+PROBE = dict(strategy=instances(), examples=(5, 50, 200), describe=describe, assumptions=probe_assumptions,
+             parameters=probe_parameters)
+#: B.T7's: the same instances without a step size (Polyak steps have none)
+PROBE_NO_STEP = PROBE | {"strategy": instances(step_size=False)}

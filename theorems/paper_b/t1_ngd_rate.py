@@ -61,6 +61,7 @@ import numpy as np
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import rate_fixtures as rf
+from theorems.probe import probe_check
 
 ID = "B.T1"
 
@@ -112,9 +113,6 @@ def probe_conclusion(inst, alpha_each, exponent_bound=None):
     return ok, "fitted", f"envelope exponent {slope:.3f} (bound {bound:.3f}), 1 − corr {U[0, 0]:.2e} → {U[-1, 0]:.2e}"
 
 
-def check_probe(ctx: Context, exponent_bound: float | None = None) -> Outcome:
-    """``exponent_bound`` replaces the envelope's bound (control: a claimed exponent <= -3)."""
-    return rf.probe(ctx, lambda i, a: probe_conclusion(i, a, exponent_bound))
 
 
 # ---------------------------------------------------------------------------
@@ -139,7 +137,7 @@ CLAIM = Claim(
         Check("global-convergence", "numeric", "Every run, including W₀ ∝ −W̄mm, aligns with W_mm", check_global),
         Check("probe", "probe", "Hypothesis over n, T, d (ν), non-opt score spread (Ass. 2), init norm and step "
               "size on both sides of their assumptions; conclusion: envelope exponent ≤ −1 + polylog allowance",
-              check_probe),
+              probe_check, params=rf.PROBE | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("GD in place of NGD", "rate", "constant-step GD: 1 − corr ~ 1/log²t (B.S33), must violate the envelope",
@@ -152,6 +150,6 @@ CLAIM = Claim(
         Control("wrong W_mm (global)", "global-convergence", "alignment against the W-SVM with a dropped constraint",
                 {"wrong_svm": True}),
         Control("probe: too fast a rate", "probe", "the probe must find a counterexample to exponent ≤ −3",
-                {"exponent_bound": -3.0}),
+                {"mutant": {"exponent_bound": -3.0}}),
     ),
 )

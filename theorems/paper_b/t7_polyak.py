@@ -47,6 +47,7 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import rate_fixtures as rf
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.T7"
@@ -190,9 +191,6 @@ def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
                                            f"exponent {slope:.3f} (bound {bound:.3f})")
 
 
-def check_probe(ctx: Context, wrong_L_star: bool = False) -> Outcome:
-    """B.T1's probe instances without a step size (control: L* = 0 in (b))."""
-    return rf.probe(ctx, lambda i, a: probe_conclusion(i, a, wrong_L_star), step_size=False)
 
 
 # ---------------------------------------------------------------------------
@@ -218,7 +216,7 @@ CLAIM = Claim(
         Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule",
               rf.check_envelope, {"algorithm": "Polyak (uncapped)"}),
         Check("probe", "probe", "Hypothesis over ν, spread, init norm: (b) at random W and the uncapped-PS "
-              "exponent", check_probe),
+              "exponent", probe_check, params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),
@@ -226,6 +224,7 @@ CLAIM = Claim(
                 {"zero_L_star": True}),
         Control("capped PS", "rate", f"the experiments' cap η_max = {rf.PS_CAP:g}: becomes GD once it binds",
                 {"algorithm": "Polyak (capped)"}),
-        Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample", {"wrong_L_star": True}),
+        Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample",
+                {"mutant": {"wrong_L_star": True}}),
     ),
 )

@@ -23,8 +23,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_b import data, model, records, runs
-from theorems.claim import Assumption, Context, Outcome
-from theorems.probe import run_probe
+from theorems.claim import Assumption, Context
 
 # ---------------------------------------------------------------------------
 # Lemma 2 (B.L2): the init scale
@@ -172,11 +171,9 @@ def _bank(seed: int, budget: str, spread: float, algos: tuple) -> list[dict]:
 PROBE_EXAMPLES = (10, 60, 200)  # examples at quick / standard / full (each runs a small training or Monte Carlo)
 
 
-def fixed_head_probe(ctx: Context, strategy, conclusion, assumptions=None, parameters=None) -> Outcome:
-    """``run_probe`` with the settings these probes share: instances are dicts of plain numbers (``describe=dict``),
-    the cells' minimal examples are shrunk beyond the quick (CI) profile."""
-    return run_probe(ctx, strategy, conclusion, ctx.pick(*PROBE_EXAMPLES), describe=dict, assumptions=assumptions,
-                     parameters=parameters, shrink_cells=ctx.budget != "quick")
+#: the settings these probes share (``theorems.probe.probe_check`` parameters): instances are dicts of plain numbers
+#: (``describe=dict``); the cells' minimal examples are shrunk beyond the quick (CI) profile (the default)
+PROBE = dict(examples=PROBE_EXAMPLES, describe=dict)
 
 
 def probe_dataset(inst: dict):
