@@ -24,15 +24,11 @@ Progress = Callable[[str], None]
 
 def run_control(claim: Claim, control: Control, ctx: Context) -> Outcome:
     """The control's target check, called with the control's overrides and no figures."""
-    if control.legacy:  # TRANSITIONAL: ``run(ctx)`` controls from before overrides
-        return control.overrides(replace(ctx, figures=False))
     target = next(c for c in claim.checks if c.name == control.target)
     return target.run(replace(ctx, figures=False), **control.overrides)
 
 
 def _overrides_dict(control: Control) -> dict:
-    if control.legacy:
-        return {}
     plain = (int, float, str, bool, type(None))
     return {k: v if isinstance(v, plain) else repr(v) for k, v in control.overrides.items()}
 
