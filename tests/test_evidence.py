@@ -66,7 +66,7 @@ def check_sum(ctx: Context, offset: float = 0.0) -> Outcome:
 
 
 def test_a_control_is_its_target_check_with_overrides_and_no_figures():
-    claim = Claim(id="X.1", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+    claim = Claim(id="X.1", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
                   checks=(Check("sum", "numeric", "toy", check_sum),),
                   controls=(Control("offset 1", "sum", "must fail", {"offset": 1.0}),))
     SEEN.clear()
@@ -77,7 +77,7 @@ def test_a_control_is_its_target_check_with_overrides_and_no_figures():
 
 def test_controls_and_checks_refuse_parameters_their_function_does_not_take():
     with pytest.raises(ValueError, match="takes no parameter"):
-        Claim(id="X.2", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+        Claim(id="X.2", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
               checks=(Check("sum", "numeric", "toy", check_sum),),
               controls=(Control("typo", "sum", "must fail", {"ofset": 1.0}),))
     with pytest.raises(ValueError, match="takes no parameter"):
@@ -86,7 +86,7 @@ def test_controls_and_checks_refuse_parameters_their_function_does_not_take():
 
 def test_a_numeric_check_without_a_control_is_refused():
     with pytest.raises(ValueError, match="no negative control"):
-        Claim(id="X.3", paper="X", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
+        Claim(id="X.3", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy",
               checks=(Check("sum", "numeric", "toy", check_sum),))
 
 
@@ -101,3 +101,10 @@ def test_a_control_must_be_a_dict_of_overrides():
         Control("lambda", "sum", "re-implements the call", lambda ctx: check_sum(ctx, 1.0))
     with pytest.raises(ValueError, match="override"):
         Control("nothing", "sum", "overrides nothing", {})
+
+
+def test_the_paper_is_read_off_the_claim_id():
+    c = Claim(id="X.9", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy")
+    assert c.paper == "X"
+    with pytest.raises(ValueError, match="disagrees"):
+        Claim(id="X.9", title="toy", statement="1=1", fidelity="exact", fidelity_note="toy", paper="Y")

@@ -154,7 +154,7 @@ def test_probe_check_mutants_are_declared_and_validated():
 
     params = dict(strategy=planted, conclusion=planted_conclusion_with_bound, examples=(50, 50, 50), describe=dict,
                   assumptions=planted_assumptions)
-    claim = Claim(id="X.P", paper="X", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
+    claim = Claim(id="X.P", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
                   checks=(Check("probe", "probe", "toy", probe_check, params=params),),
                   controls=(Control("b = 1", "probe", "a bound the planted claim breaks", {"mutant": {"bound": 1.0}}),))
     from verify import runner
@@ -165,7 +165,7 @@ def test_probe_check_mutants_are_declared_and_validated():
     import pytest
 
     with pytest.raises(ValueError, match="mutant"):
-        Claim(id="X.Q", paper="X", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
+        Claim(id="X.Q", title="planted", statement="k x < b", fidelity="exact", fidelity_note="toy",
               checks=(Check("probe", "probe", "toy", probe_check, params=params),),
               controls=(Control("typo", "probe", "a misspelt mutant", {"mutant": {"bund": 1.0}}),))
 

@@ -44,22 +44,22 @@ def _four_cell_probe(ctx):
 
 def synthetic_claims():
     claims = [
-        Claim("Z.T1", "Z", "A violated theorem", r"\forall x:\ x \bmod 7 \neq 3", "reconstructed",
+        Claim("Z.T1", "A violated theorem", r"\forall x:\ x \bmod 7 \neq 3", "reconstructed",
               "Made up: a probe that finds a counterexample.",
               assumptions=(),
               checks=(Check("probe", "probe", "four-cell probe", _four_cell_probe),
                       Check("derivation", "symbolic", "nothing to derive", lambda: Outcome("pass", "trivially"),
                             stochastic=False))),
-        Claim("Z.L2", "Z", "An inconclusive lemma", r"\alpha \le \frac{1}{2}", "qualitative", "Made up.",
+        Claim("Z.L2", "An inconclusive lemma", r"\alpha \le \frac{1}{2}", "qualitative", "Made up.",
               checks=(Check("rate", "numeric", "a rate", lambda ctx, wrong=False: Outcome(
                   "pass", "not rejected" if wrong else "ok", [Measurement("alpha", 0.72, 0.70, 0.74, "= 0.09 (derived)")])),),
               controls=(Control("wrong", "rate", "a wrong variant", {"wrong": True}),)),
-        Claim("Z.Fig1", "Z", "Loss curves",
+        Claim("Z.Fig1", "Loss curves",
               r"\text{GD, NGD and the Polyak step: train loss against iteration; NGD beats GD}", "qualitative",
               "The seed describes the figure in words only.",
               checks=(Check("curves", "numeric", "draw the figure", _figure_check),),
               controls=(Control("flat", "curves", "a flat curve", {"flat": True}),)),
-        Claim("Z.Fig4", "Z", "BERT on MNLI", r"\text{BERT fine-tuned on MNLI: attention sparsifies}", "qualitative",
+        Claim("Z.Fig4", "BERT on MNLI", r"\text{BERT fine-tuned on MNLI: attention sparsifies}", "qualitative",
               "Seed text only.", not_checked="needs pretrained BERT and MNLI; not reproducible offline"),
     ]
     for c in claims:
@@ -201,7 +201,7 @@ def test_figures_section_shows_figure_next_to_description_and_constants(html_and
 
 
 def test_constants_table_in_an_ordinary_claim(tmp_path):
-    c = Claim("Z.T9", "Z", "t", "x=1", "exact", "n", checks=(Check(
+    c = Claim("Z.T9", "t", "x=1", "exact", "n", checks=(Check(
         "s", "symbolic", "d", lambda: Outcome("pass", "ok", details={"constants": {"eta": 0.25}})),),
               module=__name__)
     html = report.render([runner.run_claim(c, Context())], Context(), "verify report")
@@ -277,7 +277,7 @@ def _counting_claim(calls):
         calls.append(ctx.seed)
         return Outcome("pass", "ok", [Measurement("v", 1.0, 0.9, 1.1, "= 1")])
 
-    return Claim(id="Z.R1", paper="Z", title="reuse", statement="x=x", fidelity="exact", fidelity_note="n",
+    return Claim(id="Z.R1", title="reuse", statement="x=x", fidelity="exact", fidelity_note="n",
                  checks=(Check("c", "numeric", "d", check),),
                  controls=(Control("k", "c", "w", {"wrong": True}),), module=__name__)
 

@@ -19,7 +19,7 @@ def _fake_claim(check_status="pass", control_status="fail", extra=None):
         v = float(torch.rand((), generator=ctx.generator("fake", "check")))
         return Outcome(check_status, f"value {v}", details={"v": v})
 
-    return Claim(id="Z.T0", paper="Z", title="fake", statement=r"x = x", fidelity="exact", fidelity_note="test",
+    return Claim(id="Z.T0", title="fake", statement=r"x = x", fidelity="exact", fidelity_note="test",
                  checks=(Check("c", "numeric", "d", check),),
                  controls=(Control("k", "c", "wrong", {"wrong": True}),), module=__name__)
 
@@ -39,7 +39,7 @@ def test_crashing_check_is_inconclusive_not_passed():
     def boom():
         raise RuntimeError("kaput")
 
-    c = Claim(id="Z.T1", paper="Z", title="t", statement="x", fidelity="exact", fidelity_note="n",
+    c = Claim(id="Z.T1", title="t", statement="x", fidelity="exact", fidelity_note="n",
               checks=(Check("c", "symbolic", "d", boom, stochastic=False),), module=__name__)
     rec = runner.run_claim(c, Context())
     assert rec["verdict"] == "inconclusive" and "kaput" in rec["reason"]
@@ -47,7 +47,7 @@ def test_crashing_check_is_inconclusive_not_passed():
 
 def test_numeric_check_without_control_is_refused():
     with pytest.raises(ValueError, match="no negative control"):
-        Claim(id="Z.T2", paper="Z", title="t", statement="x", fidelity="exact", fidelity_note="n",
+        Claim(id="Z.T2", title="t", statement="x", fidelity="exact", fidelity_note="n",
               checks=(Check("c", "numeric", "d", lambda ctx: Outcome("pass", "")),))
 
 

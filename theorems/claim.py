@@ -215,8 +215,7 @@ def _check_parameters(fn: Callable, names, what: str) -> None:
 
 @dataclass(frozen=True)
 class Claim:
-    id: str
-    paper: str
+    id: str  # "A.T1.3": the paper's letter, then the claim's number in it
     title: str
     statement: str  # LaTeX
     fidelity: Fidelity
@@ -226,8 +225,13 @@ class Claim:
     controls: tuple[Control, ...] = ()
     not_checked: str | None = None  # the reason, for claims the suite cannot check
     module: str = ""  # filled in by the registry
+    paper: str = ""  # derived from the id ("A.T1.3" -> "A")
 
     def __post_init__(self):
+        paper = self.id.split(".")[0]
+        if self.paper and self.paper != paper:
+            raise ValueError(f"{self.id}: paper {self.paper!r} disagrees with the id's {paper!r}")
+        object.__setattr__(self, "paper", paper)
         if self.fidelity not in ("exact", "reconstructed", "qualitative"):
             raise ValueError(f"{self.id}: unknown fidelity {self.fidelity!r}")
         checks = {c.name: c for c in self.checks}

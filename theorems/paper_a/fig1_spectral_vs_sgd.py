@@ -91,7 +91,7 @@ def check_figure1(ctx: Context, spectral_init: str = "spectral", baseline: str =
 
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1-A3", "Σ ≻ 0; r ≥ d, W* full column rank; σ₁(W*Σ^{1/2}) = 0.2"),),
     checks=(Check("figure-1", "numeric",
                   "Statements (a)-(c) over independent draws (Clopper-Pearson against 1/2), T = 2000", check_figure1),),

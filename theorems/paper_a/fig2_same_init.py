@@ -77,7 +77,7 @@ def check_figure2(ctx: Context, method: str = "alg1_random") -> Outcome:
 
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1-A3", "as in A.Fig1"),),
     checks=(Check("figure-2", "numeric", "P[Algorithm 1 converged and SGD not] > 1/2 over independent draws, "
                   "T = 2000", check_figure2),),

@@ -89,7 +89,6 @@ def shared_runs(seed: int, budget: str) -> dict:
     return {"steps": tr.steps.numpy(), "L": L, "L0": L0, "B": B}
 
 
-
 def typical(ok: torch.Tensor, level: float) -> Decision:
     """'The statement holds for a typical draw': the Clopper-Pearson interval of P(ok) at ``level`` against 1/2
     (``decide_binomial``; no width limit: the interval's side of 1/2 is the decision)."""

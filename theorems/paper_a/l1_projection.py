@@ -178,7 +178,6 @@ def projection_defects(V, K, Sigma, W, method: str, gen: torch.Generator, n_rot:
     return asym, min_eig, sv_err, margin, dist
 
 
-
 def check_projection(ctx: Context, method: str = "polar") -> Outcome:
     """Symmetric PSD ``Z*^T Z``, ``sigma_i(Z*) = sqrt(2 sigma_i(M*))`` and optimality at isotropic points at distances
     ``1e-2 .. 3 sigma_1^{1/2}``; ``method`` is the projection's rotation (controls: "qr", "identity", "normalized")."""
@@ -238,15 +237,12 @@ def probe_conclusion(inst, alpha_each, method="polar"):
                             f"σ err {float(sv_err.max()):.2e}, margin {float(margin.min()):.2e}")
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Projection onto Mfold: orthogonal Procrustes, symmetric Z*ᵀZ, σᵢ(Z*) = √(2σᵢ(M*))",
     statement=STATEMENT,
     fidelity="reconstructed",

@@ -194,15 +194,12 @@ def probe_conclusion(inst, alpha_each, bound: str = "sqrt_beta/2"):
                             f"(σ₁={s1:.3g})")
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Descent lemma: loss gap bounded by (√β/2) dist²",
     statement=STATEMENT,
     fidelity="reconstructed",

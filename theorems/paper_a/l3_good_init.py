@@ -114,7 +114,6 @@ def check_good_init(ctx: Context, variant: str = "correct") -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Spectral initialization lands near the manifold with high probability",
     statement=STATEMENT,
     fidelity="exact",

@@ -222,7 +222,6 @@ def _margins_figure(panels, z: float):
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Empirical one-point strong convexity and smoothness with an additive gradient error",
     statement=STATEMENT,
     fidelity="exact",

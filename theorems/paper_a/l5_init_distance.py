@@ -110,7 +110,6 @@ def _plot(curves, z):
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Initialization distance bounded by the estimation errors, hence O(n^{-1/2})",
     statement=STATEMENT,
     fidelity="reconstructed",

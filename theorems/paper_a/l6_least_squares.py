@@ -185,7 +185,6 @@ def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Least-squares error O(σ√((d + log 1/δ)/n)) with probability ≥ 1 − δ",
     statement=STATEMENT,
     fidelity="reconstructed",

@@ -79,7 +79,6 @@ PROBE_MC_PAIRS = 40_000  # Monte Carlo pairs per probed instance (from a seed de
 PROBE_MC_SCOPE = 0.25  # the probe's Monte Carlo only where s||B|| < 1/4 (E e^{4t} < inf, honest SE)
 
 
-
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation
 # ---------------------------------------------------------------------------
@@ -402,15 +401,12 @@ def describe(inst) -> dict:
     return S.readable(inst | {"K": _probe_K(inst)[1][0]})
 
 
-
-
 # ---------------------------------------------------------------------------
 # 7. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Integrability of Gaussian exponential moments (and what A3 must bound)",
     statement=STATEMENT,
     fidelity="exact",

@@ -257,10 +257,8 @@ def probe_conclusion(inst, alpha_each, variant="correct"):
     return err <= TOL, cell, f"relative err {err:.2e}"
 
 
-
-
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     checks=(Check("derivation", "symbolic", "∂s/∂K, ∂s/∂x_j, ∂s/∂x and ∂x̄/∂x_j by sympy (d = 2, n = 3)",
                   symbolic_derivation),
             Check("autograd", "numeric", "All four formulas against torch autograd, softmax scales 0.01 … 30",

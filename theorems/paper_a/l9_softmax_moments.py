@@ -101,7 +101,6 @@ def symbolic_derivation(off_by_one: bool = False) -> Outcome:
     return D.outcome("AM-GM bounds of Lemma 9 derived")
 
 
-
 def amgm_bounds(q: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
     r"""The AM-GM bounds derived above at query scale ``q`` (``n' = n - 1``):
 
@@ -217,7 +216,7 @@ def check_limits(ctx: Context, untilted: bool = False) -> Outcome:
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="reconstructed", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="reconstructed", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("Gaussian covariates", "x_j ~ N(0, Σ) iid, independent of the fixed query x_i"),
                  Assumption("Lemma 7 region", "‖B‖op = 0.35 (‖B‖op² < 1/4: the averaged constant E e^{2q} is "
                             "finite)")),

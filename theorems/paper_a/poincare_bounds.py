@@ -218,7 +218,7 @@ def _claim(lemma: str) -> Claim:
     st = (r"\operatorname{Var}_{-i}f\le\sum_{j\ne i}\mathbb{E}_{-i}\left\|\nabla_{x_j}f\right\|_\Sigma^2=O\!\left("
           r"\frac{1}{n}\right),\quad f=" + _F_TEX[lemma])
     return Claim(
-        id=lemma, paper="A", title=_TITLES[lemma], statement=st, fidelity="reconstructed",
+        id=lemma, title=_TITLES[lemma], statement=st, fidelity="reconstructed",
         fidelity_note=("Spec: exact (method), reconstructed (terms); labelled reconstructed because the statement "
                        "as a whole depends on the terms. The Gaussian Poincaré inequality with the "
                        "Σ-weighted gradient norm is the seed's method; which function each lemma bounds is our "

@@ -372,14 +372,12 @@ def probe_parameters(inst) -> dict:
     return {"‖Σ^½KΣ^½‖op (scope < 1/2)": inst["B_op"], "noise σ": inst["sigma"], "cond(Σ)": float(ev.max() / ev.min())}
 
 
-
-
 # ---------------------------------------------------------------------------
 # 6. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1", "Σ positive definite",
                             lambda inst: bool(torch.linalg.eigvalsh(inst["Sigma"]).min() > 0)),
                  Assumption("MC scope", "‖Σ^{1/2} K Σ^{1/2}‖op < 1/2 (Lemma 7 with M = 2KΣKᵀ): the nested Monte Carlo "

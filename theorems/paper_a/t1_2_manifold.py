@@ -146,7 +146,6 @@ def symbolic_derivation(b_power: int = 1, only_forward: bool = False) -> Outcome
     return D.outcome("Mfold ⊂ argmin L_λ and argmin L_λ ⊂ Mfold")
 
 
-
 # ---------------------------------------------------------------------------
 # 2. Numeric check: points of Mfold are stationary global minima
 # ---------------------------------------------------------------------------
@@ -307,15 +306,12 @@ def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
     return ok, "in scope", f"max (L_λ − L*)/‖M*‖² {float(gap.max()):.1e}, max dist/‖M*‖^½ {float(dist.max()):.1e}"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 5. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="The global minimizers of L_λ are the manifold Mfold",
     statement=STATEMENT,
     fidelity="reconstructed",

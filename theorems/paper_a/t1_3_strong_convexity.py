@@ -208,7 +208,6 @@ def symbolic_derivation(lam=sp.Rational(1, 4), only_decomposition: bool = False)
     return D.outcome("decomposition, gradients, pairing and Hessian identities; α(ρ) and √β(ρ) derived")
 
 
-
 # ---------------------------------------------------------------------------
 # 2. Numeric checks
 # ---------------------------------------------------------------------------
@@ -402,15 +401,12 @@ def probe_parameters(inst) -> dict:
     return {"max dist / ρ": float(dist.max()) / rho_of(sd), "σ_d(M*)": sd, "σ₁(M*)/σ_d(M*)": s1 / sd}
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="One-point strong convexity and smoothness near the manifold",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -396,15 +396,12 @@ def probe_conclusion(inst, alpha_each: float, rate_factor: float = 1.0):
     return True, "", ""
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="A",
     title="Data-compute scaling law: Õ(1/n) + C e^{−cT}",
     statement=STATEMENT,
     fidelity="qualitative",

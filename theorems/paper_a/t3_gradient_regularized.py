@@ -119,7 +119,7 @@ def check_coefficient(ctx: Context, with_regularizer: bool = True) -> Outcome:
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1"),
                  Assumption("ρ-close", "θ at Σ̃-distance 0.05 from Mfold")),
     checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "

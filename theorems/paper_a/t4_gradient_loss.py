@@ -135,7 +135,6 @@ def symbolic_derivation(drop_covariance: bool = False) -> Outcome:
     return D.outcome("gradient-bias coefficient: lemma route = ∇c")
 
 
-
 # ---------------------------------------------------------------------------
 # 2. The second route: the coefficient assembled from the conditional lemmas
 # ---------------------------------------------------------------------------
@@ -255,7 +254,7 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1 (A3's constant is lost; "
                             "this keeps ‖B‖op² < 1/4 near the manifold)"),
                  Assumption("near the manifold", "θ at Σ̃-distance 0.05 from Mfold")),

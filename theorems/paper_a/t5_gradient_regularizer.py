@@ -130,7 +130,7 @@ def check_coefficient(ctx: Context, pairings: str = "isserlis") -> Outcome:
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
-    id=ID, paper="A", title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
+    id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE,
     assumptions=(Assumption("A1", "Σ positive definite; x ~ N(0, Σ) (all moments of Σ̂ finite)"),),
     checks=(Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
                   symbolic_derivation),

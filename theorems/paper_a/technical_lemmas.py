@@ -284,7 +284,7 @@ def _claim(lemma: str) -> Claim:
         controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
                                                "e^q", {"untilted": True}))
     return Claim(
-        id=lemma, paper="A", title=_TITLES[lemma],
+        id=lemma, title=_TITLES[lemma],
         statement=norm + r"\right\|_F^2\le\frac{C(x_i)}{n}" + _MU, fidelity="reconstructed",
         fidelity_note=_NOTE + note,
         assumptions=(Assumption("fixed query", "x_i fixed (E₋ᵢ conditional on it); ‖B‖op = 0.35"),),
@@ -293,7 +293,7 @@ def _claim(lemma: str) -> Claim:
 
 
 def _lost(lemma: str, why: str) -> Claim:
-    return Claim(id=lemma, paper="A", title=f"Technical bound ({lemma.split('.')[1]}): statement lost",
+    return Claim(id=lemma, title=f"Technical bound ({lemma.split('.')[1]}): statement lost",
                  statement=r"\text{technical mean/variance bound of Appendix D; formula lost in the seed}",
                  fidelity="qualitative", fidelity_note="Only its position in Appendix D survives; see not_checked.",
                  not_checked=why)

@@ -178,7 +178,6 @@ def _plot(trajs, fixed_r):
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Bad stationary init direction: GD/NGD still converge to W_mm from a small norm",
     statement=STATEMENT,
     fidelity="exact",

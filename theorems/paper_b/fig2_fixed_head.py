@@ -144,7 +144,6 @@ def figure(ctx: Context) -> tuple:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Figure 2: NGD ≫ GD, PS fastest early, rates as Theorem 1 / Lemma 1 (Example 1, fixed head)",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -148,7 +148,6 @@ def check_ps_fastest(ctx: Context, ps_cap: float = math.inf) -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Fig. 3: joint training on DM — normalized methods beat GD, PS fastest",
     statement=STATEMENT,
     fidelity="qualitative",

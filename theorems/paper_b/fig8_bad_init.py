@@ -110,7 +110,6 @@ def _plot(ds, Wb, Rs, s0, s1, gd, ngd):
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Figure 8: global convergence despite a bad stationary init direction",
     statement=STATEMENT,
     fidelity="qualitative",

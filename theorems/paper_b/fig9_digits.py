@@ -132,7 +132,6 @@ def check_ngd_beats_gd(ctx: Context, swapped: bool = False) -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Figure 9: binary digits — W aligns with W_mm and NGD beats GD",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -98,7 +98,6 @@ def check_norms(ctx: Context, spec: tuple | None = None, claimed_W: float = 2 / 
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Iterate norms under joint training grow slower than Θ(t)",
     statement=STATEMENT,
     fidelity="qualitative",

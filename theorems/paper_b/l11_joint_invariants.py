@@ -253,15 +253,12 @@ def describe(inst) -> dict:
     return {k: inst[k] for k in ("n", "T", "d", "rho", "eta_R2", "init", "seed", "nu", "nu0")}
 
 
-
-
 # ---------------------------------------------------------------------------
 # 3. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Joint training keeps three invariants: bounded loss ratios, growing score gaps, non-decreasing opt scores",
     statement=STATEMENT,
     fidelity="exact",

@@ -135,7 +135,6 @@ def check_attention_separable(ctx: Context, tokens: str = "attention") -> Outcom
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Opt tokens, and the attention-mixed tokens along training, are separable by u_mm",
     statement=STATEMENT,
     fidelity="exact",

@@ -214,7 +214,6 @@ def check_hessian(ctx: Context, loss_power: float = 1.0) -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="PL-like inequality, controlled loss between iterates, second-order self-boundedness",
     statement=STATEMENT,
     fidelity="exact",

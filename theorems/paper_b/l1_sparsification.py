@@ -179,15 +179,12 @@ def probe_conclusion(inst, alpha_each, c_claim: float = C_CLAIM):
     return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {c_claim})"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Softmax sparsification: 1 − s_opt ≤ (T−1) exp(−c‖W_t‖/‖W_mm‖) = exp(−Ω(t))",
     statement=STATEMENT,
     fidelity="exact",

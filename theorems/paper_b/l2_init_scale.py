@@ -208,15 +208,12 @@ def l2_conclusion(inst, alpha_each, r_power: int = 2):
     return ok, "", "" if ok else f"P = {k / PROBE_DRAWS:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Small Gaussian initialization: all initial logits small with high probability",
     statement=STATEMENT,
     fidelity="qualitative",

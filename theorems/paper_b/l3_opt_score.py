@@ -272,15 +272,12 @@ def l3_parameters(inst):
             "log10 init/σ₀": inst["log_init"], "log10 η": inst["log_eta"]}
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="The opt softmax score never collapses and cannot drop while a constraint is violated",
     statement=STATEMENT,
     fidelity="exact",

@@ -364,8 +364,6 @@ def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
     return ok, "feasible", "" if ok else f"min log(⟨−∇L, W_mm⟩/LB) = {float(lr.nan_to_num(-math.inf).min()):.3g}"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 6. The claims
 # ---------------------------------------------------------------------------
@@ -373,7 +371,6 @@ def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
 CLAIMS = [
     Claim(
         id=ID_E5,
-        paper="B",
         title="One-direction gradient form under Ass 2 (eq. (5)/(14))",
         statement=STATEMENT_E5,
         fidelity="reconstructed",
@@ -396,7 +393,6 @@ CLAIMS = [
     ),
     Claim(
         id=ID_L4,
-        paper="B",
         title="The negative gradient correlates positively with W_mm",
         statement=STATEMENT_L4,
         fidelity="exact",

@@ -203,15 +203,12 @@ def l5_conclusion(inst, alpha_each, sqrt_upper: bool = False):
     return ok, "feasible", "" if ok else f"{int((~up).sum())} upper, {int((~lo).sum())} lower violations (c = {c:.3g})"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="NGD iterate norms grow as Θ(t)",
     statement=STATEMENT,
     fidelity="exact",

@@ -171,7 +171,6 @@ def _plot_rate(res, fit, count, z):
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Example 1 satisfies Assumptions 1-2 w.h.p. for large d",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -134,7 +134,6 @@ def _plot(norms, cm, cs, lab, dropped):
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="For large norms −∇L is more aligned with W_mm than with W (eq. (4))",
     statement=STATEMENT,
     fidelity="exact",

@@ -171,7 +171,6 @@ def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: fl
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="DM tokens are nearly orthogonal with high probability under Condition 1",
     statement=STATEMENT,
     fidelity="qualitative",

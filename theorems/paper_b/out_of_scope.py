@@ -11,7 +11,7 @@ _NO_DATA = "no offline data or weights: {what} cannot be downloaded in this envi
 
 
 def _figure(id_: str, title: str, statement: str, what: str) -> Claim:
-    return Claim(id=id_, paper="B", title=title, statement=statement, fidelity="qualitative",
+    return Claim(id=id_, title=title, statement=statement, fidelity="qualitative",
                  fidelity_note="Only the qualitative reading of the figure survives in the seed (Appendix C).",
                  not_checked=_NO_DATA.format(what=what))
 

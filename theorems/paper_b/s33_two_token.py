@@ -277,7 +277,6 @@ _DERIVATION = Check("derivation", "symbolic", "Gradient, W_mm, and the exact GD 
 
 S33 = Claim(
     id="B.S33",
-    paper="B",
     title="Two-token example: GD has ‖W_t‖ = O(log t) and 1 − corr = Ω(1/log²t); NGD is faster",
     statement=(r"\text{GD: }\|W_t\|=O(\log t),\ \ \langle\bar W_t,\bar W_{mm}\rangle\le1-\Omega\!\left(\frac{1}"
                r"{\log^2 t}\right);\qquad\text{NGD: }1-\langle\bar W_t,\bar W_{mm}\rangle=\Theta(t^{-2})"),
@@ -306,7 +305,6 @@ S33 = Claim(
 
 A4 = Claim(
     id="B.A4",
-    paper="B",
     title="Two-token example: NGD has 1 − corr = Θ(t⁻²), so Theorem 1's rate is not tight",
     statement=(r"W_t=W_0+\eta t\,\bar W_{mm},\qquad 1-\langle\bar W_t,\bar W_{mm}\rangle"
                r"=\frac{r^2}{2\eta^2t^2}\,(1+o(1))=\Theta(t^{-2}),"

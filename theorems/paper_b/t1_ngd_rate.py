@@ -113,15 +113,12 @@ def probe_conclusion(inst, alpha_each, exponent_bound=None):
     return ok, "fitted", f"envelope exponent {slope:.3f} (bound {bound:.3f}), 1 − corr {U[0, 0]:.2e} → {U[-1, 0]:.2e}"
 
 
-
-
 # ---------------------------------------------------------------------------
 # 3. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="NGD implicit-bias rate 1 − ⟨W̄ₜ, W̄mm⟩ ≤ C polylog(t)/t, from any direction",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -227,7 +227,6 @@ def check_sweep(ctx: Context, predicted=loss_exponent) -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Train loss → 0 at exp(−c t^p) under joint training (updates (10))",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -108,7 +108,6 @@ def check_direction(ctx: Context, spec: tuple | None = None, drop_most_loaded: b
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Joint training: W_t → W_mm in direction, slower than with a fixed head",
     statement=STATEMENT,
     fidelity="qualitative",

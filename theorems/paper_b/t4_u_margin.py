@@ -117,7 +117,6 @@ def check_margin(ctx: Context, tokens: str = "opt", condition1: bool = True) -> 
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Joint training: u_t's margin on the opt tokens → a constant fraction of the max margin",
     statement=STATEMENT,
     fidelity="qualitative",

@@ -123,7 +123,6 @@ def check_slower(ctx: Context, algorithm: str = "GD") -> Outcome:
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="GD (constant step) converges globally to W̄mm, slower than NGD",
     statement=STATEMENT,
     fidelity="exact",

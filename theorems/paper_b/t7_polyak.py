@@ -191,15 +191,12 @@ def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
                                            f"exponent {slope:.3f} (bound {bound:.3f})")
 
 
-
-
 # ---------------------------------------------------------------------------
 # 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    paper="B",
     title="Polyak step: Theorem 1's rate, via ‖∇L‖ ≥ ⟨−∇L, W̄mm⟩ ≥ s_min (L − L*)/‖W_mm‖",
     statement=STATEMENT,
     fidelity="exact",
