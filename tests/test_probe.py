@@ -173,3 +173,23 @@ def test_probe_check_mutants_are_declared_and_validated():
 def planted_conclusion_with_bound(inst, alpha, bound=10.0):
     holds = inst["k"] * inst["x"] < bound
     return holds, "", "" if holds else f"k*x = {inst['k'] * inst['x']:.3g} >= {bound}"
+
+
+def test_undecided_instances_have_their_own_cell_and_a_probe_must_decide_enough():
+    from theorems.probe import UNDECIDED
+
+    # k odd: not decided (e.g. an infeasible instance); the planted conclusion otherwise holds
+    concl = lambda i, a: (None if i % 2 else True, "", "odd: not decided")  # noqa: E731
+    out = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100), concl, 40, min_decided=5)
+    assert out.status == "pass" and out.details["cells"][UNDECIDED] > 0 and out.details["decided"] >= 5
+    none = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100), lambda i, a: (None, "", "never"), 40)
+    assert none.status == "inconclusive" and "decided" in none.summary
+    few = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100), concl, 40, min_decided=1000)
+    assert few.status == "inconclusive"
+
+
+def test_with_assumptions_only_instances_inside_them_count_as_decided():
+    out = run_probe(Context(seed=0, budget="quick"), st.fixed_dictionaries({"k": st.integers(0, 5),
+                                                                           "x": st.floats(0, 1)}),
+                    planted_conclusion, 40, describe=dict, assumptions=lambda i: {"never": False}, min_decided=1)
+    assert out.status == "inconclusive" and out.details["decided"] == 0

@@ -224,6 +224,9 @@ class Claim:
     checks: tuple[Check, ...] = ()
     controls: tuple[Control, ...] = ()
     not_checked: str | None = None  # the reason, for claims the suite cannot check
+    #: what the suite found about the claim beyond its verdict (a loose constant, a better rate, a scope limit), one
+    #: sentence each; ``verify readme`` lists them under the claims table
+    findings: tuple[str, ...] = ()
     module: str = ""  # filled in by the registry
     paper: str = ""  # derived from the id ("A.T1.3" -> "A")
 

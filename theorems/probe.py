@@ -13,6 +13,12 @@ instance lands in one of four cells:
 * an assumption fails, the conclusion still holds: the assumption may be stronger than needed;
 * assumptions hold, the conclusion fails: a **counterexample** (the probe fails and shrinks it).
 
+An instance the conclusion cannot decide (``holds is None``: an infeasible W-SVM, a Monte Carlo
+estimate whose error bar is not trustworthy, ...) lands in its own cell, "not decided", and never
+counts as the conclusion holding.  A probe must decide at least ``min_decided`` instances (inside the
+assumptions, with four-cell accounting), else it is ``inconclusive``: a probe that decided nothing
+proved nothing.
+
 Without ``assumptions`` every failure of the conclusion is a counterexample.  For the
 two "assumption fails" cells a second, bounded hypothesis search (``hypothesis.find``)
 shrinks a minimal example of the cell.  With ``parameters`` (``instance -> {name: float}``,
@@ -55,6 +61,7 @@ HOLD_HOLD = "assumptions hold, conclusion holds"
 FAIL_FAIL = "assumption fails, conclusion fails"
 FAIL_HOLD = "assumption fails, conclusion holds"
 COUNTEREXAMPLE = "assumptions hold, conclusion fails"
+UNDECIDED = "not decided"
 DEFAULT_DB = ".hypothesis/verify-probes"
 
 
@@ -118,7 +125,9 @@ def _settings(ctx: Context, max_examples: int, database=None) -> settings:
                     suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
 
 
-def _cell(holds: bool, assumptions_ok: bool) -> str:
+def _cell(holds: bool | None, assumptions_ok: bool) -> str:
+    if holds is None:
+        return UNDECIDED
     if assumptions_ok:
         return HOLD_HOLD if holds else COUNTEREXAMPLE
     return FAIL_HOLD if holds else FAIL_FAIL
@@ -134,11 +143,15 @@ def run_probe(
     parameters: Callable[[Any], dict[str, float]] | None = None,
     shrink_cells: bool = True,
     iff: bool = False,
+    min_decided: int = 1,
 ) -> Outcome:
     """Search for a counterexample.
 
     ``conclusion(instance, alpha_each) -> (holds, label, detail)``: ``label`` names a
-    sub-case for the counts (e.g. ``"in scope"``), ``detail`` says why it failed.
+    sub-case for the counts (e.g. ``"in scope"``), ``detail`` says why it failed;
+    ``holds is None``: the instance could not be decided (cell "not decided").
+    ``min_decided``: fewer decided instances (inside the assumptions, with four-cell
+    accounting) than this make the probe ``inconclusive``.
     ``assumptions(instance) -> {name: bool}`` turns on the four-cell accounting;
     ``parameters(instance) -> {name: float}`` records each example for the plot.
     ``iff``: the claim is an equivalence (its assumptions are also necessary: outside them the conclusion is the
@@ -154,11 +167,13 @@ def run_probe(
 
     def classify(inst):
         holds, label, detail = conclusion(inst, alpha_each)
+        if holds is None:
+            label = UNDECIDED
         if assumptions is None:
-            return holds, label, not holds, detail, {}
+            return holds, label, holds is False, detail, {}
         a = assumptions(inst)
         ok = all(a.values())
-        return holds, _cell(holds, ok), ok and not holds, detail, a
+        return holds, _cell(holds, ok), ok and holds is False, detail, a
 
     @_settings(ctx, max_examples, example_database(ctx))
     @hypothesis.seed(ctx.seed)
@@ -166,11 +181,12 @@ def run_probe(
     def prop(inst):
         holds, cell, counter, detail, a = classify(inst)
         cells[cell] = cells.get(cell, 0) + 1
-        if assumptions is not None and cell != HOLD_HOLD and cell not in examples:
+        if assumptions is not None and cell not in (HOLD_HOLD, UNDECIDED) and cell not in examples:
             examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
                                                "detail": detail, "shrunk": False}
         if parameters is not None:
-            points.append(parameters(inst) | {"holds": bool(holds), "assumptions_hold": all(a.values()) if a else True})
+            points.append(parameters(inst) | {"holds": None if holds is None else bool(holds),
+                                              "assumptions_hold": all(a.values()) if a else True})
         if counter:
             failures.append((inst, detail))
             raise AssertionError(detail)
@@ -192,13 +208,17 @@ def run_probe(
                         examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
                                                            "detail": detail, "shrunk": True}
     n = sum(cells.values())
+    decided = (cells.get(HOLD_HOLD, 0) + cells.get(COUNTEREXAMPLE, 0) if assumptions is not None
+               else n - cells.get(UNDECIDED, 0))
 
-    details = {"cells": cells, "examples_evaluated": n, "max_examples": max_examples,
+    details = {"cells": cells, "examples_evaluated": n, "decided": decided, "min_decided": min_decided,
+               "max_examples": max_examples,
                "alpha_per_example": alpha_each, "hypothesis_seed": ctx.seed, "cell_examples": examples,
                "profile": "ci (no database)" if ctx.budget == "quick" else "standard (example database)"}
     if points:
         details["points"] = points
-    figures = [_parameter_plot(points)] if points else []
+    plotted = [p for p in points if p["holds"] is not None]  # an undecided instance has no place on a holds/fails axis
+    figures = [_parameter_plot(plotted)] if plotted and ctx.figures else []
     if failures:
         inst, detail = failures[-1]
         details["counterexample"] = describe(inst) | {"why": detail}
@@ -208,7 +228,12 @@ def run_probe(
         why = (examples.get(FAIL_FAIL) or {}).get("detail", "")
         return Outcome("fail", f"the other branch of the iff fails outside the assumptions: {why} | "
                        f"{n} examples ({cell_txt})", figures=figures, details=details)
-    return Outcome("pass", f"no counterexample in {n} examples ({cell_txt})", figures=figures, details=details)
+    if decided < min_decided:
+        where = " inside the assumptions" if assumptions is not None else ""
+        return Outcome("inconclusive", f"only {decided} instances decided{where} (at least {min_decided} declared): "
+                       f"{n} examples ({cell_txt})", figures=figures, details=details)
+    return Outcome("pass", f"no counterexample in {decided} decided of {n} examples ({cell_txt})", figures=figures,
+                   details=details)
 
 
 def probe_check(
@@ -222,6 +247,7 @@ def probe_check(
     shrink_cells: bool | None = None,
     mutant: dict | None = None,
     iff: bool = False,
+    min_decided: int = 1,
 ) -> Outcome:
     """A probe declared as a check: its settings are the check's parameters, its mutants a control's overrides.
 
@@ -244,7 +270,7 @@ def probe_check(
     bound.__module__ = getattr(conclusion, "__module__", "")
     return run_probe(ctx, strategy, bound, ctx.pick(*examples), describe, assumptions=assumptions,
                      parameters=parameters, shrink_cells=ctx.budget != "quick" if shrink_cells is None else shrink_cells,
-                     iff=iff)
+                     iff=iff, min_decided=min_decided)
 
 
 def _shrink_cell(ctx, strategy, classify, cell, max_examples):

@@ -92,6 +92,9 @@ def _print_table(records: list[dict]) -> None:
         rej = sum(c["rejected"] for c in ctl)
         print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {r['claim']['fidelity']:<13} "
               f"controls {rej}/{len(ctl)} rejected  {r['claim']['title']}")
+    for r in records:  # a violation is a finding: say it loudly (the exit status stays 0)
+        if r["verdict"] == "violated":
+            print(f"!!! VIOLATED {r['claim']['id']}: {r['reason']}")
 
 
 def cmd_list(args) -> int:
@@ -129,6 +132,39 @@ def cmd_report(args) -> int:
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]))
     _print_table(records)
     print(f"report written to {out}")
+    return 0
+
+
+def cmd_readme(args) -> int:
+    """Rewrite the README's claims table and findings from stored records (all registered claims, fresh)."""
+    from verify import readme, registry, results
+
+    stored = {r["claim"]["id"]: r for r in results.read_records(args.results)}
+    records, missing, stale = [], [], []
+    for c in registry.all_claims():
+        r = stored.get(c.id)
+        if r is None:
+            missing.append(c.id)
+        elif r["code_hash"] != registry.code_hash(c) or r["kinds"] != "all":
+            stale.append(c.id)
+        else:
+            records.append(r)
+    if missing or stale:
+        raise UsageError(f"records in {args.results} are missing ({', '.join(missing) or 'none'}) or stale "
+                         f"({', '.join(stale) or 'none'}); run `verify run --results {args.results}` first")
+    text, changed = readme.update(args.readme, records)
+    if args.check:
+        if changed:
+            print(f"verify: {args.readme}'s claims table differs from the records; run `verify readme`",
+                  file=sys.stderr)
+            return 1
+        print(f"{args.readme}'s claims table matches the records")
+        return 0
+    if changed:
+        from verify.results import atomic_write_text
+
+        atomic_write_text(Path(args.readme), text)
+    print(f"{args.readme}: claims table {'rewritten' if changed else 'already up to date'} from {len(records)} records")
     return 0
 
 
@@ -189,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     s.add_argument("--rerun", action="store_true", help="ignore stored results")
     s.set_defaults(fn=cmd_report)
+    s = sub.add_parser("readme", help="rewrite the README's claims table and findings from stored records")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    s.add_argument("--readme", type=Path, default=Path("README.md"))
+    s.add_argument("--check", action="store_true", help="exit 1 if the README's table differs from the records")
+    s.set_defaults(fn=cmd_readme)
     s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
     s.add_argument("claim", nargs="?")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")

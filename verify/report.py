@@ -368,12 +368,25 @@ def probe_views(views: list[dict]) -> list[dict]:
     return out
 
 
+def _expectation(rec: dict) -> dict:
+    """The reviewed expectation (verify/expectations.toml) next to what came back."""
+    from verify import expectations
+
+    try:
+        exp = expectations.expected(rec["claim"]["id"], rec["budget"], rec["seed"])
+    except KeyError:
+        return {"verdict": "—", "diagnosis": "no reviewed expectation", "matches": False}
+    return {"verdict": exp.verdict, "diagnosis": exp.diagnosis, "matches": exp.verdict == rec["verdict"]}
+
+
 def claim_view(rec: dict, index: int) -> dict:
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
     controls = [_check_view(k, rec, f"{prefix}-n{i}") for i, k in enumerate(rec.get("controls", []))]
     constants = [(c["name"], c["constants"]) for c in checks if c["constants"]]
     return {"r": rec, "id": rec["claim"]["id"], "anchor": _anchor(rec["claim"]["id"]),
+            "expectation": _expectation(rec), "findings": rec["claim"].get("findings", []),
+            "preregistered": rec["claim"].get("preregistered", []),
             "headline": headline(rec), "evidence": evidence(rec), "counterexamples": counterexamples(rec),
             "figure": is_figure(rec), "checks": checks, "controls": controls, "constants": constants,
             "verdict_class": rec["verdict"].replace(" ", "-"),
@@ -435,7 +448,8 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
     return _env().get_template("report.html").render(
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
         counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
-        alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views))
+        alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views),
+        violations=[v for v in views if v["r"]["verdict"] == "violated"])
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str) -> None:

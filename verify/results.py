@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: claim.findings and claim.preregistered
 VOLATILE = ("timing", "created_utc")
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Callable
 
 from theorems.claim import Claim, Context, Control, Outcome
-from verify import registry, results
+from verify import preregistration, registry, results
 
 Progress = Callable[[str], None]
 
@@ -95,7 +95,10 @@ def run_claim(claim: Claim, ctx: Context, progress: Progress = lambda s: None,
         "schema_version": results.SCHEMA_VERSION,
         "claim": {"id": claim.id, "paper": claim.paper, "title": claim.title, "statement": claim.statement,
                   "fidelity": claim.fidelity, "fidelity_note": claim.fidelity_note, "module": claim.module,
-                  "assumptions": [{"name": a.name, "description": a.description} for a in claim.assumptions]},
+                  "assumptions": [{"name": a.name, "description": a.description} for a in claim.assumptions],
+                  "findings": list(claim.findings),
+                  "preregistered": (preregistration.claim_constants(claim)
+                                    if claim.module.startswith("theorems.") else [])},
         "verdict": v,
         "reason": reason,
         "checks": checks,

@@ -208,6 +208,9 @@ CLAIM = Claim(
                    "(sympy's scaling step; the β/2 control fails on an instance with σ₁(M*) = 0.05). β is A.T1.3's "
                    "derived constant (ours). We also derive the sharper integrated bound 2σ₁ + √(2σ₁)dist + dist²/4, "
                    "attained along the radial top direction."),
+    findings=(
+        "√β/2 (not β/2) is the dimensionally right constant of the descent lemma.",
+    ),
     assumptions=(Assumption("A1-A2", "Σ ≻ 0, r ≥ d, σ_d(M*) > 0"),
                  Assumption("ρ-close", "dist(θ) ≤ ρ = (2/√5) σ_d(M*)^{1/2}")),
     checks=(

@@ -319,6 +319,10 @@ CLAIM = Claim(
                    "L = L* and R = 0; the formulas and the converse (every minimizer is on Mfold) are the spec's "
                    "reconstruction, derived here (sympy). Mfold ≅ O(d) has two connected components, while the "
                    "seed's introduction says 'connected'; both components are minima (GD reaches both)."),
+    findings=(
+        "The set of minimizers is a copy of O(d): two connected components (det Q = ±1), not one connected manifold "
+        "as the introduction's wording suggests; GD lands on both.",
+    ),
     assumptions=(Assumption("A1", "Σ positive definite"),
                  Assumption("A2", "r ≥ d and rank M* = d (B invertible at a minimizer)"),
                  Assumption("λ > 0", "the regularizer is on")),

@@ -416,6 +416,10 @@ CLAIM = Claim(
                    "(docstring; sympy proves the identities). The leading terms are exact: the Hessian on the "
                    "normal space has λ_min = 2σ_d (r > d) and λ_max = 4σ₁. The spec's remark 'min ratio = 8.0 σ_d' "
                    "came from random sampling and overstates the infimum, which is 2σ_d."),
+    findings=(
+        "The spec's 'min ratio 8.0 σ_d' (random sampling) overstates the strong-convexity constant: adversarial "
+        "search and the exact Hessian give 2σ_d (r > d).",
+    ),
     assumptions=(
         Assumption("A1", "Σ positive definite"),
         Assumption("A2", "r ≥ d, σ_d(M*) > 0"),

@@ -153,6 +153,9 @@ CLAIM = Claim(
                    "over t ≤ 10 one adversarial-init run already loses; the crossover steps are reported). "
                    "NGD + momentum (β = 0.9) overtakes PS after a few "
                    "steps on our data: PS is fastest against NGD and GD, which is the seed's comparison."),
+    findings=(
+        "'Polyak fastest early' depends on the window (t ≤ 5 with cap 10⁴; NGD overtakes at t ≈ 16).",
+    ),
     checks=(
         Check("ngd-far-faster-than-gd", "numeric", "NGD/GD ≤ 1/10 at t = N on all four metrics (paired over runs)",
               check_ngd_vs_gd),

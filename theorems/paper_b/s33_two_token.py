@@ -285,6 +285,10 @@ S33 = Claim(
                    "trivial, W_mm in closed form). The exponents are derived here in closed form (sympy): GD "
                    "1 − corr = r²/z_t²(1 + o(1)) with z_t = log t + log(2η/e) + o(1); this matches the seed's "
                    "'||W_t|| = O(log t)' and its eq. (3) reading corr ≤ 1 − Ω(1/log²t)."),
+    findings=(
+        "The seed's GD statements for the two-token example (‖W_t‖ = O(log t), corr ≤ 1 − Ω(1/log²t)) match our "
+        "closed forms; both need an initial component orthogonal to W_mm (from W₀ = 0 both GD and NGD give corr ≡ 1).",
+    ),
     checks=(
         _DERIVATION,
         Check("gd-matches-closed-form", "numeric", "Log-domain engine GD vs the exact one-dimensional GD map",

@@ -127,6 +127,10 @@ CLAIM = Claim(
                    "The polylog degree k = 2 we allow, the small-init and step-size ranges and the Ass. 1 threshold "
                    "ν ≤ 0.5 used by the probe are ours. Measured: exponent ≈ −2 (the envelope holds with room; "
                    "Theorem 1 is not tight, cf. B.A4)."),
+    findings=(
+        "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"
+        " consistent with A.4's remark that Theorem 1's rate may not be tight.",
+    ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("rate", "numeric", "Exponent of 1 − corr in t over a late window, mean over iid runs (random Example-1 "

@@ -236,6 +236,12 @@ CLAIM = Claim(
                    "segment bound, and read (a, α, b) = (1/3, 1, 2/3) off p = 1/3 (ours, reconstructed). The "
                    "exponent is then measured on DM (n=3, T=2, d=64, ρ=4, η=0.05); the sweep checks the derived law for b = 0 "
                    "(p = 1) and α = 1/2 (polynomial decay)."),
+    findings=(
+        "With the update family W-step × (t+1)^−a, u-step ∝ (t+1)^−b ∇_u L / L^α, α = 1 is the only exponential case,"
+        " the loss decays like exp(−c t^{1−b}), and a + b ≥ 1 is needed for the per-step loss control; (a, α, b) = "
+        "(1/3, 1, 2/3) reproduces the quoted exp(−Ω(t^{1/3})): the 1/3 is put in through b, the finding is the law p "
+        "= 1 − b.",
+    ),
     assumptions=condition1_assumptions(),
     checks=(
         Check("derivation", "symbolic", "p = 1 − b (α = 1), polynomial for α < 1; factors from p = 1/3", derivation),

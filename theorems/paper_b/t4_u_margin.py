@@ -123,6 +123,10 @@ CLAIM = Claim(
     fidelity_note=("The seed keeps the shape (a constant fraction of 1/||u_mm||, asymptotically); the fraction and "
                    "the rate are lost and measured here (a third-party summary says 'logarithmic rate'; we report "
                    "the fitted power and log exponents). Runs: B.T2's DM setup and updates (10) (reconstructed)."),
+    findings=(
+        "The approach of the u-margin ratio is polynomial (1 − q ~ t^−0.42), faster than the 'logarithmic rate' a "
+        "third-party summary quotes.",
+    ),
     assumptions=condition1_assumptions(),
     checks=(
         Check("margin-fraction", "numeric", "q_N > 0 in every run; q_t ≤ 1; rate of 1 − q_t reported", check_margin,

@@ -204,6 +204,9 @@ CLAIM = Claim(
                    "upper bound 2R²e^{Δmax}(L − L*) are our derivation (the seed keeps only 'a lower bound' and "
                    "'the following upper bound'); Theorem 7 is read as the uncapped Polyak step, because the "
                    "capped one of the experiments becomes GD with step η_max (the seed's own remark)."),
+    findings=(
+        "A capped Polyak step becomes GD once the cap binds, so we read Theorem 7 as the uncapped step.",
+    ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("derivation", "symbolic", "One-direction gradient form and the scalar inequalities behind (a)-(c)",

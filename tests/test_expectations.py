@@ -1,0 +1,82 @@
+"""verify/expectations.toml: the reviewed verdicts; verify readme: the README's generated claims table."""
+import pytest
+
+from theorems.claim import Context
+from verify import expectations, readme, registry, runner
+
+
+def test_every_registered_claim_has_a_reviewed_expectation_and_every_expectation_a_claim():
+    data = expectations.load()
+    ids = {c.id for c in registry.all_claims()}
+    assert set(data["claims"]) == ids
+    assert set(data["findings"]) <= ids
+
+
+def test_a_finding_applies_only_where_it_was_diagnosed(tmp_path):
+    f = tmp_path / "e.toml"
+    f.write_text('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\nbudget = "standard"\n'
+                 'seeds = [1]\ndiagnosis = "the probe found a counterexample: the paper\'s constant is too small"\n')
+    assert expectations.expected("X.1", "standard", 1, f).verdict == "violated"
+    assert expectations.expected("X.1", "standard", 0, f).verdict == "verified"
+    assert expectations.expected("X.1", "quick", 1, f).verdict == "verified"
+    with pytest.raises(KeyError, match="no reviewed expectation"):
+        expectations.expected("X.2", "quick", 0, f)
+
+
+@pytest.mark.parametrize("text, match", [
+    ('[claims]\n"X.1" = "inconclusive"\n', "not one of"),          # inconclusive is work to do, never expected
+    ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),
+    ('[claims\n', "Expected"),
+])
+def test_bad_expectation_files_are_refused_with_one_line(tmp_path, text, match):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        expectations.load(f)
+
+
+def test_readme_block_is_rewritten_from_records_and_nothing_else(tmp_path):
+    from tests.test_report import synthetic_records
+
+    recs = synthetic_records(Context())
+    md = tmp_path / "README.md"
+    md.write_text(f"intro\n\n{readme.BEGIN}\nstale table\n{readme.END}\n\noutro\n")
+    text, changed = readme.update(md, recs)
+    assert changed and text.startswith("intro\n\n") and text.endswith("\n\noutro\n") and "stale table" not in text
+    for r in recs:
+        assert f"| {r['claim']['id']} |" in text
+    assert "**violated**" in text  # a violation stands out in the table
+    md.write_text(text)
+    assert readme.update(md, recs) == (text, False)
+
+
+def test_readme_without_markers_is_an_error(tmp_path):
+    md = tmp_path / "README.md"
+    md.write_text("no markers\n")
+    with pytest.raises(ValueError, match="no generated block"):
+        readme.update(md, [])
+
+
+def test_records_carry_findings_and_preregistered_constants():
+    rec = runner.run_claim(registry.get("B.T1"), Context(), kinds={"symbolic"})
+    assert rec["claim"]["findings"] and rec["claim"]["preregistered"]
+    names = {p["name"] for p in rec["claim"]["preregistered"]}
+    assert "CONVERGED" in names
+
+
+def test_report_shows_expectation_findings_and_preregistered_decisions():
+    from verify import report
+
+    rec = runner.run_claim(registry.get("B.T1"), Context(), kinds={"symbolic"})
+    html = report.render([rec], Context(), "verify report")
+    assert "Reviewed expectation:" in html and "Pre-registered decisions" in html and "CONVERGED" in html
+    assert rec["claim"]["findings"][0][:40] in html
+
+
+def test_cli_says_violations_loudly(capsys):
+    from tests.test_report import synthetic_records
+    from verify.cli import _print_table
+
+    _print_table(synthetic_records(Context()))
+    out = capsys.readouterr().out
+    assert "!!! VIOLATED Z.T1" in out

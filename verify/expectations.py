@@ -1,0 +1,62 @@
+"""The reviewed expectation of each claim's verdict (``verify/expectations.toml``).
+
+A verdict is a finding, not a build gate: ``pytest`` compares each claim's verdict with the verdict a reviewer
+expects, kept in one file.  ``verified`` is the expectation unless the file records a diagnosed finding::
+
+    [claims]
+    "A.T1.1" = "verified"
+    "A.L12" = "not checked"
+
+    [findings."B.T7"]
+    verdict = "violated"
+    budget = "standard"          # optional: only at this budget
+    seeds = [1]                  # optional: only at these seeds
+    diagnosis = "what was found, and whether it is our bug, our reconstruction or the paper"
+
+A diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
+verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` is never a
+reviewed expectation: a check that cannot decide is work to do, not a finding.
+"""
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PATH = Path(__file__).with_name("expectations.toml")
+VERDICTS = ("verified", "violated", "not checked")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    verdict: str
+    diagnosis: str = ""
+
+
+@functools.cache
+def load(path: Path = PATH) -> dict:
+    try:
+        data = tomllib.loads(Path(path).read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"{path}: {e}") from None
+    claims = data.get("claims", {})
+    findings = data.get("findings", {})
+    for cid, v in claims.items():
+        if v not in VERDICTS:
+            raise ValueError(f"{path}: {cid}: expected verdict {v!r} is not one of {VERDICTS}")
+    for cid, f in findings.items():
+        if f.get("verdict") not in VERDICTS or not f.get("diagnosis", "").strip():
+            raise ValueError(f"{path}: finding {cid} needs a verdict in {VERDICTS} and a diagnosis")
+    return {"claims": claims, "findings": findings}
+
+
+def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expectation:
+    """The reviewed verdict of ``claim_id`` at ``budget`` and ``seed`` (a finding where one applies)."""
+    data = load(path)
+    f = data["findings"].get(claim_id)
+    if f and f.get("budget", budget) == budget and seed in f.get("seeds", [seed]):
+        return Expectation(f["verdict"], f["diagnosis"])
+    if claim_id not in data["claims"]:
+        raise KeyError(f"{claim_id} has no reviewed expectation in {path.name}: add one")
+    return Expectation(data["claims"][claim_id])
