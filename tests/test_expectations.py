@@ -80,3 +80,14 @@ def test_cli_says_violations_loudly(capsys):
     _print_table(synthetic_records(Context()))
     out = capsys.readouterr().out
     assert "!!! VIOLATED Z.T1" in out
+
+
+def test_readme_check_compares_verdicts(tmp_path):
+    from tests.test_report import synthetic_records
+
+    recs = synthetic_records(Context())
+    md = tmp_path / "README.md"
+    md.write_text(f"{readme.BEGIN}\n{readme.END}\n")
+    text, _ = readme.update(md, recs)
+    got = readme.verdicts(text)
+    assert got == {r["claim"]["id"]: r["verdict"] for r in recs}

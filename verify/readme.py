@@ -6,6 +6,7 @@ diagnosis recorded in ``verify/expectations.toml``.  Everything outside the mark
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from verify import expectations
@@ -54,6 +55,17 @@ def render(records: list[dict]) -> str:
         out.append("")
     out.append(END)
     return "\n".join(out)
+
+
+def verdicts(text: str) -> dict[str, str]:
+    """``{claim id: verdict}`` read off the generated block's table rows."""
+    block = text.split(BEGIN, 1)[-1].split(END, 1)[0]
+    out = {}
+    for line in block.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) >= 4 and re.match(r"^[A-Z]\.\w", cells[0]):  # a claim row: id | claim | fidelity | verdict
+            out[cells[0]] = cells[3].strip("*")
+    return out
 
 
 def update(readme: Path, records: list[dict]) -> tuple[str, bool]:
