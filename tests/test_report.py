@@ -283,9 +283,11 @@ def _counting_claim(calls):
 
 
 def test_report_reuses_unchanged_records_and_reruns_stale_ones(tmp_path, monkeypatch):
+    from verify import execution
+
     calls, totals = [], []
-    real_bar = cli._progress_bar
-    monkeypatch.setattr(cli, "_progress_bar", lambda total, desc: totals.append(total) or real_bar(total, desc))
+    real_bar = execution.progress_bar
+    monkeypatch.setattr(execution, "progress_bar", lambda total, desc: totals.append(total) or real_bar(total, desc))
     claim = _counting_claim(calls)
     first = cli.run_claims([claim], Context(seed=0), tmp_path, reuse=True)[0]
     stored = json.loads(results.record_path(tmp_path, "Z.R1").read_text())
@@ -302,7 +304,7 @@ def test_report_reuses_unchanged_records_and_reruns_stale_ones(tmp_path, monkeyp
     monkeypatch.setattr(registry, "code_hash", lambda c: "changed-code")  # changed claim code: stale
     cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=True)
     assert calls == [0, 1, 1, 1]
-    cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=False)  # --rerun
+    cli.run_claims([claim], Context(seed=1, budget="standard"), tmp_path, reuse=False, rerun=True)  # --rerun
     assert len(calls) == 5
 
 
@@ -312,17 +314,20 @@ def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch
     rec["kinds"] = "all"  # stands in for a full stored run with the same code, seed and budget
     results.write_record(tmp_path / "res", rec)
     ran = []
+    real_unit = runner.run_unit
 
-    def fake_run(c, ctx, progress=lambda s: None, kinds=None):
+    def fake_unit(c, unit, ctx):  # nothing real runs: stand-in outcomes for the units the report must redo
         ran.append((c.id, ctx.seed))
-        return rec | {"seed": ctx.seed, "created_utc": "now"}
+        return runner.unit_entry(c, unit, Outcome("fail" if unit.kind == "control" else "pass", "stand-in"), 0.0)
 
-    monkeypatch.setattr(runner, "run_claim", fake_run)
-    args = ["report", "-k", "A.T1.1", "--results", str(tmp_path / "res"), "--out", str(tmp_path / "r.html")]
+    monkeypatch.setattr(runner, "run_unit", fake_unit)
+    args = ["report", "-k", "A.T1.1", "--results", str(tmp_path / "res"), "--out", str(tmp_path / "r.html"),
+            "--workers", "1"]
     assert cli.main(args) == 0 and ran == []
     bundle = json.loads((tmp_path / "r.json").read_text())
     assert bundle["records"][0]["created_utc"] == rec["created_utc"]
-    assert cli.main(args + ["--seed", "1"]) == 0 and ran == [("A.T1.1", 1)]
+    assert cli.main(args + ["--seed", "1"]) == 0 and set(ran) == {("A.T1.1", 1)}
+    assert len(ran) == len(claim.checks) + len(claim.controls) and real_unit is not fake_unit
     capsys.readouterr()
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -53,36 +54,27 @@ def _context(args) -> Context:
     return Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device))
 
 
-def _progress_bar(total: int, desc: str):
-    from tqdm import tqdm
+def _executor(args):
+    from verify.execution import Executor
 
-    return tqdm(total=total, desc=desc, unit="check", file=sys.stderr, dynamic_ncols=True,
-                disable=None if total else True)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    return Executor(workers=args.workers, scheduler=args.scheduler)
 
 
-def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kinds=None) -> list[dict]:
-    """Run (or, with ``reuse``, load unchanged stored results for) ``claims``; write one record each."""
-    from verify import registry, results, runner
+def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kinds=None, args=None,
+               rerun: bool = False, write_records: bool = True) -> list[dict]:
+    """Run (or, with ``reuse``, load unchanged stored results for) ``claims`` on the executor ``args`` asks for."""
+    from verify.execution import Executor, execute
 
-    stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if reuse else {}
-
-    def fresh(c) -> dict | None:
-        r = stored.get(c.id)
-        if r and r["seed"] == ctx.seed and r["budget"] == ctx.budget and r["kinds"] == "all" \
-                and r["code_hash"] == registry.code_hash(c):
-            return r
-        return None
-
-    records = {c.id: r for c in claims if (r := fresh(c)) is not None}  # each claim's code hashed once
-    todo = [c for c in claims if c.id not in records]
-    bar = _progress_bar(sum(runner.units(c, kinds) for c in todo), f"checks ({ctx.budget})")
-    for c in todo:
-        rec = runner.run_claim(c, ctx, progress=lambda label: bar.set_postfix_str(label[:60]), kinds=kinds)
-        bar.update(runner.units(c, kinds))
-        results.write_record(results_dir, rec)
-        records[c.id] = rec
-    bar.close()
-    return [records[c.id] for c in claims]
+    executor = _executor(args) if args is not None else Executor(workers=1)
+    with executor:
+        records, counts = execute(claims, ctx, results_dir, executor, reuse_records=reuse, rerun=rerun, kinds=kinds,
+                                  write_records=write_records)
+    if counts["reused"] or counts["failed"]:
+        print(f"units: {counts['ran']} ran, {counts['reused']} reused from an earlier run, {counts['failed']} failed",
+              file=sys.stderr)
+    return records
 
 
 def _print_table(records: list[dict]) -> None:
@@ -113,7 +105,7 @@ def cmd_run(args) -> int:
     claims = registry.select(args.k)
     ctx = _context(args)
     results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, ctx, results_dir)
+    records = run_claims(claims, ctx, results_dir, args=args, rerun=args.rerun)
     _print_table(records)
     return 0
 
@@ -128,7 +120,7 @@ def cmd_report(args) -> int:
     claims = registry.select(args.k)
     ctx = _context(args)
     results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, ctx, results_dir, reuse=not args.rerun)
+    records = run_claims(claims, ctx, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]))
     _print_table(records)
     print(f"report written to {out}")
@@ -178,7 +170,7 @@ def cmd_readme(args) -> int:
 
 def cmd_probe(args) -> int:
     """Run probes; print each probe's cells; exit 1 if any finds a counterexample."""
-    from verify import registry, runner
+    from verify import registry
 
     if args.all == bool(args.claim):
         raise UsageError("give one CLAIM or --all")
@@ -191,8 +183,9 @@ def cmd_probe(args) -> int:
     ctx = Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device),
                   max_examples=args.max_examples)
     found = []
-    for claim in claims:
-        rec = runner.run_claim(claim, ctx, kinds={"probe"})
+    results_dir = ensure_writable_dir(args.results, "results")
+    records = run_claims(claims, ctx, results_dir, kinds={"probe"}, args=args, write_records=False)
+    for claim, rec in zip(claims, records):
         for c in rec["checks"] + rec["controls"]:
             label = f"control '{c['name']}'" if c["kind"] == "control" else c["name"]
             print(f"{claim.id} {label}: {c['status']}: {c['summary']}")
@@ -219,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--budget", choices=BUDGETS, default="quick")
         sp.add_argument("--seed", type=int, default=0)
         sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+        sp.add_argument("--workers", type=int, default=None,
+                        help="worker processes of a local Dask cluster (default: the number of cores; 1: in-process)")
+        sp.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                        help="run the units on an existing Dask scheduler (tcp://host:8786) instead")
 
     s = sub.add_parser("list", help="list the registered claims")
     s.add_argument("-k", metavar="PATTERN")
@@ -226,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("run", help="run claims and write one results record each")
     common(s)
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory")
+    s.add_argument("--rerun", action="store_true", help="ignore units stored by an earlier run (no resume)")
     s.set_defaults(fn=cmd_run)
     s = sub.add_parser("report", help="write the HTML verification report (runs what is missing or stale)")
     common(s)
@@ -242,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("claim", nargs="?")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")
     s.add_argument("--max-examples", type=int, default=None)
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where finished units are kept (resume)")
     common(s, k=False)
     s.set_defaults(fn=cmd_probe)
     return p
@@ -252,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the checks are batched small-tensor work: intra-op threads only add contention (override with the env var)
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
+    signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
         return args.fn(args)
@@ -265,8 +265,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verify: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("verify: interrupted", file=sys.stderr)
+        print("verify: interrupted; finished units are kept: run the same command again to resume", file=sys.stderr)
         return 130
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from theorems.claim import Claim, Context, Control, Outcome
@@ -59,8 +59,30 @@ def verdict(claim: Claim, checks: list[dict], controls: list[dict]) -> tuple[str
     return "verified", f"{len(checks)} checks passed, {len(controls)} negative controls rejected"
 
 
+@dataclass(frozen=True)
+class Unit:
+    """One unit of work: one check or one control of one claim (at the run's seed and budget)."""
+
+    claim: str   # the claim's id
+    module: str  # the module that defines it: a worker imports only this
+    kind: str    # "check" or "control"
+    name: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.claim} {'control: ' if self.kind == 'control' else ''}{self.name}"
+
+
+def plan(claim: Claim, kinds: set[str] | None = None) -> list[Unit]:
+    """The claim's units, checks first, in declaration order (none for a claim that is not checked)."""
+    if claim.not_checked:
+        return []
+    return ([Unit(claim.id, claim.module, "check", c.name) for c in _selected_checks(claim, kinds)]
+            + [Unit(claim.id, claim.module, "control", k.name) for k in _selected_controls(claim, kinds)])
+
+
 def units(claim: Claim, kinds: set[str] | None = None) -> int:
-    return 0 if claim.not_checked else len(_selected_checks(claim, kinds)) + len(_selected_controls(claim, kinds))
+    return len(plan(claim, kinds))
 
 
 def _selected_checks(claim, kinds):
@@ -72,24 +94,37 @@ def _selected_controls(claim, kinds):
     return [k for k in claim.controls if k.target in names]
 
 
-def run_claim(claim: Claim, ctx: Context, progress: Progress = lambda s: None,
-              kinds: set[str] | None = None) -> dict:
-    """Run the claim (optionally only checks of ``kinds``) and return its results record."""
+def run_unit(claim: Claim, unit: Unit, ctx: Context) -> dict:
+    """Run one check or control; its outcome as a record entry, with the seconds it took."""
+    if unit.kind == "check":
+        c = next(c for c in claim.checks if c.name == unit.name)
+        out, secs = _run_one(c.run, ctx)
+    else:
+        k = next(k for k in claim.controls if k.name == unit.name)
+        out, secs = _run_one(lambda ctx: run_control(claim, k, ctx), ctx)
+    return unit_entry(claim, unit, out, secs)
+
+
+def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
+    """The record entry of a unit's outcome (also for a unit that could not be run at all)."""
+    if unit.kind == "check":
+        c = next(c for c in claim.checks if c.name == unit.name)
+        entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic})
+    else:
+        k = next(k for k in claim.controls if k.name == unit.name)
+        entry = results.outcome_dict(k.name, "control", out, {
+            "target": k.target, "description": k.description, "overrides": _overrides_dict(k),
+            "rejected": out.status == "fail"})
+    return entry | {"seconds": round(secs, 3)}
+
+
+def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[str] | None = None) -> dict:
+    """The claim's record from its units' outcomes, with the verdict rules above (the same for any executor)."""
     checks, controls, timing = [], [], {}
-    if not claim.not_checked:
-        for c in _selected_checks(claim, kinds):
-            progress(f"{claim.id} {c.name}")
-            out, secs = _run_one(c.run, ctx)
-            timing[c.name] = round(secs, 3)
-            checks.append(results.outcome_dict(c.name, c.kind, out, {"description": c.description,
-                                                                     "stochastic": c.stochastic}))
-        for k in _selected_controls(claim, kinds):
-            progress(f"{claim.id} control: {k.name}")
-            out, secs = _run_one(lambda ctx, k=k: run_control(claim, k, ctx), ctx)
-            timing["control: " + k.name] = round(secs, 3)
-            controls.append(results.outcome_dict(k.name, "control", out, {
-                "target": k.target, "description": k.description, "overrides": _overrides_dict(k),
-                "rejected": out.status == "fail"}))
+    for u in plan(claim, kinds):
+        entry = dict(outcomes[u])
+        timing[("control: " if u.kind == "control" else "") + u.name] = entry.pop("seconds")
+        (checks if u.kind == "check" else controls).append(entry)
     v, reason = verdict(claim, checks, controls)
     return {
         "schema_version": results.SCHEMA_VERSION,
@@ -113,3 +148,13 @@ def run_claim(claim: Claim, ctx: Context, progress: Progress = lambda s: None,
         "timing": {"total_seconds": round(sum(timing.values()), 3), "per_check": timing},
         "created_utc": results.now_utc(),
     }
+
+
+def run_claim(claim: Claim, ctx: Context, progress: Progress = lambda s: None,
+              kinds: set[str] | None = None) -> dict:
+    """Run the claim (optionally only checks of ``kinds``) in this process and return its results record."""
+    outcomes = {}
+    for u in plan(claim, kinds):
+        progress(u.label)
+        outcomes[u] = run_unit(claim, u, ctx)
+    return assemble(claim, ctx, outcomes, kinds)

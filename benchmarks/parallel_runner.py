@@ -1,0 +1,90 @@
+"""Wall time of a tier with 1 worker against N workers, the records compared, and where the time goes.
+
+    python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0]
+
+Runs ``verify run --rerun`` twice in fresh results directories (``--workers 1``: every unit in one process;
+``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio, checks
+that the records are identical after ``replay_view``, and summarizes the per-unit times measured by the serial run:
+their distribution, the longest units (a unit longer than total/N bounds the parallel run: split it), and the wall
+time projected for W workers by scheduling the measured units longest-first (a lower bound: it leaves out the
+cluster's start-up and the fixtures each worker computes for itself).
+"""
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def run(budget: str, workers: int, seed: int, out: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed),
+                    "--workers", str(workers), "--rerun", "--results", str(out)], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return time.perf_counter() - t0
+
+
+def unit_times(results_dir: Path) -> list[tuple[float, str]]:
+    out = []
+    for f in (results_dir / "units").rglob("*.json"):
+        if f.name == "timings.json":
+            continue
+        e = json.loads(f.read_text())
+        out.append((float(e["seconds"]), f"{f.parent.parent.name} {e['kind']} {e['name']}"))
+    return sorted(out, reverse=True)
+
+
+def lpt_makespan(times: list[float], workers: int) -> float:
+    """Longest-processing-time-first schedule of the units on ``workers`` identical workers."""
+    loads = [0.0] * workers
+    for t in sorted(times, reverse=True):
+        heapq.heapreplace(loads, loads[0] + t)
+    return max(loads)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", default="quick")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    from verify import results
+
+    with tempfile.TemporaryDirectory() as tmp:
+        one, many = Path(tmp) / "w1", Path(tmp) / f"w{args.workers}"
+        t1 = run(args.budget, 1, args.seed, one)
+        tn = run(args.budget, args.workers, args.seed, many)
+        same = all(results.replay_view(json.loads(f.read_text())) ==
+                   results.replay_view(json.loads((many / f.name).read_text())) for f in one.glob("*.json"))
+        times = unit_times(one)
+    secs = [t for t, _ in times]
+    total = sum(secs)
+    print(f"{args.budget} tier, seed {args.seed}: {len(secs)} units, {total:.0f} s of unit time")
+    print(f"  wall time, 1 worker:  {t1:7.1f} s")
+    print(f"  wall time, {args.workers} workers: {tn:7.1f} s   speed-up {t1 / tn:.2f}x "
+          f"(target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
+    q = lambda p: secs[min(len(secs) - 1, int(p * len(secs)))]  # noqa: E731 -- secs is sorted descending
+    print(f"  per-unit seconds: max {secs[0]:.1f}, p90 {q(0.1):.1f}, median {q(0.5):.2f}, min {secs[-1]:.3f}")
+    print("  longest units: " + "; ".join(f"{name} {t:.1f} s" for t, name in times[:5]))
+    bound = total / args.workers
+    if secs[0] > 0.5 * bound:
+        print(f"  !! the longest unit ({secs[0]:.0f} s) is more than half of total/{args.workers} = {bound:.0f} s: "
+              "split it")
+    print("  projected wall time on W workers (longest-first schedule of these units, start-up not included):")
+    for w in (1, 2, 4, 8, 16, 32):
+        print(f"    W = {w:2d}: {lpt_makespan(secs, w):7.1f} s")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

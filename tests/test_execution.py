@@ -1,0 +1,126 @@
+"""The execution layer (verify.execution): Dask workers give the serial records; resume; a killed worker or client
+loses no finished work; a remote scheduler; a unit that cannot run is reported and never hangs the command."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+
+import toy_claims
+from theorems.claim import Context
+from verify import registry, results
+from verify.execution import Executor, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "VERIFY_TORCH_THREADS": "1"}
+
+
+def _units(results_dir: Path) -> list[Path]:
+    return sorted((results_dir / "units").rglob("*-*.json"))
+
+
+def test_two_workers_give_the_serial_records(tmp_path):
+    claims = [registry.get(i) for i in ("A.L5", "B.L7")]
+    ctx = Context(seed=0, budget="quick")
+    serial, _ = execute(claims, ctx, tmp_path / "w1", Executor(workers=1))
+    with Executor(workers=2) as ex:
+        dist, counts = execute(claims, ctx, tmp_path / "w2", ex)
+    assert counts["ran"] == sum(len(c.checks) + len(c.controls) for c in claims)
+    assert [results.replay_view(r) for r in dist] == [results.replay_view(r) for r in serial]
+
+
+def test_a_worker_killed_mid_unit_is_replaced_and_every_record_is_complete(tmp_path):
+    ctx = Context(seed=1, budget="quick")
+    with Executor(workers=2) as ex:
+        ex._start()
+        pids = list(ex.client.run(os.getpid).values())
+        killer = threading.Timer(1.0, lambda: os.kill(pids[0], signal.SIGKILL))
+        killer.start()
+        recs, counts = execute(toy_claims.GOOD, ctx, tmp_path, ex)
+        killer.join()
+    assert counts["failed"] == 0 and counts["ran"] == 32
+    assert all(r["verdict"] == "verified" for r in recs)
+    for r in recs:  # every unit exactly once in its record
+        assert [c["name"] for c in r["checks"]] == ["a", "b"] and len(r["controls"]) == 2
+    serial, _ = execute(toy_claims.GOOD, ctx, tmp_path / "serial", Executor(workers=1))
+    assert [results.replay_view(r) for r in recs] == [results.replay_view(r) for r in serial]
+
+
+DRIVER = """
+import sys, toy_claims
+from theorems.claim import Context
+from verify.execution import Executor, execute
+with Executor(workers=int(sys.argv[2])) as ex:
+    execute(toy_claims.GOOD, Context(seed=2), sys.argv[1], ex)
+"""
+
+
+def test_an_interrupted_run_resumes_without_recomputing_finished_units(tmp_path):
+    out = tmp_path / "res"
+    p = subprocess.Popen([sys.executable, "-c", DRIVER, str(out), "2"], env=ENV, start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while len(_units(out)) < 6 and time.time() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    os.killpg(p.pid, signal.SIGKILL)  # the client and its local cluster, at once
+    p.wait()
+    done = {f: f.stat().st_mtime_ns for f in _units(out)}
+    assert 6 <= len(done) < 32, "the run was not interrupted mid-way"
+    recs, counts = execute(toy_claims.GOOD, Context(seed=2), out, Executor(workers=1))
+    assert counts["reused"] == len(done) and counts["ran"] == 32 - len(done)
+    assert all(f.stat().st_mtime_ns == t for f, t in done.items())  # finished units were not recomputed
+    fresh, _ = execute(toy_claims.GOOD, Context(seed=2), tmp_path / "fresh", Executor(workers=1))
+    assert [results.replay_view(r) for r in recs] == [results.replay_view(r) for r in fresh]
+
+
+def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
+    import dask
+
+    # the unit kills every worker that runs it; after the allowed failures Dask gives up on it (and may take a unit
+    # that was queued on the same dying worker with it: those are reported too, and a rerun retries them)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}), Executor(workers=2) as ex:
+        recs, counts = execute([toy_claims.CRASHING], Context(seed=3), tmp_path, ex)
+    assert counts["failed"] >= 1 and counts["ran"] + counts["failed"] == 4
+    assert recs[0]["verdict"] == "inconclusive" and "failed to run" in recs[0]["reason"]
+    assert "unit failed: T.99 a (seed 3, quick)" in capsys.readouterr().err
+    stored = _units(tmp_path)
+    assert len(stored) == counts["ran"] and not any("check-a-" in f.name for f in stored)  # a rerun retries it
+
+
+def test_remote_scheduler(tmp_path):
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)],
+                              env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        deadline = time.time() + 60
+        while not sched_file.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers",
+                                       "1", "--nthreads", "1", "--no-dashboard"], env=ENV, cwd=ROOT,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        run = subprocess.run([sys.executable, "-m", "verify.cli", "run", "-k", "A.L5", "--scheduler", address,
+                              "--results", str(tmp_path / "res")], env=ENV, cwd=ROOT, capture_output=True, text=True,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        rec = json.loads((tmp_path / "res" / "A.L5.json").read_text())
+        assert rec["verdict"] == "verified" and len(_units(tmp_path / "res")) == 2
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=30)
+
+
+def test_an_unreachable_scheduler_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    from verify import cli
+
+    monkeypatch.setenv("VERIFY_SCHEDULER_TIMEOUT", "2s")
+    code = cli.main(["run", "-k", "A.L5", "--scheduler", "tcp://127.0.0.1:9", "--results", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith("verify: error: cannot reach the Dask scheduler") and len(err.splitlines()) == 1

@@ -1,0 +1,270 @@
+"""Where the units run: in this process, on a local Dask cluster, or on a remote Dask scheduler.
+
+The unit of work is one check or one control of one claim at one seed and budget (``runner.Unit``).  An executor runs
+the units a command needs and the runner assembles each claim's record from them with the same verdict rules, so a
+record does not depend on where its units ran (seeds are derived by hashing: ``Context.generator``).
+
+* ``workers=1`` (no scheduler): every unit in this process, one after another (for debugging).
+* ``workers=N``: a ``distributed.LocalCluster`` of N single-threaded worker processes (torch at one thread each),
+  started and shut down by the command.  Nothing to install or start by hand.
+* ``scheduler=ADDRESS``: an existing Dask scheduler (``dask scheduler`` + ``dask worker ADDRESS`` on machines that
+  share this checkout's environment, or dask-jobqueue on Slurm/PBS).
+
+Resume, and no lost work.  Each finished unit is written atomically as it arrives, under
+``<results>/units/<claim>/<budget>-seed<seed>-<code hash>-<environment>/``; the claim's record is written as soon as its
+last unit is in.  Running the same command again after an interruption (Ctrl-C, SIGTERM, a killed client) redoes only
+the missing units.  A worker process killed mid-unit is replaced and the unit re-run elsewhere (Dask reschedules it);
+a unit that still fails is reported with its claim, unit and seed, gets an ``inconclusive`` outcome that is not
+stored (a rerun tries it again), and never hangs the command.
+
+Shared fixtures (``functools.cache`` in the fixture modules) are computed once per worker process and reused by
+every unit that worker runs.  Units are submitted longest first, by the times stored from earlier runs.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+from theorems.claim import Claim, Context, Outcome
+from verify import registry, results, runner
+from verify.runner import Unit
+
+UNITS = "units"
+TIMINGS = "timings.json"
+
+
+# ---------------------------------------------------------------------------
+# The unit store
+# ---------------------------------------------------------------------------
+
+def _environment_key() -> str:
+    """A short digest of what else a unit's outcome may depend on: library versions and the Python."""
+    return hashlib.sha256(json.dumps(results.library_versions(), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def unit_dir(results_dir: Path, claim: Claim, ctx: Context) -> Path:
+    examples = "" if ctx.max_examples is None else f"-examples{ctx.max_examples}"
+    return (Path(results_dir) / UNITS / claim.id /
+            f"{ctx.budget}-seed{ctx.seed}{examples}-{ctx.device}-{registry.code_hash(claim)}-{_environment_key()}")
+
+
+def unit_path(directory: Path, unit: Unit) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", unit.name).strip("-")[:40]
+    digest = hashlib.sha256(unit.name.encode()).hexdigest()[:8]
+    return directory / f"{unit.kind}-{slug}-{digest}.json"
+
+
+def load_unit(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):  # absent, or cut short by a crash before the atomic rename: redo it
+        return None
+
+
+def save_unit(path: Path, entry: dict) -> None:
+    results.atomic_write_text(path, json.dumps(entry, sort_keys=True, default=float))
+
+
+def _timing_key(ctx: Context, u: Unit) -> str:
+    return f"{ctx.budget}|{u.claim}|{u.kind}|{u.name}"
+
+
+def _load_timings(results_dir: Path) -> dict:
+    try:
+        return json.loads((Path(results_dir) / UNITS / TIMINGS).read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+# ---------------------------------------------------------------------------
+# What a worker runs
+# ---------------------------------------------------------------------------
+
+_CLAIMS: dict[tuple[str, str], Claim] = {}
+
+
+def claim_from_module(module: str, claim_id: str) -> Claim:
+    """The claim ``claim_id`` defined in ``module`` (a worker imports only that module, not the whole registry)."""
+    key = (module, claim_id)
+    if key not in _CLAIMS:
+        mod = importlib.import_module(module)
+        found = list(getattr(mod, "CLAIMS", ())) + ([mod.CLAIM] if hasattr(mod, "CLAIM") else [])
+        claim = next(c for c in found if c.id == claim_id)
+        object.__setattr__(claim, "module", module)
+        _CLAIMS[key] = claim
+    return _CLAIMS[key]
+
+
+def run_unit_task(unit: Unit, ctx: Context) -> dict:
+    """One unit on a worker: torch single-threaded (the checks are batched small-tensor work)."""
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
+    return runner.run_unit(claim_from_module(unit.module, unit.claim), unit, ctx)
+
+
+def _failed_entry(claim: Claim, unit: Unit, ctx: Context, error: BaseException) -> dict:
+    """The outcome of a unit that could not be run (its worker died repeatedly, the scheduler went away, ...)."""
+    why = f"unit failed to run: {type(error).__name__}: {error}"[:500]
+    out = Outcome("inconclusive", why, details={"error": why, "raised": True, "unit_failed": True, "seed": ctx.seed})
+    return runner.unit_entry(claim, unit, out, 0.0)
+
+
+# ---------------------------------------------------------------------------
+# Executors
+# ---------------------------------------------------------------------------
+
+class Executor:
+    """Runs units; a context manager that starts (and stops) the Dask cluster or connects to a scheduler."""
+
+    def __init__(self, workers: int | None = None, scheduler: str | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self.scheduler = scheduler
+        self.client = None
+        self._stack = contextlib.ExitStack()
+
+    @property
+    def distributed(self) -> bool:
+        return self.scheduler is not None or self.workers > 1
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def _start(self) -> None:
+        """Start the local cluster, or connect to the scheduler: on the first units to run (nothing to run, no cluster)."""
+        if self.client is not None:
+            return
+        from distributed import Client, LocalCluster
+
+        os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the worker processes
+        try:
+            if self.scheduler:
+                timeout = os.environ.get("VERIFY_SCHEDULER_TIMEOUT", "20s")
+                self.client = self._stack.enter_context(Client(self.scheduler, timeout=timeout))
+            else:
+                cluster = self._stack.enter_context(LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=logging.ERROR))
+                self.client = self._stack.enter_context(Client(cluster))
+        except (OSError, TimeoutError) as e:  # no scheduler at that address, or no process could start
+            self._stack.close()
+            raise ValueError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}" if self.scheduler
+                             else f"cannot start a local Dask cluster: {e}") from None
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+    def run(self, todo: list[tuple[Claim, Unit]], ctx: Context, on_done: Callable[[Claim, Unit, dict, bool], None],
+            progress: Callable[[str], None] = lambda s: None) -> None:
+        """Run every unit of ``todo`` and call ``on_done(claim, unit, entry, ok)`` as each finishes (any order)."""
+        if not todo:
+            return
+        if not self.distributed:
+            for claim, u in todo:
+                progress(u.label)
+                on_done(claim, u, runner.run_unit(claim, u, ctx), True)
+            return
+        from distributed import as_completed
+
+        self._start()
+        futures = {}
+        for claim, u in todo:
+            f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1,
+                                   key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")
+            futures[f] = (claim, u)
+        running = {u.claim for _, u in todo}
+        for f in as_completed(list(futures)):
+            claim, u = futures[f]
+            try:
+                entry, ok = f.result(), True
+            except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
+                entry, ok = _failed_entry(claim, u, ctx, e), False
+                print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
+                      file=sys.stderr)
+            on_done(claim, u, entry, ok)
+            left = {futures[g][1].claim for g in futures if not g.done()}
+            running &= left
+            progress(", ".join(sorted(running)[:3]) + (" …" if len(running) > 3 else ""))
+
+
+def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Executor | None = None, *,
+            reuse_records: bool = False, rerun: bool = False, kinds: set[str] | None = None,
+            bar_label: str | None = None, write_records: bool = True) -> tuple[list[dict], dict]:
+    """Run (or reuse) what ``claims`` need and return their records, in order, and what was done.
+
+    ``reuse_records``: a stored claim record with the same code, seed, budget and kinds is used as it is (``verify
+    report``).  Units stored by an earlier (possibly interrupted) run of the same code, seed and budget are reused
+    unless ``rerun``.  The second value counts ``{"ran": ..., "reused": ..., "failed": ...}`` units.
+    """
+    results_dir = Path(results_dir)
+    executor = executor or Executor(workers=1)
+    stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if reuse_records else {}
+    want_kinds = sorted(kinds) if kinds else "all"
+    records: dict[str, dict] = {}
+    have: dict[str, dict[Unit, dict]] = {}
+    todo: list[tuple[Claim, Unit]] = []
+    counts = {"ran": 0, "reused": 0, "failed": 0}
+
+    def finish(claim: Claim) -> None:
+        rec = runner.assemble(claim, ctx, have[claim.id], kinds)
+        if write_records:
+            results.write_record(results_dir, rec)
+        records[claim.id] = rec
+
+    for c in claims:
+        r = stored.get(c.id)
+        if (r and r["seed"] == ctx.seed and r["budget"] == ctx.budget and r["kinds"] == want_kinds
+                and r["code_hash"] == registry.code_hash(c)):
+            records[c.id] = r
+            continue
+        have[c.id] = {}
+        directory = unit_dir(results_dir, c, ctx)
+        for u in runner.plan(c, kinds):
+            entry = None if rerun else load_unit(unit_path(directory, u))
+            if entry is None:
+                todo.append((c, u))
+            else:
+                have[c.id][u] = entry
+                counts["reused"] += 1
+        if len(have[c.id]) == len(runner.plan(c, kinds)):
+            finish(c)
+
+    timings = _load_timings(results_dir)
+    todo.sort(key=lambda cu: -timings.get(_timing_key(ctx, cu[1]), float("inf")))  # longest (or unknown) first
+
+    def on_done(claim: Claim, u: Unit, entry: dict, ok: bool) -> None:
+        if ok:
+            save_unit(unit_path(unit_dir(results_dir, claim, ctx), u), entry)
+            timings[_timing_key(ctx, u)] = entry.get("seconds", 0.0)
+            counts["ran"] += 1
+        else:
+            counts["failed"] += 1
+        have[claim.id][u] = entry
+        bar.update(1)
+        if len(have[claim.id]) == len(runner.plan(claim, kinds)):
+            finish(claim)
+
+    bar = progress_bar(len(todo), bar_label or f"units ({ctx.budget}, seed {ctx.seed})")
+    try:
+        executor.run(todo, ctx, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+    finally:
+        bar.close()
+        if counts["ran"]:
+            results.atomic_write_text(results_dir / UNITS / TIMINGS, json.dumps(timings, indent=0, sort_keys=True))
+    return [records[c.id] for c in claims], counts
+
+
+def progress_bar(total: int, desc: str):
+    """One tqdm bar over units (on a terminal), its postfix naming the claims still running."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="unit", file=sys.stderr, dynamic_ncols=True,
+                disable=None if total else True)
