@@ -76,3 +76,35 @@ def test_trajectory_bank_is_shared_and_records_the_l4_ratio():
     assert kind == "gd" and tr["W_norm"].shape == (e["steps"] + 1, 2 * e["n_lemma2"])
     assert {"log_l4_ratio", "log_l4_ratio_dropped", "grad_corr_mm_dropped"} <= set(tr.metrics)
     assert bool((tr["log_l4_ratio"] >= -1e-9).all())
+
+
+def test_ass1_is_one_definition_with_b3s_floor():
+    """ass1() is nu/(1-3nu) <= nu* at the floor b of Lemma 2's eps and the step; ASS1/ASS2 read a probe instance."""
+    ds = data.example1(n=8, T=4, d=32, seed=0)
+    geo = runs.geometry(ds)
+    a = fx.ass1(ds)
+    b = float(fx.opt_score_floor(4, geo["R"], fx.EPS, 0.0))
+    assert math.isclose(a.b, b) and math.isclose(a.nu_star, float(fx.nu_star(geo, 8, b)))
+    assert a.nu == geo["nu"] and not a.holds and math.isinf(a.lhs)            # nu ~ 0.44 > 1/3
+    assert a.holds == bool(fx.ass1_holds(geo, 8, b))
+    # a small step leaves the floor alone; a large one lowers it (and nu*)
+    assert math.isclose(fx.ass1(ds, step=0.1).b, b) and fx.ass1(ds, step=10.0).nu_star < a.nu_star
+    orth = runs.orthogonal_tokens(4, 3, seed=0)
+    assert fx.ass1(orth).holds and fx.ass1(orth, step=10.0).holds              # nu is rounding (~1e-16): counted 0
+    assert not fx.ass1(runs.orthogonal_tokens(4, 3, rho=0.5, seed=0)).holds
+    assert fx.ASS1.holds({"ds": orth}) and not fx.ASS1.holds({"ds": ds})
+    assert fx.ASS2.holds({"ds": ds}) and not fx.ASS2.holds({"ds": data.example1(n=8, T=4, d=32, spread=0.5)})
+    assert float(fx.ass1_lhs(torch.tensor(0.1, dtype=DTYPE))) == 0.1 / 0.7
+
+
+def test_probes_leave_infeasible_w_svm_undecided():
+    from theorems.paper_b.l4_gradient_correlation import l4_probe_conclusion
+    from theorems.paper_b.l5_norm_growth import l5_conclusion
+
+    # more sequences than dimensions can separate: d = 2 with n = 6 Gaussian sequences is infeasible
+    inst = dict(kind="gaussian", n=6, T=3, d=2, rho=0.0, spread=0.0, seed=3, log_norm=0.0, mix=0.5,
+                log_init=-1.0, log_eta=-1.0)
+    ds, r = fx.probe_problem(dict(inst))
+    assert r is None
+    assert l4_probe_conclusion(dict(inst), 1e-3)[0] is None
+    assert l5_conclusion(dict(inst), 1e-3)[0] is None

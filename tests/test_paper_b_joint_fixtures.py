@@ -46,3 +46,13 @@ def test_invariants_report_a_planted_violation():
     traj.metrics["score_gap"][10, 0, 1] -= 5.0                             # a drop at step 10 in run 0
     inv2 = invariants(traj)
     assert inv2["gap_drop_max"][0] > 4.0 and inv2["gap_drop_max"][1] == inv["gap_drop_max"][1]
+
+
+def test_control_specs_change_one_piece_of_eq10():
+    assert F.EQ10_SPEC == ("eq10", F.ETA, *F.EQ10)
+    assert F.RAW_W_SPEC == ("eq10_mutant", F.ETA, *F.EQ10, "raw_W")
+    assert F.ASCENT_W_SPEC == ("eq10_mutant", F.ETA, *F.EQ10, "ascent_W")
+    kind, eta, a, alpha, b = F.NO_1_OVER_L_SPEC
+    assert (kind, eta, a, b) == ("eq10", F.ETA, F.EQ10[0], F.EQ10[2]) and alpha == 0.0
+    # EQ10 is the reading B.T2 states: alpha = 1, b = 2/3 (put in: p = 1 - b = 1/3), a = 1 - b
+    assert F.EQ10[1] == 1.0 and abs(1 - F.EQ10[2] - 1 / 3) < 1e-15 and abs(F.EQ10[0] + F.EQ10[2] - 1) < 1e-15

@@ -22,6 +22,8 @@ import re
 import tokenize
 from pathlib import Path
 
+from theorems.claim import Assumption
+
 #: module constants that are the claim's text, not a decision
 NOT_DECISIONS = re.compile(r"^(ID|ID_\w+|STATEMENT\w*|TITLE\w*|FIDELITY_NOTE\w*|FINDINGS\w*|CLAIMS?|PREREGISTERED|__\w+__)$")
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
@@ -84,7 +86,10 @@ def module_constants(module: str, root: Path | None = None) -> list[dict]:
             if name not in names:
                 continue
             expr = sources[i] if len(sources) == len(names_all) else sources[0]
-            text = repr(getattr(mod, name, None))
+            value = getattr(mod, name, None)
+            if isinstance(value, Assumption):  # an assumption is the claim's hypothesis, not a decision
+                continue
+            text = repr(value)
             out.append({"module": module, "name": name, "value": _short(text), "source": _short(expr),
                         "reason": reason, "changed": changes.get(name, "")})
     return out

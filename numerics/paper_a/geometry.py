@@ -142,6 +142,12 @@ def dual_norm(G: Theta, Sigma: torch.Tensor) -> torch.Tensor:
     return ((G_V * (G_V @ Si)).sum((-1, -2)) + (G_K * (Si @ G_K @ Si)).sum((-1, -2))).clamp_min(0).sqrt()
 
 
+def euclidean_norm(G: Theta) -> torch.Tensor:
+    """Negative control for :func:`dual_norm`: ``sqrt(||G_V||^2 + ||G_K||^2)``, the Euclidean norm of a theta-gradient
+    (it weighs the factor-coordinate gradient by ``Sigma``: ``G_V = G_A S``, ``G_K = S G_B S``)."""
+    return (_frob2(G[0]) + _frob2(G[1])).sqrt()
+
+
 def euclidean_pairing(G: Theta, delta: Theta) -> torch.Tensor:
     """``<G, delta>`` in theta coordinates (the pairing in one-point strong convexity (3))."""
     return sum((g * t).sum((-1, -2)) for g, t in zip(G, delta))
@@ -308,10 +314,12 @@ def factor_loss(Z: torch.Tensor, M: torch.Tensor, r: int, lam: float = LAMBDA) -
 ADVERSARIAL_TARGETS = ("alpha", "beta", "loss")
 
 
-def adversarial_points(Sigma, W_star, radius: torch.Tensor, gen: torch.Generator, target: str, iters: int) -> Theta:
+def adversarial_points(Sigma, W_star, radius: torch.Tensor, gen: torch.Generator, target: str, iters: int,
+                       lam: float = LAMBDA) -> Theta:
     r"""Normal perturbations ``H`` of norm ``radius`` (B,) of Haar-random points of Mfold that minimize
     ``<grad f, H>/|H|^2`` (``target="alpha"``), or maximize ``|grad f|^2/|H|^2`` (``"beta"``) or ``f/|H|^2``
-    (``"loss"``), by projected normalized gradient steps on the sphere (``lam = 1/4``)."""
+    (``"loss"``), by projected normalized gradient steps on the sphere; ``f`` has regularization weight ``lam``
+    (default 1/4: the claims' ``L_lambda``)."""
     if target not in ADVERSARIAL_TARGETS:
         raise ValueError(f"unknown target {target!r}; choose from {ADVERSARIAL_TARGETS}")
     U, Lam, Vs = target_svd(Sigma, W_star)
@@ -331,9 +339,9 @@ def adversarial_points(Sigma, W_star, radius: torch.Tensor, gen: torch.Generator
         H = H.detach().requires_grad_(True)
         h2 = H.pow(2).sum((-1, -2))
         if target == "loss":
-            obj = factor_loss(Zs + H, M, r) / h2
+            obj = factor_loss(Zs + H, M, r, lam) / h2
         else:
-            G = factor_grad(Zs + H, M, r)
+            G = factor_grad(Zs + H, M, r, lam)
             obj = (G * H).sum((-1, -2)) / h2 if target == "alpha" else G.pow(2).sum((-1, -2)) / h2
         (g,) = torch.autograd.grad(sign * obj.sum(), H)
         step = 0.3 * (1 - it / iters) + 0.01
@@ -344,10 +352,11 @@ def adversarial_points(Sigma, W_star, radius: torch.Tensor, gen: torch.Generator
     return from_factors((Zs + H)[..., :r, :], (Zs + H)[..., r:, :], Sigma)
 
 
-def sample_near_manifold(Sigma, W_star, n_each: int, gen: torch.Generator, target: str, adv_iters: int, rho: float):
+def sample_near_manifold(Sigma, W_star, n_each: int, gen: torch.Generator, target: str, adv_iters: int, rho: float,
+                         lam: float = LAMBDA):
     """Points within ``rho`` of Mfold: ``n_each`` normal and ``n_each`` isotropic ones with radius uniform on
-    ``[0.02, 1] rho``, plus adversarial ones (:func:`adversarial_points` for ``target``) at radii
-    ``(1/4, 1/2, 3/4, 1) rho``.  Returns ``(V, K, kinds)``."""
+    ``[0.02, 1] rho``, plus adversarial ones (:func:`adversarial_points` for ``target``, regularization weight
+    ``lam``) at radii ``(1/4, 1/2, 3/4, 1) rho``.  Returns ``(V, K, kinds)``."""
     out_V, out_K, kinds = [], [], []
     for direction in ("normal", "isotropic"):
         radius = rho * (0.02 + 0.98 * torch.rand(n_each, generator=gen, dtype=DTYPE))
@@ -356,7 +365,7 @@ def sample_near_manifold(Sigma, W_star, n_each: int, gen: torch.Generator, targe
         kinds += [direction] * n_each
     n_adv = 4 * max(1, n_each // 32)
     radius = rho * torch.tensor([0.25, 0.5, 0.75, 1.0], dtype=DTYPE).repeat(n_adv // 4)
-    V, K = adversarial_points(Sigma, W_star, radius, gen, target, adv_iters)
+    V, K = adversarial_points(Sigma, W_star, radius, gen, target, adv_iters, lam)
     out_V.append(V), out_K.append(K)
     kinds += ["adversarial"] * n_adv
     return torch.cat(out_V), torch.cat(out_K), kinds

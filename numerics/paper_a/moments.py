@@ -38,7 +38,18 @@ from numerics.stats import weighted_fit
 # Per-batch gradient of the empirical loss in closed form (Lemma 8)
 # ---------------------------------------------------------------------------
 
-def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Tensor | None = None):
+def softmax_rows(K, x, include_self: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """The softmax weights ``s_ij`` of every query over its context (leave-one-out unless ``include_self``) and the
+    log-normalisers ``log sum_j exp(x_i^T K x_j)``: ``(s (..., n, n), logZ (..., n))``."""
+    scores = x @ K @ x.mT
+    if not include_self:  # leave-one-out, as model.context_weights, without the mask copy
+        scores.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
+    logZ = torch.logsumexp(scores, dim=-1)
+    return torch.exp(scores - logZ.unsqueeze(-1)), logZ
+
+
+def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Tensor | None = None,
+                        rows: tuple[torch.Tensor, torch.Tensor] | None = None):
     r"""``(Lhat_n, dLhat/dV, dLhat/dK)`` per data set, x (..., B, n, d), y (..., B, n, r).
 
     With ``xbar_i = sum_j s_ij x_j``, ``e_i = y_i - V xbar_i``, ``u_i = -2 V^T e_i`` and the softmax-weighted
@@ -47,11 +58,9 @@ def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Ten
 
     The gradient is affine in ``y``; with ``noise`` (same shape as ``y``) the function also returns the
     gradient's change when ``y`` is replaced by ``y + noise`` (the pair ``(dV, dK)``) as a fourth element.
+    ``rows``: the weights already computed by :func:`softmax_rows` (same ``include_self``).
     """
-    scores = x @ K @ x.mT
-    if not include_self:  # leave-one-out, as model.context_weights, without the mask copy
-        scores.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
-    s = torch.softmax(scores, dim=-1)  # (..., B, n, n)
+    s = (rows or softmax_rows(K, x, include_self))[0]  # (..., B, n, n)
     xbar = s @ x
     n = x.shape[-2]
 
@@ -82,6 +91,51 @@ def oracle_loss_grad(V, K, Sigma, x, y):
     return e.pow(2).sum((-1, -2)) / n, -2 * e.mT @ mu / n, x.mT @ u @ Sigma / n
 
 
+def softmax_linear_terms(V, K, Sigma, x, y, rows: tuple[torch.Tensor, torch.Tensor] | None = None):
+    r"""The first-order (linear) term of ``grad Lhat_n - grad L_o`` in the softmax fluctuations: a control variate
+    with mean exactly zero, ``(cv_V, cv_K, cv_loss)`` per data set (``cv_loss``: the same for ``Lhat_n - L_o``,
+    ``-(2/n) sum_i e^o_i . V delta_i``), x (..., B, n, d), y (..., B, n, r).
+
+    Per query ``x_i`` (``mu_i = Sigma K^T x_i``, ``q_i = mu_i^T Sigma^{-1} mu_i``, ``e^o_i = y_i - V mu_i``,
+    ``u^o_i = -2 V^T e^o_i``, ``A = V^T V``) write ``xbar_i = mu_i + delta_i`` and
+    ``sum_j s_ij x_j x_j^T = Sigma + mu_i mu_i^T + Delta_i``.  To first order in ``(delta_i, Delta_i)``, Lemma 8's
+    per-sample gradients minus the oracle's are
+
+    * V: ``-2 e^o_i delta_i^T + 2 V delta_i mu_i^T``
+    * K: ``x_i [2 delta_i^T A Sigma + u^o_i^T (Delta_i - delta_i mu_i^T - mu_i delta_i^T)]``.
+
+    Replacing ``delta_i, Delta_i`` by the linear terms of the self-normalized ratios,
+    ``(1/n') sum_{j != i} (w_ij / E w)(x_j - mu_i)`` and ``(1/n') sum_{j != i} (w_ij / E w)(x_j x_j^T - Sigma -
+    mu_i mu_i^T)`` (``w_ij / E w = exp(x_i^T K x_j - q_i / 2)``), gives terms whose conditional mean given ``x_i`` is
+    exactly zero (Gaussian tilting: ``E[(w / E w) g(x_j)] = E_{N(mu_i, Sigma)} g``), with coefficients that depend on
+    ``x_i`` alone.  Subtracting their average over the queries leaves the mean of ``grad Lhat_n - grad L_o`` unchanged
+    and removes its O(n^{-1/2}) part: the softmax fluctuation shared by all queries of one batch (the context is the
+    same), which the oracle loss cannot cancel and which makes ``(n - 1) (grad Lhat_n - grad L_o)`` grow like
+    ``n^{1/2}`` in standard deviation (measured at the A.T3-T5 points: 0.4 at n = 8, 2.2 at n = 512 in the K-block;
+    0.25-0.35 at every n with this term removed).
+
+    With the leave-one-out weights ``s_ij = w_ij / Z_i`` (``rows``, from :func:`softmax_rows`), ``w_ij / E w =
+    rho_i n' s_ij`` where ``rho_i = Z_i e^{-q_i/2} / n'``: the linear terms are ``rho_i`` times the softmax-weighted
+    sums, so the cost is one more O(n^2 d) pass.
+    """
+    n = x.shape[-2]
+    s, logZ = rows if rows is not None else softmax_rows(K, x)
+    Mu = x @ K @ Sigma  # rows mu_i^T = x_i^T K Sigma
+    q = (Mu * (x @ K)).sum(-1, keepdim=True)  # q_i = x_i^T K Sigma K^T x_i
+    rho = torch.exp(logZ.unsqueeze(-1) - q / 2) / (n - 1)  # (1/n') sum_j w_ij / E w  (mean one)
+    D = rho * (s @ x - Mu)  # rows: linear term of delta_i
+    Eo = y - Mu @ V.mT
+    Uo = -2 * Eo @ V
+    cv_V = (-2 * Eo.mT @ D + 2 * V @ D.mT @ Mu) / n
+    cv_loss = -2 * (Eo * (D @ V.mT)).sum((-1, -2)) / n  # the loss's linear term: -2 e^o_i . V delta_i
+    uo_mu = (Uo * Mu).sum(-1, keepdim=True)
+    uo_d = (Uo * D).sum(-1, keepdim=True)
+    # u^o_i^T Delta_i^lin = rho_i [sum_j s_ij (u^o_i . x_j) x_j^T - u^o_i^T (Sigma + mu_i mu_i^T)]
+    lin = (2 * D @ (V.mT @ V) @ Sigma + rho * ((s * (Uo @ x.mT)) @ x - Uo @ Sigma - uo_mu * Mu)
+           - uo_d * Mu - uo_mu * D)
+    return cv_V, x.mT @ lin / n, cv_loss
+
+
 # ---------------------------------------------------------------------------
 # Regularizer: the first-order term in Sigmahat - Sigma (a control variate with mean exactly zero)
 # ---------------------------------------------------------------------------
@@ -104,12 +158,13 @@ def regularizer_grad_linear(V, K, Sigma, Delta):
 class GradientBiasSamples:
     r"""Per-batch draws, leading dims (n_batches, B).
 
-    ``dL``: ``grad Lhat_n - grad L_o`` (mean = ``E grad Lhat_n - grad L``), pair (V part, K part);
+    ``dL``: ``grad Lhat_n - grad L_o`` minus the mean-zero linear softmax term (:func:`softmax_linear_terms`)
+    (mean = ``E grad Lhat_n - grad L``), pair (V part, K part);
     ``dR``: ``grad Rhat - grad R(Sigma) - D(grad R)(Sigma)[Sigmahat - Sigma]`` (mean = ``E grad Rhat - grad R``);
     ``err_L``: ``grad Lhat_n - grad L`` itself, with noisy responses (``sigma_err``); no control variate, so its
     mean squared norm decays like 1/n (the oracle's single-batch error);
     ``dR_raw``: ``grad Rhat - grad R`` itself;
-    ``loss_gap``: ``Lhat_n - L_o`` (mean = ``E Lhat_n - L``).
+    ``loss_gap``: ``Lhat_n - L_o`` minus the linear softmax term (mean = ``E Lhat_n - L``).
     """
 
     dL: tuple[torch.Tensor, torch.Tensor]
@@ -123,6 +178,7 @@ class GradientBiasSamples:
 def gradient_bias_samples(
     V, K, Sigma, W_star, n: int, n_batches: int, gen: torch.Generator, sigma: float = 0.0,
     include_self: bool = False, max_elems: int = 2**22, sigma_err: float = 0.5, n_err: int = 300,
+    linear_cv: bool = True,
 ) -> GradientBiasSamples:
     r"""Draw ``n_batches`` fresh batches of ``n`` and return the control-variated gradient differences.
 
@@ -130,6 +186,8 @@ def gradient_bias_samples(
     the covariates (it is independent of them), so ``E grad Lhat_n`` does not depend on ``sigma``; leaving
     it out only removes variance.  ``err_L`` alone uses responses with noise level ``sigma_err``, and only
     on the first chunks of batches (at least ``n_err`` batches): its mean squared norm needs few draws.
+    ``linear_cv``: subtract the mean-zero linear softmax term from ``dL`` (:func:`softmax_linear_terms`; the
+    include-self variant subtracts the same leave-one-out term, whose mean is zero all the same).
     """
     Sigma = check_covariance(Sigma)
     Bsz = V.shape[0]
@@ -144,13 +202,17 @@ def gradient_bias_samples(
         if sigma:
             y = y + sigma * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
         out = {}
+        rows = softmax_rows(K, x, include_self)
         if done < n_err:
             eps = sigma_err * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
-            lh, hV, hK, (nV, nK) = empirical_loss_grad(V, K, x, y, include_self, noise=eps)
+            lh, hV, hK, (nV, nK) = empirical_loss_grad(V, K, x, y, include_self, noise=eps, rows=rows)
             out["eV"], out["eK"] = hV + nV - gL[0], hK + nK - gL[1]
         else:
-            lh, hV, hK = empirical_loss_grad(V, K, x, y, include_self)
+            lh, hV, hK = empirical_loss_grad(V, K, x, y, include_self, rows=rows)
         lo, oV, oK = oracle_loss_grad(V, K, Sigma, x, y)
+        if linear_cv:
+            cV, cK, cl = softmax_linear_terms(V, K, Sigma, x, y, None if include_self else rows)
+            oV, oK, lo = oV + cV, oK + cK, lo + cl
         Sh = sample_covariance(x)
         rV, rK = regularizer_grad(V, K, Sh)
         lV, lK = regularizer_grad_linear(V, K, Sigma, Sh - Sigma)
@@ -161,6 +223,26 @@ def gradient_bias_samples(
     c = {k: torch.cat([p[k] for p in parts if k in p]) for k in parts[0]}
     return GradientBiasSamples((c["dLV"], c["dLK"]), (c["dRV"], c["dRK"]), (c["eV"], c["eK"]),
                                (c["rV"], c["rK"]), c["gap"], n)
+
+
+def regularizer_bias_samples(V, K, Sigma, n: int, n_batches: int, gen: torch.Generator, max_elems: int = 2**22):
+    r"""Per fresh batch of ``n`` covariates, ``(dR, dR_raw)`` as in :class:`GradientBiasSamples`, each a pair (V, K) of
+    (n_batches, B, ...): the regularizer's part alone, without the O(n^2) softmax work (A.T5 draws many more batches
+    than the loss part can afford)."""
+    Sigma = check_covariance(Sigma)
+    Bsz = V.shape[0]
+    C = torch.linalg.cholesky(Sigma)
+    gR = regularizer_grad(V, K, Sigma)
+
+    def draw(k, _):
+        Sh = sample_covariance(torch.randn(k, Bsz, n, Sigma.shape[-1], generator=gen, dtype=DTYPE) @ C.mT)
+        rV, rK = regularizer_grad(V, K, Sh)
+        lV, lK = regularizer_grad_linear(V, K, Sigma, Sh - Sigma)
+        return rV - gR[0], rK - gR[1], rV - gR[0] - lV, rK - gR[1] - lK
+
+    parts = chunked(n_batches, max(1, max_elems // (Bsz * n * Sigma.shape[-1])), draw)
+    rV, rK, dV, dK = (torch.cat([p[i] for p in parts]) for i in range(4))
+    return (dV, dK), (rV, rK)
 
 
 def to_factor_coords(G_V, G_K, Sigma):
@@ -296,7 +378,8 @@ class PoincareSamples:
     r"""Per draw (M iid contexts at one query): ``dev_sq[f] = ||f(X_k) - fbar||^2 M/(M-1)``, whose mean is the
     unbiased sample estimate of ``Var_{-i} f`` (the trace of the covariance) and which, treated as iid, gives
     its delta-method standard error; ``grad_sq[(f, W)] = sum_j tr(J_j W J_j^T)`` for the weightings ``W`` in
-    ``weightings`` ("Sigma": the Poincare weight; others are controls)."""
+    ``weightings`` ("Sigma": the Poincare weight; others are controls), and ``(f, "frozen")``: the same sum with the
+    softmax weights held fixed in the Jacobian (a negative control: the chain rule through the weights dropped)."""
 
     dev_sq: dict[str, torch.Tensor]
     grad_sq: dict[tuple[str, str], torch.Tensor]
@@ -309,6 +392,11 @@ def poincare_samples(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
 
     ``Var f(X) <= E sum_j tr(J_j W J_j^T)`` with ``J_j = d f / d x_j`` (autograd, ``torch.func.jacrev``) and
     ``W = Sigma`` for ``x_j ~ N(0, Sigma)``.  ``weightings`` maps names to extra weight matrices (controls).
+
+    With the weights frozen (``s`` treated as constants) the Jacobians are ``s_j I`` (xbar), ``s_j (h xbar^T +
+    xbar h^T)`` (xbar xbar^T), ``s_j (h x_j^T + x_j h^T)`` (M2) and 0 (the weights), so the Sigma-weighted sums are
+    ``t sum_j s_j^2``, ``sum_j s_j^2 (2 t ||xbar||^2 + 2 xbar^T Sigma xbar)``, ``sum_j s_j^2 (2 t ||x_j||^2 +
+    2 x_j^T Sigma x_j)`` and 0 (``t = tr Sigma``), computed in closed form.
     """
     Sigma = check_covariance(Sigma)
     C = torch.linalg.cholesky(Sigma)
@@ -324,6 +412,14 @@ def poincare_samples(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
             vals[f] = v.reshape(k, -1)
             for wname, W in Ws.items():
                 grad[(f, wname)] = ((J @ W) * J).sum((-1, -2, -3))
+        s2 = fv[0].pow(2)  # (k, m): the weights squared
+        t = torch.diagonal(Sigma).sum()
+        xbar = (fv[0].unsqueeze(-1) * X).sum(-2)
+        quad = lambda y: 2 * t * y.pow(2).sum(-1) + 2 * ((y @ Sigma) * y).sum(-1)  # noqa: E731
+        grad[("weights", "frozen")] = torch.zeros(k, dtype=DTYPE)
+        grad[("xbar", "frozen")] = t * s2.sum(-1)
+        grad[("outer", "frozen")] = s2.sum(-1) * quad(xbar)
+        grad[("M2", "frozen")] = (s2 * quad(X)).sum(-1)
         return vals, grad
 
     parts = chunked(n_draws, chunk, draw)

@@ -47,12 +47,38 @@ def eq10(eta: float, a: float, alpha: float, b: float) -> optim.Transform:
     return A.joint(eta, eta, w_time_power=a, u_loss_power=alpha, u_time_power=b)
 
 
+def eq10_mutant(eta: float, a: float, alpha: float, b: float, mutation: str) -> optim.Transform:
+    """Updates (10) with one piece of its mathematics changed (negative controls of the joint-training claims):
+
+    ``"raw_W"``     the W-step without its normalization: ``W+ = W - eta (t+1)^{-a} grad_W L`` (a GD step in W);
+    ``"ascent_W"``  the W-step with the wrong sign: ``W+ = W + eta (t+1)^{-a} grad_W L / ||grad_W L||`` (attention
+                    driven away from the tokens that lower the loss).
+
+    The u-step is (10)'s.  (The u-step without its ``1/L`` factor is ``eq10`` with ``alpha = 0``.)
+    """
+    if mutation not in ("raw_W", "ascent_W"):
+        raise ValueError(f"unknown mutation of (10): {mutation!r}")
+
+    def update(g, s, p, info):
+        t1 = info["step"] + 1.0
+        d_W, d_u = g
+        log_gn_W, log_gn_u = info["log_grad_norms"]
+        step_u = (log_gn_u - alpha * info["log_loss"]).exp() * (eta * t1 ** -b)
+        if mutation == "raw_W":
+            dW = optim.tree_scale((d_W,), -(eta * t1 ** -a) * log_gn_W.exp())[0]
+        else:
+            dW = d_W * (eta * t1 ** -a)
+        return (dW, optim.tree_scale((d_u,), -step_u)[0]), s
+
+    return optim.Transform(lambda p: (), update)
+
+
 def make_algorithm(spec: tuple) -> optim.Transform:
-    """A transform from a hashable spec: ("eq10", eta, a, alpha, b), ("gd", eta), ("ngd", eta) (one
-    normalization over the tree: joint NGD), ("ps", cap)."""
+    """A transform from a hashable spec: ("eq10", eta, a, alpha, b), ("eq10_mutant", eta, a, alpha, b, mutation)
+    (``eq10_mutant``), ("gd", eta), ("ngd", eta) (one normalization over the tree: joint NGD), ("ps", cap)."""
     kind, *args = spec
-    return {"eq10": lambda: eq10(*args), "gd": lambda: A.gd(*args), "ngd": lambda: A.ngd(*args),
-            "ps": lambda: A.polyak(*args)}[kind]()
+    return {"eq10": lambda: eq10(*args), "eq10_mutant": lambda: eq10_mutant(*args), "gd": lambda: A.gd(*args),
+            "ngd": lambda: A.ngd(*args), "ps": lambda: A.polyak(*args)}[kind]()
 
 
 # ---------------------------------------------------------------------------
@@ -171,6 +197,20 @@ def segment_log_ratio(ds: Dataset, params, updates, n_points: int = 9) -> torch.
         lam = k / n_points
         ll = model.evaluate(W + lam * dW, u + lam * du, ds).log_loss
         worst = torch.maximum(worst, ll - base)
+    return worst
+
+
+def segment_margin_change(ds: Dataset, params, updates, n_points: int = 9) -> torch.Tensor:
+    """max over theta' on [theta, theta + update] and samples i of |m_i(theta') - m_i(theta)|, (B,): the margin
+    change over one step that the proof of Lemma 13 (2) bounds (then L(theta')/L(theta) <= e^{this})."""
+    W, u = params
+    dW, du = updates
+    base = model.evaluate(W, u, ds, grad_u=False).margin
+    worst = torch.zeros(base.shape[0], dtype=base.dtype)
+    for k in range(1, n_points + 1):
+        lam = k / n_points
+        m = model.evaluate(W + lam * dW, u + lam * du, ds).margin
+        worst = torch.maximum(worst, (m - base).abs().amax(-1))
     return worst
 
 

@@ -162,3 +162,66 @@ def geometry(ds: Dataset) -> dict:
     return dict(nu=float(a["nu"]), R=float(a["R"]), spread=float(a["spread"]),
                 M_o=float((norms2 * is_opt).sum(-1).min()), q=float(ds.Xq.norm(dim=-1).min()),
                 lo=float((torch.exp(-g_o) * delta).min()), hi=float((torch.exp(-g_bar) * delta).max()))
+
+
+# ---------------------------------------------------------------------------
+# Example 1's token geometry at any d, from its Gram matrix (B.L6: d up to ~1e8)
+# ---------------------------------------------------------------------------
+
+
+def gram_geometry(G: torch.Tensor, opt: torch.Tensor, T: int) -> dict:
+    r"""nu, R, q, M_o of stacked data sets given only their token Gram matrices.
+
+    ``G`` (C, nT, nT) holds <x_it, x_js> with token (i, t) at row i T + t, ``opt`` (C, n) the opt positions; token 0
+    of each sample is its query.  Same definitions as ``data.assumptions`` / ``geometry``: nu = max |<x, x'>| over
+    distinct pairs with a non-opt member, over min_i ||x_io||^2; R = max ||x||, q = min_i ||x_i1||."""
+    C, p, _ = G.shape
+    n = p // T
+    is_opt = torch.nn.functional.one_hot(opt, T).bool().reshape(C, p)
+    pair = ~(is_opt[:, :, None] & is_opt[:, None, :]) & ~torch.eye(p, dtype=torch.bool)
+    diag = G.diagonal(dim1=-2, dim2=-1)
+    M_o = diag.masked_fill(~is_opt, math.inf).amin(-1)
+    return dict(nu=(G.abs() * pair).flatten(1).amax(-1) / M_o, R=diag.amax(-1).sqrt(), M_o=M_o,
+                q=diag.reshape(C, n, T)[..., 0].amin(-1).sqrt())
+
+
+def wishart_bartlett(count: int, p: int, dof: float, rng) -> torch.Tensor:
+    r"""``count`` draws of Wishart_p(dof, I) = Z Z^T (Z: p x dof iid N(0, 1)) by Bartlett's decomposition
+    L L^T, L lower triangular with L_ii^2 ~ chi^2_{dof - i} (i = 0..p-1) and N(0, 1) below the diagonal; the cost
+    does not depend on ``dof`` (needs dof >= p).  ``rng``: a ``numpy.random.Generator``."""
+    import numpy as np
+
+    if dof < p:
+        raise ValueError(f"Bartlett's decomposition needs dof >= p ({dof} < {p})")
+    L = np.tril(rng.standard_normal((count, p, p)), -1)
+    idx = np.arange(p)
+    L[:, idx, idx] = np.sqrt(rng.chisquare(dof - idx, size=(count, p)))
+    L = torch.as_tensor(L, dtype=DTYPE)
+    return L @ L.mT
+
+
+def example1_geometry(n: int, T: int, d: int, count: int, seed: int, gamma_opt: float = 1.0,
+                      gamma_other: float = 0.0, common: float = 0.0) -> dict:
+    r"""``gram_geometry`` of ``count`` independent ``data.example1(n, T, d)`` data sets (spread 0, sigma = 1/sqrt d),
+    drawn through their Gram matrices, so d can be 10^8 at the cost of d = nT.
+
+    Tokens x_it = y_i g_it e_1 + z_it, z_it ~ N(0, sigma^2 I) on e_1's complement (d - 1 coordinates).  Writing
+    z = w v + z_perp for a fixed unit v in that complement, the noise Gram is sigma^2 (A + w w^T) with
+    A ~ Wishart_{nT}(d - 2, I) and w ~ N(0, I_{nT}) independent: the same law as sigma^2 Wishart_{nT}(d - 1, I).
+    ``common``: every token gets ``common * v`` added (B.L6's control, as in its direct version), which replaces
+    w by w + common / sigma.  Labels and opt positions are uniform as in ``data.example1``."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    p = n * T
+    sigma2 = 1.0 / d
+    opt = torch.as_tensor(rng.integers(0, T, size=(count, n)))
+    y = torch.as_tensor(rng.choice([-1.0, 1.0], size=(count, n)), dtype=DTYPE)
+    is_opt = torch.nn.functional.one_hot(opt, T).bool()
+    e1 = (y[..., None] * torch.where(is_opt, gamma_opt, gamma_other)).reshape(count, p)   # <x_it, e_1>
+    w = torch.as_tensor(rng.standard_normal((count, p)), dtype=DTYPE) + common / math.sqrt(sigma2)
+    G = sigma2 * (wishart_bartlett(count, p, d - 2, rng) + w[:, :, None] * w[:, None, :])
+    G = G + e1[:, :, None] * e1[:, None, :]
+    out = gram_geometry(G, opt, T)
+    out["spread"] = torch.zeros(count, dtype=DTYPE)   # every non-opt score is gamma_other: Ass 2 by construction
+    return out

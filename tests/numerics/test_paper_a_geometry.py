@@ -264,3 +264,26 @@ def test_instance_from_target():
     M = W @ sym_sqrt(Sigma)
     S2, W2 = ge.instance_from_target(Sigma, M)
     assert torch.equal(S2, Sigma) and torch.allclose(W2, W, atol=1e-12)
+
+
+def test_euclidean_norm_is_the_theta_frobenius_norm_and_differs_from_the_dual_norm():
+    Sigma, W, g = _instance(seed=17, d=3, r=4)
+    V, K = _random_theta(g, 5, 4, 3)
+    G = ge.regularized_loss_grad(V, K, Sigma, W)
+    assert torch.allclose(ge.euclidean_norm(G), (G[0].pow(2).sum((-1, -2)) + G[1].pow(2).sum((-1, -2))).sqrt())
+    assert torch.allclose(ge.euclidean_norm(G), ge.dual_norm(G, torch.eye(3, dtype=DTYPE)))  # equal only when Σ = I
+    assert not torch.allclose(ge.euclidean_norm(G), ge.dual_norm(G, Sigma))
+
+
+def test_adversarial_search_uses_the_given_regularization_weight():
+    """With lambda = 1 the search for max f_1/|H|^2 finds the [A* v v^T; -B* v v^T] direction, whose ratio tends to
+    8 sigma_1 (Hessian 16 lambda sigma_1), far above the lambda = 1/4 maximum 2 sigma_1."""
+    Sigma, W, g = _instance(seed=18, d=3, r=4)
+    _, Lam, _ = ge.target_svd(Sigma, W)
+    radius = 1e-3 * float(Lam[0]) ** 0.5 * torch.ones(4, dtype=DTYPE)
+    out = {}
+    for lam in (ge.LAMBDA, 1.0):
+        V, K = ge.adversarial_points(Sigma, W, radius, g, "loss", 150, lam)
+        dist = ge.dist_to_manifold(V, K, Sigma, W)
+        out[lam] = float((ge.regularized_loss(V, K, Sigma, W, 0.0, lam) / dist**2).max() / Lam[0])
+    assert out[ge.LAMBDA] == pytest.approx(2.0, rel=1e-2) and out[1.0] == pytest.approx(8.0, rel=1e-2)

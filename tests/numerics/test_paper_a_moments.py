@@ -95,6 +95,34 @@ def test_gradient_bias_samples_control_variates_have_the_right_means():
         assert cv.std(0).sum() < raw.std(0).sum()  # the control variate reduces variance
 
 
+def test_softmax_linear_terms_have_mean_zero_and_remove_the_shared_fluctuation():
+    """The linear softmax term subtracted from dL has mean exactly zero (it is checked against the term computed from
+    explicit tilted weights) and removes the O(n^{-1/2}) fluctuation shared by the queries of one batch."""
+    Sigma, W, V, K, g = _setup(B=2)
+    x, y = orc.sample_batches(Sigma, W, 0.0, 24, 4000, 2, g)
+    cV, cK, cl = mo.softmax_linear_terms(V, K, Sigma, x, y)
+    for c in (cV, cK, cl):
+        z = c.mean(0) / (c.std(0) / math.sqrt(c.shape[0]))
+        assert z.abs().max() < 5
+    # the same term from explicit weights w_ij / E w = exp(a_ij - q_i / 2), j != i
+    xs, ys = x[:3], y[:3]
+    n = xs.shape[-2]
+    Mu = xs @ K @ Sigma
+    q = (Mu * (xs @ K)).sum(-1)
+    wr = torch.exp(xs @ K @ xs.mT - q.unsqueeze(-1) / 2) * (1 - torch.eye(n, dtype=DTYPE))
+    D = (wr @ xs - wr.sum(-1, keepdim=True) * Mu) / (n - 1)
+    Eo = ys - Mu @ V.mT
+    ref_V = (-2 * Eo.mT @ D + 2 * V @ D.mT @ Mu) / n
+    assert torch.allclose(cV[:3], ref_V, rtol=1e-10, atol=1e-12)
+    assert torch.allclose(cl[:3], -2 * (Eo * (D @ V.mT)).sum((-1, -2)) / n, rtol=1e-10, atol=1e-12)
+    _, hV, hK = mo.empirical_loss_grad(V, K, x, y)
+    _, oV, oK = mo.oracle_loss_grad(V, K, Sigma, x, y)
+    raw, cv = mo.flat(hV - oV, hK - oK), mo.flat(hV - oV - cV, hK - oK - cK)
+    assert torch.all(cv.std(0).sum(-1) < raw.std(0).sum(-1))
+    K_block = slice(V.shape[-1] * V.shape[-2], None)  # where the shared fluctuation lives (measured ratio ~0.5 here)
+    assert torch.all(cv[..., K_block].std(0).sum(-1) < 0.75 * raw[..., K_block].std(0).sum(-1))
+
+
 def test_squared_norm_of_mean_is_unbiased():
     g = torch.Generator().manual_seed(0)
     m = torch.tensor([[0.3, -0.2, 0.1]], dtype=DTYPE)  # ||m||^2 = 0.14
@@ -153,3 +181,23 @@ def test_poincare_gradient_sum_matches_lemma_8_closed_form():
     Jw = s.unsqueeze(-1) * (torch.eye(n - 1, dtype=DTYPE) - s.unsqueeze(-2))  # ds_j / da_k
     ref_w = (Jw.pow(2).sum((-1, -2))) * float(a @ Sigma @ a)
     assert torch.allclose(P.grad_sq[("weights", "Sigma")], ref_w, rtol=1e-10)
+
+
+def test_poincare_frozen_softmax_sums_match_autograd_with_detached_weights():
+    """The closed-form sums of the frozen-softmax control equal autograd of the row functions with s detached."""
+    Sigma = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=DTYPE)
+    K = torch.tensor([[0.2, 0.1], [-0.1, 0.3]], dtype=DTYPE)
+    xq = torch.tensor([1.0, -0.5], dtype=DTYPE)
+    n, N = 6, 5
+    P = mo.poincare_samples(K, Sigma, xq, n, N, torch.Generator().manual_seed(4))
+    X = torch.randn(N, n - 1, 2, generator=torch.Generator().manual_seed(4), dtype=DTYPE)
+    X = X @ torch.linalg.cholesky(Sigma).T
+
+    def frozen(Y):
+        s = torch.softmax(Y @ (K.T @ xq), -1).detach()
+        xbar = s @ Y
+        return s * 0, xbar, torch.outer(xbar, xbar).flatten(), ((Y.T * s) @ Y).flatten()
+
+    for f, J in zip(mo.POINCARE_FUNCTIONS, torch.func.vmap(torch.func.jacrev(frozen))(X)):
+        ref = ((J @ Sigma) * J).sum((-1, -2, -3))
+        assert torch.allclose(P.grad_sq[(f, "frozen")], ref, rtol=1e-10, atol=1e-14)

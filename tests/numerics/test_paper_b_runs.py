@@ -102,3 +102,41 @@ def test_geometry_constants():
     # orthonormal noise of norm 1 plus the score coordinate (gamma_opt = 1): ||x_opt||^2 = 2, ||x_t|| <= sqrt(1.25)
     assert math.isclose(geo["M_o"], 2.0, rel_tol=1e-12) and geo["R"] <= math.sqrt(2) + 1e-12
     assert math.isclose(geo["lo"], math.exp(-1.0), rel_tol=1e-12) and math.isclose(geo["hi"], 1.0, rel_tol=1e-12)
+
+
+def test_gram_geometry_matches_the_dataset_geometry():
+    for seed in range(3):
+        ds = data.example1(n=8, T=4, d=40, seed=seed)
+        X = ds.X.reshape(1, 32, 40)
+        g = runs.gram_geometry(X @ X.mT, ds.opt_index[None], 4)
+        geo = runs.geometry(ds)
+        for k in ("nu", "R", "q", "M_o"):
+            assert math.isclose(float(g[k]), geo[k], rel_tol=1e-12), k
+
+
+def test_wishart_bartlett_moments():
+    import numpy as np
+
+    A = runs.wishart_bartlett(20000, 3, 50, np.random.default_rng(0))
+    # E A = dof I; Var A_12 = dof; Var A_11 = 2 dof
+    assert torch.allclose(A.mean(0), 50 * torch.eye(3, dtype=DTYPE), atol=0.5)
+    assert abs(float(A[:, 0, 1].var()) / 50 - 1) < 0.05 and abs(float(A[:, 2, 2].var()) / 100 - 1) < 0.05
+    with pytest.raises(ValueError):
+        runs.wishart_bartlett(1, 5, 3, np.random.default_rng(0))
+
+
+def test_example1_geometry_has_example1s_law():
+    """The Gram sampler against data.example1 at d = 64 (two-sample KS on nu, R and q, 3000 data sets each)."""
+    from scipy import stats
+
+    count = 3000
+    big = data.example1(n=8 * count, T=4, d=64, seed=1)
+    st_ = type(big)(big.X.reshape(count, 8, 4, 64), big.y.reshape(count, 8), u=big.u.expand(count, 64))
+    X = st_.X.reshape(count, 32, 64)
+    direct = runs.gram_geometry(X @ X.mT, st_.opt_index, 4)
+    gram = runs.example1_geometry(8, 4, 64, count, seed=5)
+    for k in ("nu", "R", "q"):
+        assert stats.ks_2samp(direct[k].numpy(), gram[k].numpy()).pvalue > 1e-3, k
+    assert float(gram["spread"].abs().max()) == 0.0
+    # the common-direction control raises nu to ~ common^2 / (1 + 1 + common^2)
+    assert float(runs.example1_geometry(8, 4, 10**6, 50, seed=2, common=1.0)["nu"].median()) > 0.3

@@ -32,13 +32,32 @@ from numerics.stats import Decision, decide_binomial
 from theorems.claim import Context
 from theorems.plots import new_figure
 
+#: the seed's recipe with our numbers (the paper's are lost): d = 4, r = 5 (r > d: A2); A3's scale σ₁(W*Σ^{1/2}) = 0.2;
+#: noise σ = 0.1; N = 10⁴ samples; minibatches of b = 16; step η = 0.01 (stable for Algorithm 1 and SGD from both
+#: inits); T = 2000 iterations, as the paper's figures
 D, R, M_OP, NOISE, N_DATA, BATCH, ETA, T = 4, 5, 0.2, 0.1, 10_000, 16, 0.01, 2000
+#: the optimal loss L* = r σ² (the noise floor)
 L_STAR = R * NOISE**2
-CONVERGED = 2.0  # "converged": excess within twice Algorithm 1's excess at T (the setting's statistical floor)
-TYPICAL = 0.5  # "holds for a typical draw": probability over draws above 1/2
+#: "converged" (ours, fixed when the figure checks were written, unchanged since): excess at T within twice the excess
+#: Algorithm 1 reaches from the spectral init with the same data and minibatches (the setting's statistical floor,
+#: which minibatch noise at b = 16 moves by tens of percent: a factor 2 separates "at the floor" from "above it")
+CONVERGED = 2.0
+#: "holds for a typical draw": a single-run figure read as a statement with probability above 1/2 over draws
+TYPICAL = 0.5
+#: the setting in words, for the plots' titles (not a decision)
 SETTING = f"d={D}, r={R}, σ={NOISE}, η={ETA}, N={N_DATA}, b={BATCH}"
+#: independent (instance, data, init) draws per budget (quick, standard, full): A.Fig2's fraction is ≈ 0.68 (A.Fig1's
+#: (c) ≈ 0.73); at 384 draws a Clopper-Pearson interval at z ≈ 4.1-4.4 has half-width ≈ 0.1, so it lies above 1/2
+#: unless the observed fraction falls below ≈ 0.60
+FIG_DRAWS = (384, 768, 768)
 
-# block name -> (initialization, regularization weight, preconditioned?, fraction of the draws it runs on)
+PREREGISTERED = {
+    "FIG_DRAWS": "was (96, 192, 384), is (384, 768, 768): raised in issue 11 after the quick tier at seed 1 came back "
+                 "inconclusive for both figures (A.Fig1 (c) 68/96, A.Fig2 62/96: intervals across 1/2); the thresholds "
+                 "(CONVERGED, TYPICAL, A.Fig1's SLIGHTLY) are unchanged.",
+}
+
+#: block name -> (initialization, regularization weight, preconditioned?, fraction of the draws it runs on)
 BLOCKS = {
     "alg1_spectral": ("spectral", LAMBDA, True, 1.0),
     "sgd": ("random", 0.0, False, 1.0),
@@ -56,7 +75,7 @@ def shared_runs(seed: int, budget: str) -> dict:
     """
     ctx = Context(seed=seed, budget=budget)
     gen = ctx.generator("A.Fig1-2", "runs")
-    B = ctx.pick(96, 192, 384)
+    B = ctx.pick(*FIG_DRAWS)
     Sigma, W = al.random_instance(D, R, gen, batch=B, m_op=M_OP)
     x, y = orc.sample_batches(Sigma, W, NOISE, N_DATA, 1, B, gen)
     x, y = x[0], y[0]

@@ -10,8 +10,14 @@ This module defines no claim.  It holds what several claims use, so that no clai
 2. **Gradient data** (A.T3-A.T5): one instance, two points near the manifold, control-variated gradient differences
    at each context size, cached per (seed, budget) so the three claims and their controls share one set of batches.
 3. **Softmax rows** (A.L9-A.L23): the lemma instance with two fixed queries and the Monte Carlo rows, cached.
-4. **Decisions and plots** these claims share: a fitted exponent against an ``O(n^e)`` envelope, a leading
-   coefficient fitted as ``a + b/m + c/m^2`` against a derived value, and their figures.
+4. **Decisions and plots** these claims share: a fitted exponent against the derived one (the paper's ``O(n^e)``
+   envelope reported beside it), a leading coefficient fitted as a polynomial in ``1/m`` against a derived value, and
+   their figures.
+
+Pre-registration (issue 11).  Every decision constant below carries its reason; ``PREREGISTERED`` lists those set or
+changed with results in view.  Removed in issue 11: ``ENVELOPE_MAX_WIDTH = 0.8`` (an exponent interval below the
+paper's envelope passed at any width, one straddling it up to 0.8: the rate checks could not fail, since the derived
+exponent is one power below the envelope); the rate checks now decide the derived exponent.
 """
 from __future__ import annotations
 
@@ -29,17 +35,71 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, regularizer_grad, target_svd
 from numerics.paper_a.model import attention_map, factor_B, sym_sqrt
-from numerics.stats import Decision, decide_equal, decide_upper, loglog_slope
+from numerics.stats import decide_equal, decide_exponent, weighted_fit
 from theorems.claim import Context
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
 
-# Pre-registered widths (fixed before the data; this migration changes none of them):
-# an exponent interval that contains the envelope's exponent passes only when narrower than 0.8 (then it also excludes
-# the derived exponent, one power lower: the data sit at the envelope) ...
-ENVELOPE_MAX_WIDTH = 0.8
-# ... and a fitted leading coefficient whose half-width exceeds a quarter of the derived value does not pin it down.
+#: the derived exponent of every squared bias these claims measure (bias = coefficient/m + O(m^-2), m = n - 1 or n)
+RATE_TARGET = -2.0
+#: the paper's envelope for the same squared errors (Õ(1/n)): reported beside the decision, not decided (it cannot
+#: fail where the derived exponent holds)
+RATE_ENVELOPE = -1.0
+#: an exponent interval that meets -2 ± 0.1 and is at most 0.5 wide lies below -1.4: it excludes the paper's envelope
+#: -1 by a margin and tells a bias O(1/n) from O(n^-3/4) or O(n^-5/4)
+RATE_MAX_WIDTH = 0.5
+#: the fit keeps the first correction (log y = a + b log m + k/m); the O(m^-2) terms it leaves out move the fitted
+#: exponent over m = 7..255 by a few hundredths (derived series; measured -1.95 at q = 0.6 at high power)
+RATE_RESOLUTION = 0.1
+#: a fitted leading coefficient whose half-width exceeds a quarter of its own derived value (per block) does not pin
+#: it down
 COEFFICIENT_REL_WIDTH = 0.25
+#: the loss's bias series n'·bias = a + b/m + c/m² + d/m³ (A.T3, A.T4): its second- and third-order terms are large at
+#: n = 8 (tilted moments E e^{3q} with polynomial weights of degree 6; the K-block's scaled bias is still 10% below
+#: its limit at n = 256), so the fit keeps three correction terms
+LOSS_COEFFICIENT_ORDER = 3
+#: the regularizer's bias is exactly c_R/n + c_2/n² + c_3/n³ (R is a degree-4 polynomial in Σ̂ = Σ + Δ, and the
+#: moments of Δ of order k are O(n^-⌈k/2⌉)), so n·bias = a + b/n + c/n² is exact
+REGULARIZER_COEFFICIENT_ORDER = 2
+#: the softmax-row limits (A.L9 (i), A.L11/15/20, the Poincaré lemmas' n'·Var) are fitted as a + b/m + c/m²
+LIMIT_ORDER = 2
+
+PREREGISTERED = {
+    "M_OP": "was 0.25 (σ₁(M*) of the oracle's unit tests), is 0.1: changed when A.T3 was written, after its derived "
+            "leading term missed at 0.25 (‖B‖op ≈ 0.52, so E e^{3q} = ∞ and the O(n⁻²) remainder is not O(n⁻²): the "
+            "dual-norm bias was 2-3× below ‖∇c + λc_R‖/(n−1) over n ≤ 128 and its squared exponent ≈ −1.7, inside "
+            "the paper's Õ(1/n) but not at our derived −2). Kept in issue 11: the checks decide our derived leading "
+            "term, which needs ‖B‖op² < 1/6; the instance is recorded as a scope limit in A.T3's findings.",
+    "LIMIT_ORDER": "was 1 (a + b/m), is 2: the 1/m² term was added after the fit with b/m alone missed the derived "
+                   "n'·Var(x̄x̄ᵀ) limit by 4 standard errors at q = 0.6 (standard tier: 171 at n = 8 → 144 at n = 256 "
+                   "towards the derived 139). Diagnosis: the fit model, not a bug or the estimator: the row statistics "
+                   "are convex combinations of Gaussian points (all moments finite, the SE is honest); the series in "
+                   "1/n' has coefficients growing like e^{kq} (order k needs E w^{2k}), large at q = 0.6.",
+    "LOSS_COEFFICIENT_ORDER": "was 2 (shared with LIMIT_ORDER), with the K-block (A.T4) and B-block (A.T3) fitted and "
+                              "'reported, not decided' after their Monte Carlo drifted (0.25 vs the derived 0.32 at "
+                              "n = 256; 0.63 ± 0.11 at n = 1024); is 3, every block decided. Diagnosis (issue 11): the "
+                              "drift was the estimator, not the derivation: the control variate L_o left an O(n^-1/2) "
+                              "softmax fluctuation shared by the queries of a batch (the K-projection's standard "
+                              "deviation grew 0.4 → 2.2 from n = 8 to 512), now removed by the linear term of "
+                              "moments.softmax_linear_terms (0.25-0.37 at every n); with it (seed 0, 8000 batches per "
+                              "n) the scaled K-projection is 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at "
+                              "n = 8..512 against the derived 0.316: a slow approach that a + b/m + c/m² misfits "
+                              "(χ²/dof 8-14) and a + b/m + c/m² + d/m³ fits (χ²/dof ≈ 1; limit 0.310 ± 0.014). Chosen "
+                              "with those diagnostic runs (seeds 0, 1) in view.",
+    "COEFFICIENT_REL_WIDTH": "value unchanged (0.25); was relative to the whole coefficient's norm (so a block with a "
+                             "small share, the K-block at ~30%, passed at ±90% of its own size), is relative to each "
+                             "block's own derived norm (issue 11).",
+    "RATE_MAX_WIDTH": "new in issue 11 (the rate checks decided only the paper's envelope before, and could not fail); "
+                      "0.5 fixed from its reason, with the exploratory fits of seeds 0-2 in view.",
+    "RATE_RESOLUTION": "new in issue 11, chosen with the exploratory fits of seeds 0-2 in view (the first-correction "
+                       "fit leaves the q = 0.6 bias exponents at -1.93..-1.96 at high power, where the pure log-log "
+                       "slope was -1.84..-1.89).",
+    "GRAD_NS": "was n = 8..128 at quick, is 8..256 (as standard): issue 11's narrower rate rule needs the longer range.",
+    "GRAD_BATCHES": "was (1500, 4000), is (2000, 6000): raised in issue 11 with the linear control variate, for the "
+                    "narrower rate rule and the newly decided K-block.",
+    "ROW_NS": "was n = 8..128 at quick, is 8..256 (as standard): issue 11's narrower rate rule.",
+    "ROW_DRAWS": "was (6000, 20000), is (20000, 60000): issue 11's narrower rate rule and the tolerance-free bounds.",
+}
 
 
 # ---------------------------------------------------------------------------
@@ -154,8 +214,27 @@ def tilted_limits(K, Sigma, xq) -> dict[str, torch.Tensor]:
 # 2. Gradient data for A.T3, A.T4, A.T5 (one set of batches, cached per seed and budget)
 # ---------------------------------------------------------------------------
 
+#: the name of the gradient Monte Carlo stream (seeds are derived from it, so its draws do not depend on other checks)
 DATA_ID = "A.T3-T5"
-DIM, RDIM, M_OP, RADIUS, N_POINTS = 3, 4, 0.1, 0.05, 2
+#: d = 3, r = 4 (r > d: A2 with room), the smallest dimensions where V, K and W* are generic matrices
+DIM, RDIM = 3, 4
+#: A3's scale σ₁(W*Σ^{1/2}) = 0.1: ‖B‖op² ≈ 0.1 near the manifold, so the tilted moments E e^{kq} of the first two
+#: orders of the bias series (k ≤ 3) are finite (k ‖B‖op² < 1/2)
+M_OP = 0.1
+#: Σ̃-distance of the points from the manifold ("ρ-close"): small against the manifold's scale (σ₁ = 0.1 → ~0.45)
+RADIUS = 0.05
+#: two points: a Haar-random one and the one with symmetric positive definite B (self-scores largest)
+N_POINTS = 2
+#: context sizes: five doublings from n = 8, where the bias series' terms are large, to 256, where they are small
+GRAD_NS = [8, 16, 32, 64, 128, 256]
+#: batches per context size (quick, standard): the scaled K-projection has standard deviation ~0.35 per batch with the
+#: linear control variate, so the K-block's fitted limit has a half-width ~0.1 of its value at quick
+GRAD_BATCHES = (2000, 6000)
+#: the include-self control draws a third of the batches: its coefficient is 2.5-4× the leave-one-out one
+INCLUDE_SELF_SHARE = 3
+#: A.T5's own regularizer-only batches (quick, standard): cheap (no softmax), so the squared bias's exponent reaches the
+#: rate rule's width (its U-statistic has a relative error ~30% per n at 2000 batches)
+REG_BATCHES = (20000, 60000)
 
 
 def blocks(first: str = "V", second: str = "K") -> dict[str, slice]:
@@ -202,18 +281,49 @@ def _gradient_data(seed: int, budget: str, include_self: bool) -> GradientData:
     ctx = Context(seed=seed, budget=budget)
     Sigma, W, V, K = gradient_instance(seed)
     gen = ctx.generator(DATA_ID, "batches")
-    ns = ctx.pick([8, 16, 32, 64, 128], [8, 16, 32, 64, 128, 256])
-    N = ctx.pick(1500, 4000) // (3 if include_self else 1)
-    samples = [mo.gradient_bias_samples(V, K, Sigma, W, n, N, gen, include_self=include_self) for n in ns]
-    return GradientData(ns, samples, Sigma, W, V, K, N)
+    N = ctx.pick(*GRAD_BATCHES) // (INCLUDE_SELF_SHARE if include_self else 1)
+    samples = [mo.gradient_bias_samples(V, K, Sigma, W, n, N, gen, include_self=include_self) for n in GRAD_NS]
+    return GradientData(list(GRAD_NS), samples, Sigma, W, V, K, N)
+
+
+@dataclass(frozen=True)
+class RegularizerData:
+    ns: list[int]
+    dR: list[tuple[torch.Tensor, torch.Tensor]]  # per n: E = bias (linear term removed), pair (V, K)
+    dR_raw: list[tuple[torch.Tensor, torch.Tensor]]  # per n: grad Rhat - grad R itself
+    Sigma: torch.Tensor
+    V: torch.Tensor
+    K: torch.Tensor
+    n_batches: int
+
+
+@functools.lru_cache(maxsize=2)
+def regularizer_data(seed: int, budget: str) -> RegularizerData:
+    """A.T5's regularizer-only batches at the same instance and points (its own stream), cached per (seed, budget)."""
+    ctx = Context(seed=seed, budget=budget)
+    Sigma, _, V, K = gradient_instance(seed)
+    gen = ctx.generator(DATA_ID, "regularizer batches")
+    N = ctx.pick(*REG_BATCHES)
+    draws = [mo.regularizer_bias_samples(V, K, Sigma, n, N, gen) for n in GRAD_NS]
+    return RegularizerData(list(GRAD_NS), [d[0] for d in draws], [d[1] for d in draws], Sigma, V, K, N)
 
 
 # ---------------------------------------------------------------------------
 # 3. The lemma instance and the softmax rows shared by A.L9-A.L23
 # ---------------------------------------------------------------------------
 
+#: the name of the softmax-row Monte Carlo stream
 LEMMA_DATA_ID = "A.L9-L23"
-LEMMA_DIM, B_OP, QUERY_Q = 3, 0.35, (0.25, 0.6)
+#: d = 3: the smallest dimension where Σ, K and the tilt direction are generic
+LEMMA_DIM = 3
+#: ‖B‖op = 0.35: ‖B‖op² < 1/4, so the averaged constant E e^{2q} of Lemma 9 is finite (Lemma 7)
+B_OP = 0.35
+#: two queries: q = 0.25 (random direction, moderate tilt) and 0.6 (B's top direction, strong tilt per unit norm)
+QUERY_Q = (0.25, 0.6)
+#: context sizes: five doublings from n = 8
+ROW_NS = [8, 16, 32, 64, 128, 256]
+#: contexts per n and query (quick, standard): the bias exponents' intervals reach the rate rule's width
+ROW_DRAWS = (20000, 60000)
 
 
 @dataclass(frozen=True)
@@ -261,12 +371,11 @@ def lemma_setup(seed: int, budget: str, stream: str) -> tuple[Context, LemmaInst
 
 @functools.lru_cache(maxsize=2)
 def row_data(seed: int, budget: str) -> RowData:
-    """The softmax rows of both queries at n = 8..128 (standard: ..256), cached per (seed, budget)."""
+    """The softmax rows of both queries at ``ROW_NS``, cached per (seed, budget)."""
     ctx, inst, gen = lemma_setup(seed, budget, "rows")
-    ns = ctx.pick([8, 16, 32, 64, 128], [8, 16, 32, 64, 128, 256])
-    N = ctx.pick(6000, 20000)
-    rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ns]
-    return RowData(inst, ns, rows, N)
+    N = ctx.pick(*ROW_DRAWS)
+    rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ROW_NS]
+    return RowData(inst, list(ROW_NS), rows, N)
 
 
 def mean_and_se(draws) -> tuple[np.ndarray, np.ndarray]:
@@ -277,21 +386,6 @@ def mean_and_se(draws) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------
 # 4. Shared decisions and plots
 # ---------------------------------------------------------------------------
-
-def envelope_decision(lo: float, hi: float, exponent: float) -> Decision:
-    """A decaying quantity is ``O(n^exponent)``, from its fitted exponent's interval ``[lo, hi]``: ``fail`` if the
-    interval lies above ``exponent``; ``pass`` if it lies below (at any width), or contains ``exponent`` and is no
-    wider than ``ENVELOPE_MAX_WIDTH``; ``inconclusive`` otherwise.
-
-    No single rule of ``numerics.stats`` has this shape, so it is composed of two: ``decide_upper`` with no width
-    limit decides intervals that do not straddle the envelope; a straddling one is decided by ``decide_upper`` with
-    tolerance and maximum width ``ENVELOPE_MAX_WIDTH`` (for a straddling interval the width limit is the binding one).
-    """
-    d = decide_upper(lo, hi, exponent, max_width=math.inf)
-    if d.status != "inconclusive":
-        return d
-    return decide_upper(lo, hi, exponent, max_width=ENVELOPE_MAX_WIDTH, tolerance=ENVELOPE_MAX_WIDTH)
-
 
 def n_axes(ax, ns, logy: bool = False) -> None:
     """Log2 x-axis labelled at the context sizes (and optionally a log y-axis) with plain tick labels:
@@ -306,13 +400,23 @@ def n_axes(ax, ns, logy: bool = False) -> None:
         ax.yaxis.set_minor_formatter(mticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
 
 
-def rate_decisions(ev: Evidence, ns, draws, envelope: float, what: str, mse: bool = False, derived=None,
-                   derived_label: str = "", unit: str = "point") -> tuple[np.ndarray, np.ndarray]:
-    r"""Per point (column): the exponent of ``||E D||^2`` (``mse=False``: U-statistic, Monte Carlo variance removed)
-    or ``E ||D||^2`` (``mse=True``) in ``n``, fitted in log-log and decided against the envelope ``n^envelope``
-    (:func:`envelope_decision`); one decision per point.
+def rate_fit(m, vals, ses):
+    r"""WLS fit ``log y = a + b log m + k/m`` (delta-method errors ``se/y``): the exponent ``b`` with the first
+    correction of a series ``y = C m^b (1 + k/m + O(m^-2))`` absorbed.  Coefficient 1 is ``b``."""
+    m = np.asarray(m, float)
+    X = np.column_stack([np.ones(len(m)), np.log(m), 1 / m])
+    return weighted_fit(X, np.log(vals), np.asarray(ses, float) / np.asarray(vals, float))
 
-    ``draws``: list over ``ns`` of (N, B, p) draws; ``derived``: optional callable ``n -> (len(n), B)`` array, the
+
+def rate_decisions(ev: Evidence, ns, draws, what: str, mse: bool = False, derived=None, derived_label: str = "",
+                   unit: str = "point", shift: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per point (column): the exponent of ``||E D||^2`` (``mse=False``: U-statistic, Monte Carlo variance removed)
+    or ``E ||D||^2`` (``mse=True``, a negative control: the mean square in place of the squared mean) in
+    ``m = n - shift``, fitted by :func:`rate_fit` and decided against the derived exponent ``RATE_TARGET`` (``= -2 ±
+    RATE_RESOLUTION``, width at most ``RATE_MAX_WIDTH``); where the interval lies relative to the paper's envelope
+    ``RATE_ENVELOPE`` is reported beside it.  One decision per point.
+
+    ``draws``: list over ``ns`` of (N, B, p) draws; ``derived``: optional callable ``m -> (len(m), B)`` array, the
     derived leading-order curve drawn for comparison.  Returns the values and standard errors, arrays (len(ns), B).
     """
     vals, ses = [], []
@@ -325,78 +429,66 @@ def rate_decisions(ev: Evidence, ns, draws, envelope: float, what: str, mse: boo
         vals.append(v)
         ses.append(s)
     vals, ses = np.array(vals), np.array(ses)
-    n = np.array(ns, float)
+    m = np.array(ns, float) - shift
     fits = {}
     for b in range(vals.shape[1]):
         if np.any(vals[:, b] <= 0):
             ev.status("inconclusive", f"{unit} {b + 1}: a non-positive estimate (noise dominates)")
             continue
-        fit = fits[b] = loglog_slope(n, vals[:, b], ses[:, b])
-        lo, hi = fit.interval(1, ev.z)
-        d = envelope_decision(lo, hi, envelope)
+        fit = fits[b] = rate_fit(m, vals[:, b], ses[:, b])
+        d = decide_exponent(fit, ev.z, RATE_TARGET, max_width=RATE_MAX_WIDTH, resolution=RATE_RESOLUTION)
+        side = ("below" if d.hi < RATE_ENVELOPE else "above" if d.lo > RATE_ENVELOPE else "across")
         ev.decide(f"{unit} {b + 1}: exponent of {what} in n", d, value=float(fit.coef[1]),
-                  line=f"{unit} {b + 1}: exponent {fit.coef[1]:.2f} [{lo:.2f}, {hi:.2f}] vs envelope {envelope:g} "
-                  f"[{d.status}]")
+                  line=f"{unit} {b + 1}: exponent {fit.coef[1]:.2f} [{d.lo:.2f}, {d.hi:.2f}] vs derived "
+                  f"{RATE_TARGET:g} ± {RATE_RESOLUTION:g} [{d.status}] (paper's envelope {RATE_ENVELOPE:g}: interval "
+                  f"{side} it, reported)")
     if ev.plots:
         fig, ax = new_figure()
         for b, fit in fits.items():
-            h = ax.errorbar(n, vals[:, b], yerr=ev.z * ses[:, b], fmt="o", capsize=3, label=f"{unit} {b + 1}")
+            h = ax.errorbar(m + shift, vals[:, b], yerr=ev.z * ses[:, b], fmt="o", capsize=3, label=f"{unit} {b + 1}")
             col = h[0].get_color()
-            ax.plot(n, np.exp(fit.coef[0]) * n ** fit.coef[1], "-", color=col, lw=0.8)
-            ax.plot(n, vals[0, b] * (n[0] / n) ** (-envelope), ":", color=col, lw=0.8)
+            ax.plot(m + shift, np.exp(fit.coef[0] + fit.coef[2] / m) * m ** fit.coef[1], "-", color=col, lw=0.8)
+            ax.plot(m + shift, vals[0, b] * (m[0] / m) ** (-RATE_ENVELOPE), ":", color=col, lw=0.8)
             if derived is not None:
-                ax.plot(n, derived(n)[:, b], "--", color=col, lw=0.8)
+                ax.plot(m + shift, derived(m)[:, b], "--", color=col, lw=0.8)
         n_axes(ax, ns, logy=True)
         ax.set_xlabel("context size n")
         ax.set_ylabel(what)
-        ax.set_title(f"solid: fit; dotted: envelope n^{envelope:g}"
+        ax.set_title(f"solid: fit (exponent + 1/m correction); dotted: paper's envelope n^{RATE_ENVELOPE:g}"
                      + (f"; dashed: {derived_label}" if derived_label else ""), fontsize=8)
         ax.legend(loc="best")
         ev.figure(f"Decay of {what}", fig,
                   f"{'Mean squared norm' if mse else 'U-statistic estimate (MC variance removed)'} with ±z SE bars "
-                  f"(Bonferroni over {unit}s); the claimed envelope n^{envelope:g} is anchored at the first point.")
+                  f"(Bonferroni over {unit}s); decided: the fitted exponent = {RATE_TARGET:g} ± {RATE_RESOLUTION:g} "
+                  f"(derived); the paper's envelope n^{RATE_ENVELOPE:g} is anchored at the first point.")
     return vals, ses
 
 
-def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[str, slice], unit: str = "point",
-                          report_only: tuple[str, ...] = ()) -> dict:
+def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[str, slice], order: int,
+                          unit: str = "point") -> dict:
     r"""Per point and block: ``scale_n <Dbar_n, e>`` (``e`` the unit vector along the block of ``target``) fitted as
-    ``a + b/scale_n + c/scale_n^2``; ``a`` must equal ``||target_block||`` (``decide_equal``, one decision per point and
-    decided block).  The quadratic term is there because the K-block's subleading corrections are large over
-    n = 8..128 (measured: the scaled K-projection still rises by ~30% between n = 16 and n = 128).
-
-    Too wide to decide: a half-width above ``COEFFICIENT_REL_WIDTH * ||target||`` (the whole coefficient's norm, so
-    that a block with a small share of the coefficient is judged on the same absolute scale as the others).  Blocks
-    named in ``report_only`` are fitted and reported, not decided.
-    Returns ``series[(point, block)] = (y, se, claimed)`` for :func:`coefficient_plot`.
+    ``a + b_1/scale_n + ... + b_order/scale_n^order``; ``a`` must equal ``||target_block||`` (``decide_equal``, one
+    decision per point and block; too wide above a half-width of ``COEFFICIENT_REL_WIDTH`` times the block's own
+    derived norm).  Returns ``series[(point, block)] = (y, se, claimed)`` for :func:`coefficient_plot`.
     """
     series = {}
     for b in range(target.shape[0]):
         for name, sl in parts.items():
             t = target[b:b + 1, sl]
             y, se = mo.projected_series([D[:, b:b + 1, sl] for D in draws], t, scale)
-            fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=2)
+            fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=order)
             claimed, a = float(t.norm()), float(fit.coef[0])
-            label = f"{unit} {b + 1}, {name}-block: leading coefficient (projected)"
-            if name in report_only:
-                lo, hi = fit.interval(0, ev.z)
-                ev.measure(label + " [not decided]", a, claimed=f"= {claimed:.4g} (derived)", lo=lo, hi=hi)
-                ev.say(f"{unit} {b + 1} {name}: {a:.4g} [{lo:.4g}, {hi:.4g}] vs {claimed:.4g} [reported, not decided]")
-            else:
-                d = decide_equal(a, float(fit.se[0]), claimed, ev.z,
-                                 max_width=2 * COEFFICIENT_REL_WIDTH * float(target[b].norm()))
-                ev.decide(label, d, value=a, line=f"{unit} {b + 1} {name}: {d}")
+            d = decide_equal(a, float(fit.se[0]), claimed, ev.z, max_width=2 * COEFFICIENT_REL_WIDTH * claimed)
+            ev.decide(f"{unit} {b + 1}, {name}-block: leading coefficient (projected)", d, value=a,
+                      line=f"{unit} {b + 1} {name}: {d}")
             series[(b, name)] = (y[:, 0], se[:, 0], claimed)
     return series
 
 
-def limit_decisions(ev: Evidence, ns, y, se, targets, labels, order: int = 2) -> None:
-    r"""Per column of ``y`` (len(ns), Q): fit ``y = a + b/m + c/m^2`` with ``m = n - 1`` and decide ``a = targets[col]``
-    (``decide_equal``, too wide above a half-width of ``COEFFICIENT_REL_WIDTH * |target|``).
-
-    Why the ``1/m^2`` term: at the query with ``q = 0.6`` the subleading terms are large (measured at the
-    standard tier: ``n' Var(xbar xbar^T)`` falls from 171 to 144 between n = 8 and 256 towards the derived 139,
-    and a fit with ``b/m`` alone is off by 4 standard errors there).
+def limit_decisions(ev: Evidence, ns, y, se, targets, labels, order: int = LIMIT_ORDER) -> None:
+    r"""Per column of ``y`` (len(ns), Q): fit ``y = a + b/m + c/m^2`` (``order``) with ``m = n - 1`` and decide
+    ``a = targets[col]`` (``decide_equal``, too wide above a half-width of ``COEFFICIENT_REL_WIDTH * |target|``).
+    Why the ``1/m^2`` term: ``PREREGISTERED["LIMIT_ORDER"]``.
     """
     m = np.array([n - 1 for n in ns], float)
     for col in range(y.shape[1]):
@@ -427,6 +519,7 @@ def coefficient_plot(ns, series, z, ylabel: str, unit: str = "point"):
                             in series.items()], z, ylabel)
 
 
+#: the coefficient figures' caption (text, not a decision)
 COEFFICIENT_CAPTION = ("Scaled bias projected on the derived leading coefficient, with ±z SE bars; dashed: the "
                        "derived coefficient's norm, which the fitted limit must match.")
 

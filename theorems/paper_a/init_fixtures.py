@@ -14,6 +14,9 @@ import torch
 from numerics.paper_a import algorithms as al
 from numerics.paper_a import experiments as ex
 
+#: spectral-init instances (A.L3, A.L5, A.L6): d = 4, r = 5 (r > d, A2); sigma_1(M*) = 0.15 keeps rho' =
+#: min(rho, 1/2 - sigma_1^{1/2}) > 0 (A3 as A.L3 reconstructs it); noise sigma = 0.3 makes the estimation errors
+#: dominate float64 rounding up to n = 1e8 (module docstring)
 D, R, M_OP, NOISE = 4, 5, 0.15, 0.3
 ALG_D, ALG_R, MIN_RATIO = 3, 4, 0.5  # Algorithm 1's instances (A.L4, A.T2): d, r, sigma_d/sigma_1 >= MIN_RATIO
 

@@ -35,6 +35,7 @@ from numerics.paper_a import geometry as ge
 from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, probe_point, spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -48,6 +49,11 @@ STATEMENT = (
 )
 
 TOL = 1e-10  # float64 rounding of the relative defects (asymmetry, eigenvalue, singular values, margin) is ~1e-14
+PROJECTION_POINTS = (60, 400, 2000)  # isotropic points per shape at distances 1e-2 .. 3 sigma_1^{1/2}
+COMPETING_ROTATIONS = (16, 64, 128)  # Haar and locally perturbed rotations each point is compared with
+PROBE_EXAMPLES = (25, 100, 300)  # probe examples at quick / standard / full
+#: the probe is deterministic (no Monte Carlo): every draw is decided; 20 is most of the quick budget's 25
+PROBE_MIN_DECIDED = 20
 
 
 # ---------------------------------------------------------------------------
@@ -182,8 +188,8 @@ def check_projection(ctx: Context, method: str = "polar") -> Outcome:
     """Symmetric PSD ``Z*^T Z``, ``sigma_i(Z*) = sqrt(2 sigma_i(M*))`` and optimality at isotropic points at distances
     ``1e-2 .. 3 sigma_1^{1/2}``; ``method`` is the projection's rotation (controls: "qr", "identity", "normalized")."""
     gen = ctx.generator(ID, "projection")
-    n_pts = ctx.pick(60, 400, 2000)
-    n_rot = ctx.pick(16, 64, 128)
+    n_pts = ctx.pick(*PROJECTION_POINTS)
+    n_rot = ctx.pick(*COMPETING_ROTATIONS)
     ev = Evidence(ctx)
     curves = []
     for d, r in SHAPES:
@@ -251,7 +257,7 @@ CLAIM = Claim(
                    "check as an equality (it implies both bounds). PSD-ness of Z*ᵀZ (in the spec's parentheses) "
                    "is what singles out the nearest point among the critical points of the Procrustes problem; "
                    "we check it, and optimality against competing rotations, too."),
-    assumptions=(Assumption("A1-A2", "Σ ≻ 0, r ≥ d; the polar factor is unique when C is nonsingular"),),
+    assumptions=(A1, A2, Assumption("C nonsingular", "the polar factor of C = Z*₀ᵀZ is unique")),
     checks=(
         Check("derivation", "symbolic", "Procrustes reduction, von Neumann bound, symmetric PSD Q*ᵀC, Z*ᵀZ* = 2QᵀΛQ",
               symbolic_derivation),
@@ -259,7 +265,7 @@ CLAIM = Claim(
               "points of Mfold, at distances 1e-2 … 3 σ₁^{1/2}", check_projection, stochastic=False),
         Check("probe", "probe", "Hypothesis over d, r, spectra and distance",
               probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=(25, 100, 300), describe=describe)),
+                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
         Control("symbolic: QR factor", "derivation", "the QR factor of C in place of the polar factor",

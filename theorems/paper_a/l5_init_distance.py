@@ -27,8 +27,9 @@ from __future__ import annotations
 import numpy as np
 
 from numerics.paper_a import experiments as ex
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.init_fixtures import NOISE, instances
 from theorems.plots import new_figure
 
@@ -43,6 +44,8 @@ STATEMENT = (
 # slope by ~0.01 (docstring), and an exponent interval wider than 0.1 cannot tell -1/2 from -0.4 or -0.6.
 NS = np.logspace(3, 6, 7).round().astype(int).tolist()
 MAX_WIDTH = 0.1
+N_INST = (3, 5, 8)  # instances at quick / standard / full
+DRAWS = (1000, 4000, 10000)  # exactly sampled training sets per n: SE of E dist ~3% per point at quick
 
 
 # ---------------------------------------------------------------------------
@@ -56,8 +59,8 @@ def check_distance(ctx: Context, variant: str = "correct") -> Outcome:
     "correct" (SVD of Ŵ Σ̂^{1/2}) or "no_sigma_sqrt" (SVD of Ŵ: the control).
     """
     gen = ctx.generator(ID, "distance")
-    n_inst = ctx.pick(3, 5, 8)
-    draws = ctx.pick(1000, 4000, 10000)
+    n_inst = ctx.pick(*N_INST)
+    draws = ctx.pick(*DRAWS)
     ev = Evidence(ctx, decisions=2 * n_inst)
     Sig, Ws = instances(gen, n_inst)
     curves = []
@@ -116,7 +119,7 @@ CLAIM = Claim(
     fidelity_note=("The spec reconstructs Lemma 5 as dist(θ₀) ≤ C(‖Ŵ−W*‖ + ‖Σ̂−Σ‖); the constant is lost, so we "
                    "test that the ratio stays bounded (slope 0 in n) and report the largest ratio seen, and that "
                    "the distance decays with exponent −1/2."),
-    assumptions=(Assumption("A1", "Σ positive definite"), Assumption("A2", "r ≥ d, W* full column rank")),
+    assumptions=(A1, A2),
     checks=(
         Check("distance", "numeric",
               "Exponent of E dist(θ₀) in n (= −1/2) and of Lemma 5's ratio (= 0), n = 1e3..1e6, exact sampling",

@@ -51,11 +51,23 @@ FIDELITY_NOTE = (
     "reconstruction of what the Poincaré bounds (A.L10-A.L23) need."
 )
 
+#: the formula variants: the correct one and the controls' mutants (a label set, not a threshold)
 VARIANTS = ("correct", "dropped_xbar", "transposed", "dropped_s_in_jacobian")
 
-# Formula and autograd agree to rounding: an error above 1e-10 of the terms' size is a wrong formula, not round-off.
+#: formula and autograd agree to rounding: an error above 1e-10 of the terms' size is a wrong formula, not round-off
 TOL = 1e-10
+
+#: the floor of a term size (float64's smallest normal): a zero size means both sides are exactly 0
 TINY = torch.finfo(DTYPE).tiny
+#: autograd check: random instances per shape (quick, standard, full), the shapes (n, d) from the smallest to a
+#: saturating softmax, and the key scales 10^-2 ... 10^1.5 (0.01 ... 30: up to saturation)
+AUTOGRAD_BATCH = (64, 512, 2048)
+AUTOGRAD_SHAPES = ((2, 1), (5, 3), (16, 4))
+K_SCALE_LOG10 = (-2.0, 1.5)
+#: probe examples per budget; every instance is decided (the check is exact), and fewer than 20 decided of the quick
+#: budget's 25 would mean the probe did not run as declared
+PROBE_EXAMPLES = (25, 100, 300)
+PROBE_MIN_DECIDED = 20
 
 
 # ---------------------------------------------------------------------------
@@ -207,11 +219,12 @@ def check_autograd(ctx: Context, variant: str = "correct") -> Outcome:
     """Every formula against autograd on random batches with key scales 0.01 ... 30 (to saturation);
     ``variant`` (the controls) swaps in a wrong formula (:data:`VARIANTS`)."""
     gen = ctx.generator(ID, "autograd")
-    B = ctx.pick(64, 512, 2048)
+    B = ctx.pick(*AUTOGRAD_BATCH)
     ev = Evidence(ctx)
     curves = []
-    for n, d in ((2, 1), (5, 3), (16, 4)):
-        k_scale = 10 ** (-2 + 3.5 * torch.rand(B, generator=gen, dtype=DTYPE))  # 0.01 ... 30: up to saturation
+    lo, hi = K_SCALE_LOG10
+    for n, d in AUTOGRAD_SHAPES:
+        k_scale = 10 ** (lo + (hi - lo) * torch.rand(B, generator=gen, dtype=DTYPE))  # 0.01 ... 30: up to saturation
         K, x, xs = random_batch(gen, B, n, d, k_scale)
         errs = relative_errors(K, x, xs, variant)
         for name, e in errs.items():
@@ -265,7 +278,8 @@ CLAIM = Claim(
                   check_autograd, stochastic=False),
             Check("probe", "probe", "Hypothesis over n, d, key scale (to saturation) and covariate scale", probe_check,
                   stochastic=False, params=dict(strategy=instances(), conclusion=probe_conclusion,
-                                                examples=(25, 100, 300), describe=readable))),
+                                                examples=PROBE_EXAMPLES, describe=readable,
+                                                min_decided=PROBE_MIN_DECIDED))),
     controls=(Control("symbolic: dropped x̄", "derivation", "s_j x x_jᵀ in place of s_j x (x_j − x̄)ᵀ",
                       {"variant": "dropped_xbar"}),
               Control("dropped x̄", "autograd", "s_j x x_jᵀ", {"variant": "dropped_xbar"}),

@@ -51,8 +51,12 @@ normal, isotropic and adversarially optimized points within rho (``numerics.pape
 pointwise against alpha(dist), beta(dist); the autograd Hessian spectrum on the normal space vs the derived one; a
 probe over dimensions, spectra, radius and direction (``geometry_fixtures.spectral_instances``).
 
-Controls (each re-runs its check with one parameter overridden): lambda = 1/2 in the decomposition; 10 alpha; the
-regularizer with I in place of Sigma; beta/10; lambda = 1 in the Hessian; 10 alpha in the probe.
+Controls (each re-runs its check with one parameter overridden, a mutant of the mathematics, never a rescaled
+constant): lambda = 1/2 in the decomposition; (3) paired with ``theta - P_I(theta)``, ``P_I`` the ``Q = I`` point of Mfold
+in place of the Procrustes projection (Lemma 1's rotation dropped); the regularizer with I in place of Sigma; (4) with
+the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm; lambda = 1 in the Hessian; the ``Q = I``
+projection in the probe.  (Until issue 11 the controls of (3) and (4) were "10 alpha" and "beta/10": rescaled
+constants that a check with any slack at all rejects, and the only control on (4).)
 
 The derived constants alpha(D), sqrt(beta(D)) and rho live in ``theorems.paper_a.geometry_fixtures`` (A.L2, A.L3,
 A.L4, A.L7 and A.T2 use them too); their derivation is this module's.
@@ -69,6 +73,7 @@ from numerics.paper_a import geometry as ge
 from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, RHO_FACTOR, alpha_bound, describe
 from theorems.paper_a.geometry_fixtures import instance_tensors, probe_point, rho_of, spectral_instances, sqrt_beta_bound
 from theorems.plots import new_figure
@@ -88,6 +93,17 @@ STATEMENT = (
 TOL = 1e-9  # rounding slack of the pointwise bounds, relative to sigma_1(M*) (float64 errors here are ~1e-13)
 HESSIAN_TOL = 1e-8  # autograd Hessian vs the derived spectrum, relative to sigma_1(M*)
 REGULARIZERS = ("Sigma", "identity")  # the covariance inside R: the claim's, or I (a control)
+NORMS = ("sigma", "euclidean")  # the norm of the gradient in (4): the Sigmatilde-dual norm, or Euclidean (a control)
+#: random normal and isotropic points per instance at quick / standard / full (plus n_each/32 adversarial per radius):
+#: enough that every instance sees points at all radii up to rho
+N_EACH = (100, 600, 2000)
+#: projected gradient steps of the adversarial search: the tightness ratio reaches 1 to ~1e-9 within 150 steps
+ADV_ITERS = (150, 300, 500)
+#: probe examples at quick / standard / full
+PROBE_EXAMPLES = (25, 100, 300)
+#: at least 8 probed points inside the hypothesis dist <= rho: radius/rho is drawn on [0.02, 2], so about half of
+#: the quick budget's 25 examples fall inside; fewer than 8 decided would not exercise (3) and (4) at all radii
+PROBE_MIN_DECIDED = 8
 
 
 # ---------------------------------------------------------------------------
@@ -212,13 +228,19 @@ def symbolic_derivation(lam=sp.Rational(1, 4), only_decomposition: bool = False)
 # 2. Numeric checks
 # ---------------------------------------------------------------------------
 
-def evaluate(V, K, Sigma, W, reg_Sigma=None):
-    """``dist``, ``<grad, theta - P>`` and ``||grad||_*`` computed in theta coordinates by numerics.paper_a.geometry."""
-    P = ge.procrustes_projection(V, K, Sigma, W)
+def evaluate(V, K, Sigma, W, reg_Sigma=None, projection: str = "polar", norm: str = "sigma"):
+    """``dist``, ``<grad, theta - P>`` and ``||grad||_*`` computed in theta coordinates by numerics.paper_a.geometry.
+
+    Mutants (controls): ``projection="identity"`` pairs the gradient with ``theta - P_I(theta)`` (the ``Q = I`` point of
+    Mfold instead of the Procrustes projection; ``dist`` stays the true distance, the hypothesis);
+    ``norm="euclidean"`` measures the gradient in the Euclidean norm of theta instead of the Sigmatilde-dual norm."""
+    if norm not in NORMS:
+        raise ValueError(f"unknown norm {norm!r}; choose from {NORMS}")
+    P = ge.procrustes_projection(V, K, Sigma, W, projection)
     dist = ge.dist_to_manifold(V, K, Sigma, W)
     G = ge.regularized_loss_grad(V, K, Sigma, W, LAM, reg_Sigma)
     pair = ge.euclidean_pairing(G, (V - P[0], K - P[1]))
-    return dist, pair, ge.dual_norm(G, Sigma)
+    return dist, pair, ge.dual_norm(G, Sigma) if norm == "sigma" else ge.euclidean_norm(G)
 
 
 def _instances(ctx: Context, name: str):
@@ -228,40 +250,44 @@ def _instances(ctx: Context, name: str):
         yield d, r, Sigma, W, gen
 
 
-def _near_manifold(ctx: Context, target: str, regularizer: str):
+def _near_manifold(ctx: Context, target: str, regularizer: str = "Sigma", projection: str = "polar",
+                   norm: str = "sigma"):
     """Per instance: the sampled points within rho (random normal, isotropic, adversarial for ``target``) and their
-    ``dist``, ``<grad, theta - P>``, ``||grad||_*`` with the covariance ``regularizer`` inside R."""
+    ``dist``, ``<grad, theta - P>``, ``||grad||_*`` with the covariance ``regularizer`` inside R (and the mutants of
+    :func:`evaluate`)."""
     if regularizer not in REGULARIZERS:
         raise ValueError(f"unknown regularizer {regularizer!r}; choose from {REGULARIZERS}")
-    n_each = ctx.pick(100, 600, 2000)
-    iters = ctx.pick(150, 300, 500)
+    n_each = ctx.pick(*N_EACH)
+    iters = ctx.pick(*ADV_ITERS)
     for d, r, Sigma, W, gen in _instances(ctx, target):
         _, Lam, _ = ge.target_svd(Sigma, W)
         s1, sd = float(Lam[0]), float(Lam[-1])
         rho = rho_of(sd)
         V, K, kinds = ge.sample_near_manifold(Sigma, W, n_each, gen, target, iters, rho)
-        dist, pair, dual = evaluate(V, K, Sigma, W, torch.eye(d, dtype=DTYPE) if regularizer == "identity" else None)
+        dist, pair, dual = evaluate(V, K, Sigma, W, torch.eye(d, dtype=DTYPE) if regularizer == "identity" else None,
+                                    projection, norm)
         keep = dist <= rho * (1 + 1e-12)
         yield {"d": d, "r": r, "s1": s1, "sd": sd, "rho": rho, "dist": dist[keep], "pair": pair[keep],
                "dual": dual[keep], "kinds": [k for k, m in zip(kinds, keep.tolist()) if m]}
 
 
 def _points_per_instance(ctx: Context) -> int:
-    n_each = ctx.pick(100, 600, 2000)
+    n_each = ctx.pick(*N_EACH)
     return 2 * n_each + 4 * max(1, n_each // 32)
 
 
-def check_strong_convexity(ctx: Context, factor: float = 1.0, regularizer: str = "Sigma") -> Outcome:
-    """(3) pointwise, ``<grad L_lambda, theta - P(theta)> >= factor alpha(dist) dist^2``, at every sampled point.
+def check_strong_convexity(ctx: Context, projection: str = "polar", regularizer: str = "Sigma") -> Outcome:
+    """(3) pointwise, ``<grad L_lambda, theta - P(theta)> >= alpha(dist) dist^2``, at every sampled point.
 
-    ``factor`` scales the derived constant (control: 10); ``regularizer="identity"`` puts I in place of Sigma in R
-    (control: its gradient does not vanish on Mfold)."""
+    Controls: ``projection="identity"`` pairs with ``theta - P_I(theta)`` (the ``Q = I`` point of Mfold, not the
+    Procrustes projection: the pairing picks up the tangent offset, of either sign); ``regularizer="identity"`` puts
+    I in place of Sigma in R (its gradient does not vanish on Mfold)."""
     ev = Evidence(ctx)
     rows, violations = [], 0
-    for s in _near_manifold(ctx, "alpha", regularizer):
+    for s in _near_manifold(ctx, "alpha", regularizer, projection=projection):
         d, r, sd, rho, dist = s["d"], s["r"], s["sd"], s["rho"], s["dist"]
         stat = s["pair"] / dist**2
-        bad = int((stat < factor * alpha_bound(sd, dist) - TOL * s["s1"]).sum())
+        bad = int((stat < alpha_bound(sd, dist) - TOL * s["s1"]).sum())
         violations += bad
         best, at_rho = float(stat.min()), alpha_bound(sd, rho)
         local = 2 * sd if r > d else 4 * sd
@@ -271,9 +297,9 @@ def check_strong_convexity(ctx: Context, factor: float = 1.0, regularizer: str =
         ev.measure(f"d={d}, r={r}: α_measured / σ_d(M*)", best / sd,
                    claimed=f"local infimum {local / sd:.0f} σ_d (Hessian check)")
         ev.exact(f"d={d}, r={r}: (3) at every point", bad == 0,
-                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho * factor:.4g} "
+                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho:.4g} "
                  f"at ρ={rho:.3g}")
-        rows.append((s, stat / sd, factor * alpha_bound(sd, np.linspace(0, 1, 50) * rho) / sd))
+        rows.append((s, stat / sd, alpha_bound(sd, np.linspace(0, 1, 50) * rho) / sd))
     if ev.plots:
         ev.figure("(3) one-point strong convexity",
                   _scatter(rows, "⟨∇L_λ, θ − P(θ)⟩ / (σ_d dist²)", "(3) strong convexity"), SCATTER_CAPTION)
@@ -281,15 +307,16 @@ def check_strong_convexity(ctx: Context, factor: float = 1.0, regularizer: str =
                       rho_factor=RHO_FACTOR, points_per_instance=_points_per_instance(ctx))
 
 
-def check_smoothness(ctx: Context, factor: float = 1.0) -> Outcome:
-    """(4) pointwise, ``||grad L_lambda||_* <= factor sqrt(beta(dist)) dist``, at every sampled point (control:
-    ``factor = 10^{-1/2}``, a tenth of beta)."""
+def check_smoothness(ctx: Context, norm: str = "sigma") -> Outcome:
+    """(4) pointwise, ``||grad L_lambda||_* <= sqrt(beta(dist)) dist``, at every sampled point (control:
+    ``norm="euclidean"``, the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm: it weighs the
+    gradient by Sigma, so at the tight points it exceeds the bound wherever Sigma > I along the top direction)."""
     ev = Evidence(ctx)
     rows, violations = [], 0
-    for s in _near_manifold(ctx, "beta", "Sigma"):
+    for s in _near_manifold(ctx, "beta", norm=norm):
         d, r, s1, rho, dist = s["d"], s["r"], s["s1"], s["rho"], s["dist"]
         stat = s["dual"] / dist
-        bad = int((stat > factor * sqrt_beta_bound(s1, dist) + TOL * s1).sum())
+        bad = int((stat > sqrt_beta_bound(s1, dist) + TOL * s1).sum())
         violations += bad
         best, at_rho = float(stat.max()) ** 2, sqrt_beta_bound(s1, rho) ** 2
         ev.measure(f"d={d}, r={r}: measured best β (max ‖∇‖*²/dist², dist ≤ ρ)", best,
@@ -297,9 +324,9 @@ def check_smoothness(ctx: Context, factor: float = 1.0) -> Outcome:
         ev.measure(f"d={d}, r={r}: tightness β_measured / β(ρ)", best / at_rho, claimed="≤ 1")
         ev.measure(f"d={d}, r={r}: √β_measured / σ₁(M*)", best**0.5 / s1, claimed="local supremum 4 (Hessian check)")
         ev.exact(f"d={d}, r={r}: (4) at every point", bad == 0,
-                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho * factor**2:.4g} "
+                 f"d={d},r={r}: {bad}/{len(dist)} violate; best {best:.4g} vs derived {at_rho:.4g} "
                  f"at ρ={rho:.3g}")
-        rows.append((s, stat / s1, factor * sqrt_beta_bound(s1, np.linspace(0, 1, 50) * rho) / s1))
+        rows.append((s, stat / s1, sqrt_beta_bound(s1, np.linspace(0, 1, 50) * rho) / s1))
     if ev.plots:
         ev.figure("(4) one-point smoothness", _scatter(rows, "‖∇L_λ‖* / (σ₁ dist)", "(4) smoothness"),
                   SCATTER_CAPTION)
@@ -307,6 +334,7 @@ def check_smoothness(ctx: Context, factor: float = 1.0) -> Outcome:
                       rho_factor=RHO_FACTOR, points_per_instance=_points_per_instance(ctx))
 
 
+#: figure caption of the two pointwise checks (not a decision)
 SCATTER_CAPTION = ("Every sampled point (random normal, isotropic, adversarially optimized) must lie on the right side "
                    "of the derived bound (dashed).")
 
@@ -368,23 +396,24 @@ def probe_instances():
                               direction=st.sampled_from(["normal", "isotropic"]))
 
 
-def _probe_points(inst):
+def _probe_points(inst, projection: str = "polar"):
     """The probe instance's ``(s1, sd, dist, pair, dual)`` (deterministic in ``inst``)."""
     Sigma, W = instance_tensors(inst)
     _, Lam, _ = ge.target_svd(Sigma, W)
     s1, sd = float(Lam[0]), float(Lam[-1])
     V, K = probe_point(inst, Sigma, W, inst["frac"] * rho_of(sd), inst["direction"])
-    dist, pair, dual = evaluate(V, K, Sigma, W)
+    dist, pair, dual = evaluate(V, K, Sigma, W, projection=projection)
     return s1, sd, dist, pair, dual
 
 
-def probe_conclusion(inst, alpha_each, alpha_factor: float = 1.0):
-    s1, sd, dist, pair, dual = _probe_points(inst)
+def probe_conclusion(inst, alpha_each, projection: str = "polar"):
+    """(3) and (4) at the drawn point; ``projection="identity"`` (control) pairs with the ``Q = I`` point of Mfold."""
+    s1, sd, dist, pair, dual = _probe_points(inst, projection)
     tol = TOL * s1
-    ok3 = bool((pair >= alpha_factor * alpha_bound(sd, dist) * dist**2 - tol * dist**2).all())
+    ok3 = bool((pair >= alpha_bound(sd, dist) * dist**2 - tol * dist**2).all())
     ok4 = bool((dual <= sqrt_beta_bound(s1, dist) * dist + tol * dist).all())
     detail = (f"min ratio {float((pair / dist**2).min()):.4g} vs "
-              f"α {alpha_factor * alpha_bound(sd, float(dist.max())):.4g}; "
+              f"α {alpha_bound(sd, float(dist.max())):.4g}; "
               f"max ‖∇‖*/dist {float((dual / dist).max()):.4g} vs √β {sqrt_beta_bound(s1, float(dist.max())):.4g}")
     return ok3 and ok4, f"r {'>' if inst['r'] > inst['d'] else '='} d", detail
 
@@ -421,8 +450,8 @@ CLAIM = Claim(
         "search and the exact Hessian give 2σ_d (r > d).",
     ),
     assumptions=(
-        Assumption("A1", "Σ positive definite"),
-        Assumption("A2", "r ≥ d, σ_d(M*) > 0"),
+        A1,
+        A2,
         Assumption("λ = 1/4", "the regularization weight of the derivation (geometry.LAMBDA)"),
     ),
     checks=(
@@ -437,19 +466,21 @@ CLAIM = Claim(
         Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ) and direction: (3) and "
               "(4) hold whenever dist ≤ ρ",
               probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=(25, 100, 300), describe=describe,
+                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED,
                   assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
         Control("symbolic: λ = 1/2", "derivation", "the decomposition with λ = 1/2 (it holds only for λ = 1/4)",
                 {"lam": sp.Rational(1, 2), "only_decomposition": True}),
-        Control("10 α", "strong-convexity", "ten times the derived α must be violated", {"factor": 10.0}),
+        Control("Q = I projection", "strong-convexity", "(3) paired with θ − P_I(θ), the Q = I point of Mfold in place "
+                "of the Procrustes projection (Lemma 1's rotation dropped)", {"projection": "identity"}),
         Control("regularizer with I", "strong-convexity", "R with I in place of Σ: its gradient does not vanish "
                 "on Mfold, so (3) fails near it", {"regularizer": "identity"}),
-        Control("β / 10", "smoothness", "a tenth of the derived β must be exceeded", {"factor": 10 ** -0.5}),
+        Control("Euclidean dual norm", "smoothness", "(4) with the Euclidean norm of the θ-gradient in place of the "
+                "Σ̃-dual norm ‖G_VΣ^{-1/2}‖² + ‖Σ^{-1/2}G_KΣ^{-1/2}‖²", {"norm": "euclidean"}),
         Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4", {"lam": 1.0}),
-        Control("probe: 10 α", "probe", "the probe must find a point violating (3) with ten times α",
-                {"mutant": {"alpha_factor": 10.0}}),
+        Control("probe: Q = I projection", "probe", "the probe must find a point where (3) fails when paired with the "
+                "Q = I point of Mfold instead of the Procrustes projection", {"mutant": {"projection": "identity"}}),
     ),
 )
 

@@ -16,19 +16,29 @@ Sigmatilde geometry, ``||G||_*`` = the Frobenius norm of the gradient in factor 
 so the exponent does not depend on this choice).
 
 Evidence: (1) the exponent of the squared dual-norm bias (U-statistic: ``E||Dbar||^2 = ||bias||^2 + tr Cov/N``,
-so the naive estimate is biased upward and is not used) against the envelope 1/n; (2) ``(n-1) x`` bias
-projected on the A-block of ``grad c + lambda c_R`` (factor coordinates), fitted as ``a + b/(n-1) + c/(n-1)^2``;
-the B-block (which carries the loss's K-gradient, whose Monte Carlo approach is slow and heavy-tailed, see
-A.T4) is fitted and reported, not decided.  Controls: a claimed O(1/n^2) envelope for the single-batch error
-(which decays like 1/n) and the bias coefficient with the regularizer's share ``lambda c_R`` forgotten.
-Batches, points and ``lambda = 1/4`` as in A.T4 (``numerics.paper_a.geometry.LAMBDA``).
+so the naive estimate is biased upward and is not used), fitted with its first correction
+(``log y = a + b log(n-1) + k/(n-1)``) and decided against the *derived* exponent -2 (± 0.1, width at most 0.5;
+``gradient_fixtures.RATE_*``); the paper's envelope 1/n is reported beside it; (2) ``(n-1) x`` bias projected on each
+block (A and B, factor coordinates) of ``grad c + lambda c_R``, fitted as ``a + b/m + c/m^2 + d/m^3``
+(``LOSS_COEFFICIENT_ORDER``); issue 11 decides the B-block too (it was "reported, not decided": see A.T4 and
+``gradient_fixtures.PREREGISTERED``).  Controls: the mean square in place of the squared mean (the single-batch
+error, which decays like 1/n: rejected by the derived exponent) and the oracle with ``Sigmahat`` dropped from
+``Rhat`` (``Rhat = R(theta; Sigma)``, unbiased: the data then miss ``lambda c_R``).  Batches, points and
+``lambda = 1/4`` as in A.T4 (``numerics.paper_a.geometry.LAMBDA``).
 
-Why the scope matters (measured while writing).  With ``sigma_1(M*) = 0.25`` (``||B||_op ~ 0.52``, the setting
-of the oracle's unit tests) the dual-norm bias is 0.18, 0.095, 0.052, 0.032 at n = 16, 32, 64, 128 (U-statistic;
-the naive estimate is only ~1% higher there): an apparent norm exponent of -0.85, and 2-3 times below the
+Why the scope matters (measured when this module was written; ``gradient_fixtures.PREREGISTERED["M_OP"]``).  With
+``sigma_1(M*) = 0.25`` (``||B||_op ~ 0.52``, the setting of the oracle's unit tests) the dual-norm bias was 0.18,
+0.095, 0.052, 0.032 at n = 16, 32, 64, 128 (U-statistic): an apparent norm exponent of -0.85, and 2-3 times below the
 leading term ``||grad c + lambda c_R||_*/(n-1)``.  The leading term still holds asymptotically, but the next order
-needs ``E e^{3q}``, infinite once ``||B||_op^2 >= 1/6``, so the approach is slower than ``1/n^2``; the squared
-error (exponent ~ -1.7 there) is still inside the paper's envelope.  Hence our ``sigma_1(M*) = 0.1``.
+needs ``E e^{3q}``, infinite once ``||B||_op^2 >= 1/6``, so the approach is slower than ``1/n^2``; the squared error
+(exponent ~ -1.7 there) is still inside the paper's envelope.  The instance was then moved to
+``sigma_1(M*) = 0.1`` -- after that miss, which the pre-registration records.  Re-examined in issue 11 with this
+module's checks at ``sigma_1 = 0.25`` (seed 0, quick sizes: 2000 batches per n, n = 8..256, the linear control
+variate; ``||B||_op = 0.500, 0.498`` at the two points): squared-bias exponents -1.59 [-1.71, -1.47] and
+-1.69 [-1.95, -1.42] -- below the paper's envelope -1 (the paper's claim holds there) but not at our derived -2 -- and
+the projected coefficients 10-45% below ``grad c + lambda c_R`` (e.g. A-block [1.66, 1.97] vs 2.12).  So the change
+of instance does not hide a violation of the paper's statement; it restricts our derived leading term to
+``||B||_op^2 < 1/6``, a scope limit listed in the findings.
 """
 from __future__ import annotations
 
@@ -36,9 +46,10 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.geometry import LAMBDA
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, N_POINTS, blocks, coefficient_decisions,
-                                                coefficient_plot, gradient_data, loss_bias_gradient, rate_decisions,
-                                                regularizer_bias_coefficient)
+from theorems.paper_a.assumptions import A1, A2, a3
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, N_POINTS, RADIUS, blocks,
+                                                coefficient_decisions, coefficient_plot, gradient_data,
+                                                loss_bias_gradient, rate_decisions, regularizer_bias_coefficient)
 
 ID = "A.T3"
 STATEMENT = (
@@ -48,16 +59,19 @@ STATEMENT = (
 TITLE = "Uniform approximation of the expected regularized gradient"
 FIDELITY_NOTE = (
     "Shape exact (spec: exact (shape)): Õ(1/n) bound on the squared error near the manifold. "
-    "ρ and the constant are lost; we test θ at Σ̃-distance 0.05 with A3 as σ₁(W*Σ^{1/2}) = 0.1, "
-    "in the dual norm ‖·‖_*. The exact leading term (∇c + λc_R)/n (squared-error exponent −2) is "
-    "our derivation (reconstructed) from A.T4 and A.T5."
+    "ρ and the constant are lost; we test θ at Σ̃-distance 0.05 with A3 as σ₁(W*Σ^{1/2}) = 0.1 (moved from 0.25 "
+    "after a miss of our derived leading term there, see the module docstring), in the dual norm ‖·‖_*. The exact "
+    "leading term (∇c + λc_R)/n (squared-error exponent −2) is our derivation (reconstructed) from A.T4 and A.T5; the "
+    "checks decide it (exponent and both blocks of the coefficient), the paper's envelope is reported beside it."
 )
 #: what we found beyond the verdict (``verify readme`` lists it)
 FINDINGS = (
-    "Loose by a factor 1/n: the expected empirical gradient's bias is O(1/n) (its leading coefficient derived and "
-    "matched), so the squared error decays like n⁻², inside the paper's Õ(1/n) envelope.",
+    "Loose by a factor 1/n: the squared bias of the expected regularized gradient decays with exponent −2 (decided "
+    "against our derivation (∇c + λc_R)/n), one power below the paper's Õ(1/n) envelope.",
+    "Scope: our derived leading term needs ‖B‖op² < 1/6 (the bias series' second order needs E e^{3q} < ∞); at "
+    "σ₁(M*) = 0.25 (‖B‖op ≈ 0.52) the bias approaches it far more slowly than 1/n², so the instance is "
+    "σ₁(M*) = 0.1, chosen after that miss.",
 )
-
 
 # ---------------------------------------------------------------------------
 # 1. The regularized objective's draws and derived coefficient (factor coordinates)
@@ -75,14 +89,11 @@ def combined_draws(data, raw: bool = False):
     return [_factor(s.dL, data.Sigma) + LAMBDA * _factor(s.dR, data.Sigma) for s in data.samples]
 
 
-def derived_coefficient(data, with_regularizer: bool = True):
-    """``grad c + lambda c_R`` in factor coordinates (``with_regularizer=False``: ``grad c`` alone, the control)."""
+def derived_coefficient(data):
+    """``grad c + lambda c_R`` in factor coordinates."""
     _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
-    coef = mo.to_factor_coords(gV, gK, data.Sigma)
-    if with_regularizer:
-        coef = coef + LAMBDA * mo.to_factor_coords(*regularizer_bias_coefficient(data.V, data.K, data.Sigma),
-                                                   data.Sigma)
-    return coef
+    return mo.to_factor_coords(gV, gK, data.Sigma) + LAMBDA * mo.to_factor_coords(
+        *regularizer_bias_coefficient(data.V, data.K, data.Sigma), data.Sigma)
 
 
 # ---------------------------------------------------------------------------
@@ -90,33 +101,33 @@ def derived_coefficient(data, with_regularizer: bool = True):
 # ---------------------------------------------------------------------------
 
 def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
-    """Exponent of the squared dual-norm bias against the envelope 1/n; ``single_batch`` (the control): the
-    single-batch error, which decays like 1/n, against a claimed envelope n^-2."""
+    """Exponent of the squared dual-norm bias = the derived -2 (the paper's envelope -1 reported); ``single_batch``
+    (the control): the mean square in place of the squared mean (the single-batch error, which decays like 1/n)."""
     data = gradient_data(ctx.seed, ctx.budget)
     ev = Evidence(ctx, decisions=N_POINTS)
     if single_batch:
-        vals, ses = rate_decisions(ev, data.ns, combined_draws(data, raw=True), -2.0, "E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
-                                   mse=True)
+        vals, ses = rate_decisions(ev, data.ns, combined_draws(data, raw=True), "E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*", mse=True)
     else:
         k = derived_coefficient(data).pow(2).sum(-1).numpy()
-        vals, ses = rate_decisions(ev, data.ns, combined_draws(data), -1.0, "‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
-                                   derived=lambda n: k / (n[:, None] - 1) ** 2, derived_label="‖∇c + λc_R‖²/(n−1)²")
-        ev.measure("derived exponent (this module)", -2.0, claimed="−2 (bias (∇c + λc_R)/n + O(n⁻²))")
-    return ev.outcome(ns=data.ns, values=vals, se=ses)
+        vals, ses = rate_decisions(ev, data.ns, combined_draws(data), "‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
+                                   derived=lambda m: k / m[:, None] ** 2, derived_label="‖∇c + λc_R‖²/(n−1)²")
+    return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=data.n_batches)
 
 
-def check_coefficient(ctx: Context, with_regularizer: bool = True) -> Outcome:
-    """(n−1)·bias → ∇c + λc_R in factor coordinates: A-block decided per point, B-block reported."""
+def check_coefficient(ctx: Context, sigma_hat_in_R: bool = True) -> Outcome:
+    """(n−1)·bias → ∇c + λc_R in factor coordinates, both blocks decided per point; ``sigma_hat_in_R=False`` (the
+    control): the oracle's R̂ evaluated at Σ instead of the batch's Σ̂ (so its bias λc_R/n is missing)."""
     data = gradient_data(ctx.seed, ctx.budget)
-    target = derived_coefficient(data, with_regularizer)
-    ev = Evidence(ctx, decisions=target.shape[0])
-    series = coefficient_decisions(ev, data.ns, combined_draws(data), target, [n - 1 for n in data.ns],
-                                   blocks("A", "B"), report_only=("B",))
+    target = derived_coefficient(data)
+    ev = Evidence(ctx, decisions=2 * target.shape[0])
+    draws = combined_draws(data) if sigma_hat_in_R else [_factor(s.dL, data.Sigma) for s in data.samples]
+    series = coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns], blocks("A", "B"),
+                                   order=LOSS_COEFFICIENT_ORDER)
     if ev.plots:
         ev.figure("Regularized-gradient bias × (n−1) → ∇c + λc_R"
-                  + ("" if with_regularizer else " (control: λc_R forgotten)"),
+                  + ("" if sigma_hat_in_R else " (control: Σ̂ dropped from R̂)"),
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨bias, e⟩ (factor coordinates)"), COEFFICIENT_CAPTION)
-    return ev.outcome(ns=data.ns, n_batches=data.n_batches, lam=LAMBDA, with_regularizer=with_regularizer)
+    return ev.outcome(ns=data.ns, n_batches=data.n_batches, lam=LAMBDA, sigma_hat_in_R=sigma_hat_in_R)
 
 
 # ---------------------------------------------------------------------------
@@ -125,15 +136,17 @@ def check_coefficient(ctx: Context, with_regularizer: bool = True) -> Outcome:
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
-    assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1"),
-                 Assumption("ρ-close", "θ at Σ̃-distance 0.05 from Mfold")),
+    assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.1: ‖B‖op² ≈ 0.1 near the manifold, < 1/6 so the bias series' first "
+                            "two orders are finite"),
+                 Assumption("ρ-close", f"θ at Σ̃-distance {RADIUS} from Mfold")),
     checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
-                  "(U-statistic) vs the paper's envelope 1/n", check_rate),
-            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates (A-block decided, "
-                  "B-block reported)", check_coefficient)),
-    controls=(Control("single-batch error claimed O(1/n²)", "bias-rate",
-                      "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* decays like 1/n; envelope n⁻² must be rejected",
-                      {"single_batch": True}),
-              Control("regularizer bias forgotten", "bias-coefficient",
-                      "derived coefficient ∇c only (as if R̂ were unbiased)", {"with_regularizer": False})),
+                  "(U-statistic) = the derived −2 (the paper's envelope 1/n reported)", check_rate),
+            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates, A- and B-block",
+                  check_coefficient)),
+    controls=(Control("mean square in place of squared mean", "bias-rate",
+                      "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* (variance included) decays like 1/n; the "
+                      "derived exponent −2 must reject it", {"single_batch": True}),
+              Control("Σ̂ dropped from R̂", "bias-coefficient",
+                      "the oracle's regularizer evaluated at Σ instead of the batch's Σ̂ (unbiased: its λc_R/n missing)",
+                      {"sigma_hat_in_R": False})),
 )

@@ -31,26 +31,35 @@ sympy proves the V-block identity symbolically).
 Evidence, top-down:
 
 1. *symbolic*: the V-block identity above and the Gaussian integral ``E[e^{x^T M x} x x^T] = Z S`` (d = 1).
-2. *numeric, two routes*: ``grad c`` (autograd) equals the lemma-route coefficient in both blocks.
+2. *numeric, two routes*: ``grad c`` (autograd) equals the lemma-route coefficient in both blocks (exact: both are
+   closed forms; this checks our algebra, not the data).
 3. *numeric, bias rate*: the squared bias, estimated without the Monte Carlo variance inflation by the
-   U-statistic ``(1/(N(N-1))) sum_{k != l} <D_k, D_l>`` (``E ||Dbar||^2 = ||bias||^2 + tr Cov/N``), fitted in
-   log-log against ``n``; the paper's envelope is rejected only if the exponent's interval lies above -1.
-4. *numeric, bias coefficient*: ``(n-1) x`` the bias, projected on the V-block of ``grad c``, fitted as
-   ``a + b/(n-1) + c/(n-1)^2``; ``a`` must equal ``||grad_V c||``.  The loss gap ``(n-1)(E Lhat_n - L) -> c``
-   (pointwise convergence) is decided in the same check.  The K-block is fitted and *reported, not decided*:
-   its Monte Carlo approach is slow and heavy-tailed (measured at the Haar point: ``(n-1) x`` projection 0.11,
-   0.17, 0.21, 0.23, 0.25, 0.24 for n = 8..256 against the derived 0.32; 0.23 +- 0.04 at n = 512 and
-   0.63 +- 0.11 at n = 1024 with 800 batches, i.e. rare queries with large ``q`` dominate), so no extrapolation
-   model has a controlled false-alarm rate there; the K-block coefficient is established by check 2.
-5. *negative controls*: the include-self softmax (a different bias), a claimed O(1/n^2) envelope for the
-   single-batch error ``E ||grad Lhat_n - grad L||^2`` with noise (which decays like 1/n), the lemma route without
+   U-statistic ``(1/(N(N-1))) sum_{k != l} <D_k, D_l>`` (``E ||Dbar||^2 = ||bias||^2 + tr Cov/N``), fitted as
+   ``log y = a + b log(n-1) + k/(n-1)`` over n = 8..256; ``b`` is decided against the *derived* exponent -2 (± 0.1,
+   interval at most 0.5 wide: ``gradient_fixtures.RATE_*``), which can fail; the paper's envelope -1 is reported
+   beside it (a pass puts the interval below -1.4).
+4. *numeric, bias coefficient*: ``(n-1) x`` the bias, projected on each block of ``grad c``, fitted as
+   ``a + b/m + c/m^2 + d/m^3`` (``LOSS_COEFFICIENT_ORDER``; why three terms: ``gradient_fixtures.PREREGISTERED``);
+   ``a`` must equal ``||grad_V c||`` and ``||grad_K c||``, each to within a quarter of its own value.  The loss gap
+   ``(n-1)(E Lhat_n - L) -> c`` (pointwise convergence) is decided in the same check.  Issue 11: the K-block was
+   "reported, not decided" before (its Monte Carlo drifted: 0.25 vs 0.32 at n = 256, 0.63 +- 0.11 at n = 1024); the
+   diagnosis was the estimator (a softmax fluctuation shared by the queries of a batch, which the oracle loss does
+   not cancel and whose scaled standard deviation grows like n^{1/2}), now removed by an exact mean-zero linear
+   control variate (``numerics.paper_a.moments.softmax_linear_terms``), plus a slow approach that the order-2 fit
+   misfitted.  Diagnostic runs with the control variate (issue 11, 6000-8000 batches per n; not part of the checks):
+   seed 0 point 1, the scaled K-projection 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at n = 8..512 against the
+   derived 0.316; seed 1 point 1, 0.068, 0.098, 0.132, 0.158, 0.177, 0.197, 0.203 (two runs), 0.210 at n = 8..1024
+   against 0.217: the data approach the derived coefficient, slowly (8-10% below it at n = 256, 3% at n = 1024).
+5. *negative controls*: the include-self softmax (a different bias, rejected by the coefficient check), the mean
+   square in place of the squared mean (the single-batch error ``E ||grad Lhat_n - grad L||^2`` with noise, which
+   decays like 1/n: the paper's Jensen step; rejected by the rate check's derived exponent), the lemma route without
    the tilted third moment, and, symbolically, the V-coefficient with the covariance term dropped.
 
-Monte Carlo design.  Per fresh batch we record ``grad Lhat_n - grad L_o``, where
-``L_o = (1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` has ``E grad L_o = grad L`` exactly: a control variate with
-O(1/n) residual, so the O(1/n) bias is resolved with a few hundred batches at every ``n``
-(``numerics.paper_a.moments.gradient_bias_samples``; noise ``sigma = 0`` because ``E grad Lhat_n`` does not
-depend on it).  The batches, the instance and the points are shared with A.T3 and A.T5
+Monte Carlo design.  Per fresh batch we record ``grad Lhat_n - grad L_o`` minus the linear softmax term, where
+``L_o = (1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` has ``E grad L_o = grad L`` exactly and the linear term has mean
+exactly zero: control variates with an O(1/n) residual, so the O(1/n) bias is resolved with a few thousand batches at
+every ``n`` (``numerics.paper_a.moments.gradient_bias_samples``; noise ``sigma = 0`` because ``E grad Lhat_n`` does
+not depend on it).  The batches, the instance and the points are shared with A.T3 and A.T5
 (``theorems/paper_a/gradient_fixtures.py``).  Instances: ``random_instance(d=3, r=4, m_op=0.1)``
 (``sigma_1(M*) = 0.1``, i.e. A3 with ``||B||_op ~ 0.32`` on the manifold, ``||B||_op^2 ~ 0.1``: the averaged
 exponential moments ``E e^{k q}`` of the first two orders of the expansion (k <= 3) are finite,
@@ -72,9 +81,10 @@ from numerics.paper_a.model import factor_B, sym_sqrt
 from numerics.stats import decide_equal
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, N_POINTS, blocks,
-                                                coefficient_decisions, coefficient_plot, gradient_data,
-                                                gradient_instance, loss_bias_gradient, rate_decisions)
+from theorems.paper_a.assumptions import A1, A2, a3
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, LOSS_COEFFICIENT_ORDER,
+                                                N_POINTS, RADIUS, blocks, coefficient_decisions, coefficient_plot,
+                                                gradient_data, gradient_instance, loss_bias_gradient, rate_decisions)
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -87,16 +97,19 @@ FIDELITY_NOTE = (
     "Shape exact (spec: exact (shape)): the seed states an Õ(1/n) bound on the squared error of the "
     "expected empirical gradient. The norm (Frobenius) and the neighbourhood (distance 0.05, A3 with "
     "σ₁(M*) = 0.1) are our choices. The exact leading term ∇c/(n−1), hence the squared-error "
-    "exponent −2, is our derivation (reconstructed): the paper's bound is valid but loose by a "
-    "factor 1/n."
+    "exponent −2, is our derivation (reconstructed); the checks decide that derived exponent (the paper's "
+    "envelope −1 is reported beside it) and the derived coefficient in both blocks."
 )
 #: what we found beyond the verdict (``verify readme`` lists it)
 FINDINGS = (
-    "Loose by a factor 1/n: the expected empirical gradient's bias is O(1/n) (its leading coefficient derived by two "
-    "routes and matched), so the squared error decays like n⁻², inside the paper's Õ(1/n) envelope.",
+    "Loose by a factor 1/n: the squared bias of the expected empirical gradient decays with exponent −2 (decided "
+    "against our derivation ∇c/(n−1) + O(n⁻²)), one power below the paper's Õ(1/n) envelope.",
+    "The bias's leading coefficient ∇c (A.T1.1's n-law coefficient, differentiated; the same by a second route through "
+    "the conditional lemmas) matches the Monte Carlo in both blocks; the K-block approaches it slowly (its scaled "
+    "bias is still 8-10% below the limit at n = 256), which is why its fit keeps terms to 1/n³.",
 )
 
-# The two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding.
+#: the two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding
 TWO_ROUTES_TOL = 1e-9
 
 
@@ -210,37 +223,37 @@ def check_two_routes(ctx: Context, drop_third_moment: bool = False) -> Outcome:
 
 
 def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
-    """Exponent of the squared gradient bias against the paper's envelope 1/n; ``single_batch`` (the control): the
-    single-batch error ``E||grad Lhat_n - grad L||^2``, which decays like 1/n, against a claimed envelope n^-2."""
+    """Exponent of the squared gradient bias = the derived -2 (the paper's envelope -1 reported); ``single_batch``
+    (the control): the mean square in place of the squared mean, the single-batch error ``E||grad Lhat_n - grad L||^2``
+    (the quantity the paper's proof bounds by Jensen), which decays like 1/n."""
     data = gradient_data(ctx.seed, ctx.budget)
     ev = Evidence(ctx, decisions=N_POINTS)
     if single_batch:
-        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.err_L) for s in data.samples], -2.0,
-                                   "E‖∇L̂ₙ − ∇L‖²_F", mse=True)
+        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.err_L) for s in data.samples], "E‖∇L̂ₙ − ∇L‖²_F",
+                                   mse=True)
     else:
         _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
         k = mo.flat(gV, gK).pow(2).sum(-1).numpy()
-        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.dL) for s in data.samples], -1.0, "‖E∇L̂ₙ − ∇L‖²_F",
-                                   derived=lambda n: k / (n[:, None] - 1) ** 2, derived_label="‖∇c‖²/(n−1)²")
-        ev.measure("derived exponent (this module)", -2.0, claimed="−2 (bias ∇c/(n−1))")
-    return ev.outcome(ns=data.ns, values=vals, se=ses)
+        vals, ses = rate_decisions(ev, data.ns, [mo.flat(*s.dL) for s in data.samples], "‖E∇L̂ₙ − ∇L‖²_F",
+                                   derived=lambda m: k / m[:, None] ** 2, derived_label="‖∇c‖²/(n−1)²")
+    return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=data.n_batches)
 
 
 def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
-    """(n−1)·bias → ∇c (V-block decided, K-block reported) and (n−1)(E L̂ₙ − L) → c, per point."""
+    """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point."""
     data = gradient_data(ctx.seed, ctx.budget, include_self)
     c, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
     target = mo.flat(gV, gK)
     B = target.shape[0]
-    ev = Evidence(ctx, decisions=2 * B)
+    ev = Evidence(ctx, decisions=3 * B)
     m = [n - 1 for n in data.ns]
     series = coefficient_decisions(ev, data.ns, [mo.flat(*s.dL) for s in data.samples], target, m, blocks(),
-                                   report_only=("K",))
+                                   order=LOSS_COEFFICIENT_ORDER)
     for b in range(B):  # pointwise convergence of the loss, at the rate c/(n-1)
         y = np.array([(n - 1) * float(s.loss_gap[:, b].mean()) for n, s in zip(data.ns, data.samples)])
         se = np.array([(n - 1) * float(s.loss_gap[:, b].std()) / math.sqrt(data.n_batches)
                        for n, s in zip(data.ns, data.samples)])
-        fit = mo.limit_fit(m, y, se)
+        fit = mo.limit_fit(m, y, se, LOSS_COEFFICIENT_ORDER)
         cb = float(c[b])
         d = decide_equal(float(fit.coef[0]), float(fit.se[0]), cb, ev.z, max_width=2 * COEFFICIENT_REL_WIDTH * abs(cb))
         ev.decide(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", d, value=float(fit.coef[0]),
@@ -260,26 +273,26 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
-    assumptions=(Assumption("A1-A3", "Σ positive definite, r ≥ d, σ₁(W*Σ^{1/2}) = 0.1 (A3's constant is lost; "
-                            "this keeps ‖B‖op² < 1/4 near the manifold)"),
-                 Assumption("near the manifold", "θ at Σ̃-distance 0.05 from Mfold")),
+    assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.1: ‖B‖op² ≈ 0.1 near the manifold, < 1/6 so the bias series' first "
+                            "two orders are finite"),
+                 Assumption("near the manifold", f"θ at Σ̃-distance {RADIUS} from Mfold")),
     checks=(Check("derivation", "symbolic", "∂c/∂V equals the V-coefficient assembled from Lemmas 13 and 18; "
                   "Gaussian integral E[e^{xᵀMx} x xᵀ] = Z S", symbolic_derivation),
             Check("coefficient-two-routes", "numeric", "∇c (autograd of A.T1.1's loss-bias coefficient) equals the "
                   "coefficient assembled from the conditional lemmas (exact Gaussian moments), V and K blocks",
                   check_two_routes, stochastic=False),
             Check("bias-rate", "numeric", "Exponent of the squared gradient bias (U-statistic, MC variance removed) "
-                  "vs the paper's envelope 1/n", check_rate),
-            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c (V-block decided, K-block reported) and "
-                  "(n−1)(E L̂ₙ − L) → c", check_coefficient)),
+                  "= the derived −2 (the paper's envelope −1 reported)", check_rate),
+            Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c in both blocks and (n−1)(E L̂ₙ − L) → c",
+                  check_coefficient)),
     controls=(Control("symbolic: covariance term dropped", "derivation",
                       "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"drop_covariance": True}),
               Control("third moment dropped", "coefficient-two-routes",
                       "lemma route without the tilted third moment E[δᵀA ΔC] (treating x̄ and C as uncorrelated)",
                       {"drop_third_moment": True}),
-              Control("single-batch error claimed O(1/n²)", "bias-rate",
-                      "E‖∇L̂ₙ − ∇L‖² (variance included) decays like 1/n; the envelope n⁻² must be rejected",
-                      {"single_batch": True}),
+              Control("mean square in place of squared mean", "bias-rate",
+                      "the single-batch error E‖∇L̂ₙ − ∇L‖² (variance included: the paper's Jensen step) decays like "
+                      "1/n; the derived exponent −2 must reject it", {"single_batch": True}),
               Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
                       {"include_self": True})),
 )

@@ -38,12 +38,15 @@ bias ``= [-Cov(wg, w) + G Var(w)] / (n' (E w)^2) = (e^q / n') (G - E_{N(2mu,Sigm
 Gaussian-moment closed form (d = 2, exact moments).
 
 Monte Carlo (rows shared with A.L9 through ``theorems/paper_a/gradient_fixtures.py``, which also holds the
-derived constants above as ``tilted_limits``: two queries with ``q = 0.25, 0.6``, n = 8..128).  MSE lemmas: the fitted
+derived constants above as ``tilted_limits``: two queries with ``q = 0.25, 0.6``, n = 8..256).  MSE lemmas: the fitted
 limit of ``n' x MSE`` equals the derived constant.  Bias lemmas: (a) the exponent of the squared bias
 (U-statistic on draws with a mean-zero control variate, the linear term
-``(1/n') sum_j (w_j/E w)(g(x_j) - G)``) against the paper's envelope 1/n; (b) ``n' x bias`` projected on the
-derived coefficient.  Controls: constants without the tilt factor ``e^q`` (MSE and coefficients), the
-conditional MSE claimed O(1/n^2) (rate), and the Gaussian moments taken under the untilted law (symbolic).
+``(1/n') sum_j (w_j/E w)(g(x_j) - G)``), fitted with its first correction and decided against the *derived* -2
+(``gradient_fixtures.RATE_*``; the paper's envelope 1/n is reported beside it: issue 11, the envelope alone could not
+fail); (b) ``n' x bias`` projected on the derived coefficient.  Controls: constants without the tilt factor ``e^q``
+(MSE and coefficients), the conditional MSE in place of the squared conditional bias (the mean square for the squared
+mean, which decays like 1/n: rejected by the derived exponent), and the Gaussian moments taken under the untilted law
+(symbolic).
 """
 from __future__ import annotations
 
@@ -55,13 +58,15 @@ import sympy as sp
 import torch
 
 from numerics.paper_a import moments as mo
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, coefficient_decisions, coefficient_plot,
-                                                limit_decisions, limit_plot, rate_decisions, row_data,
+from theorems.paper_a.assumptions import A1, a3
+from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, LIMIT_ORDER, coefficient_decisions,
+                                                coefficient_plot, limit_decisions, limit_plot, rate_decisions, row_data,
                                                 std_normal_expectation, tilted_limits)
 from theorems.symbolic import Derivation
 
+#: which object (and derived constant) each MSE / bias lemma is about (reconstructed, see the module docstring)
 MSE_KEY = {"A.L11": ("xbar", "xbar_mse"), "A.L15": ("outer", "outer_mse"), "A.L20": ("M2", "M2_mse")}
 BIAS_KEY = {"A.L13": ("xbar", "xbar_bias"), "A.L18": ("outer", "outer_bias"), "A.L22": ("M2", "M2_bias")}
 
@@ -187,21 +192,21 @@ def check_mse_limit(ctx: Context, lemma: str, untilted: bool = False) -> Outcome
 
 
 def check_bias_rate(ctx: Context, lemma: str, mse: bool = False) -> Outcome:
-    """Exponent of the squared conditional bias (U-statistic, control variate) against the envelope 1/n;
-    ``mse`` (the control): the conditional MSE, which decays like 1/n, against a claimed envelope n^-2."""
+    """Exponent of the squared conditional bias (U-statistic, control variate) = the derived -2 (the paper's envelope
+    1/n reported); ``mse`` (the control): the conditional MSE (mean square in place of squared mean), which decays
+    like 1/n."""
     data = row_data(ctx.seed, ctx.budget)
     obj, key = BIAS_KEY[lemma]
     G2 = _G2(data)
     ev = Evidence(ctx, decisions=data.inst.q.shape[0])
     if mse:
-        vals, ses = rate_decisions(ev, data.ns, [centred(r, obj, G2) for r in data.rows], -2.0, "E₋ᵢ‖f − F‖²",
+        vals, ses = rate_decisions(ev, data.ns, [centred(r, obj, G2) for r in data.rows], "E₋ᵢ‖f − F‖²",
                                    mse=True, unit="query")
     else:
         draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
         k = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1).pow(2).sum(-1).numpy()
-        vals, ses = rate_decisions(ev, data.ns, draws, -1.0, "‖E₋ᵢf − F‖²", derived=lambda n: k / (n[:, None] - 1) ** 2,
+        vals, ses = rate_decisions(ev, data.ns, draws, "‖E₋ᵢf − F‖²", derived=lambda m: k / m[:, None] ** 2,
                                    derived_label="derived ‖coef‖²/n'²", unit="query")
-        ev.measure("derived exponent", -2.0, claimed="−2 (bias coef/n')")
     return ev.outcome(ns=data.ns, values=vals, se=ses)
 
 
@@ -216,7 +221,7 @@ def check_bias_coefficient(ctx: Context, lemma: str, untilted: bool = False) -> 
     ev = Evidence(ctx, decisions=target.shape[0])
     draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
     series = coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns],
-                                   {"all": slice(0, target.shape[-1])}, unit="query")
+                                   {"all": slice(0, target.shape[-1])}, order=LIMIT_ORDER, unit="query")
     if ev.plots:
         ev.figure(f"{lemma}: n'·bias → derived coefficient" + (" (control: e^q dropped)" if untilted else ""),
                   coefficient_plot(data.ns, series, ev.z, "n' ⟨E₋ᵢf − F, e⟩", unit="query"), COEFFICIENT_CAPTION)
@@ -245,8 +250,10 @@ _NOTE = ("Statement reconstructed (spec: technical bound, verify a representativ
          "steps, the paper's constant is lost, and the exact leading constant is our derivation (delta method).")
 
 
+#: the symbolic control shared by the six lemmas: the Gaussian moments taken under the untilted law
 UNTILTED_SYMBOLIC = Control("symbolic: untilted moments", "derivation",
                             "Gaussian moments under N(μ, Σ) instead of N(2μ, Σ)", {"tilt": 1})
+#: the name of the numeric tilt-dropped control (a label, not a decision)
 TILT_DROPPED = "tilt factor dropped"
 
 
@@ -266,28 +273,31 @@ def _claim(lemma: str) -> Claim:
         checks = (
             derivation,
             Check("bias-rate", "numeric", "exponent of the squared conditional bias (U-statistic, control variate) "
-                  "vs the envelope 1/n", check_bias_rate, params={"lemma": lemma}),
+                  "= the derived −2 (the paper's envelope 1/n reported)", check_bias_rate, params={"lemma": lemma}),
             Check("bias-coefficient", "numeric", "n'·bias → derived coefficient (projected)", check_bias_coefficient,
                   params={"lemma": lemma}),
         )
         controls = (
             UNTILTED_SYMBOLIC,
-            Control("MSE claimed O(1/n²)", "bias-rate", "the conditional MSE decays like 1/n; envelope n⁻² must be "
-                    "rejected", {"mse": True}),
+            Control("MSE in place of squared bias", "bias-rate", "the conditional MSE E₋ᵢ‖f − F‖² (mean square for "
+                    "squared mean) decays like 1/n; the derived exponent −2 must reject it", {"mse": True}),
             Control(TILT_DROPPED, "bias-coefficient", "the derived coefficient without the factor e^q",
                     {"untilted": True}),
         )
     else:
         note = " Lemma 11's object is pinned down by its proof words." if lemma == "A.L11" else ""
         checks = (derivation, Check("one-over-n", "numeric", "n'·(conditional MSE) → derived constant (fitted "
-                                    "a + b/n') at two queries", check_mse_limit, params={"lemma": lemma}))
+                                    "a + b/n' + c/n'²) at two queries", check_mse_limit, params={"lemma": lemma}))
         controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
                                                "e^q", {"untilted": True}))
+    findings = (("Loose by a factor 1/n: the squared conditional bias decays with exponent −2 (decided against our "
+                 "derived coefficient/n', which the Monte Carlo matches), one power below the O(1/n) bound we read the "
+                 "lemma as stating.",) if bias else ())
     return Claim(
         id=lemma, title=_TITLES[lemma],
         statement=norm + r"\right\|_F^2\le\frac{C(x_i)}{n}" + _MU, fidelity="reconstructed",
-        fidelity_note=_NOTE + note,
-        assumptions=(Assumption("fixed query", "x_i fixed (E₋ᵢ conditional on it); ‖B‖op = 0.35"),),
+        fidelity_note=_NOTE + note, findings=findings,
+        assumptions=(A1, a3("‖B‖op = 0.35 at the lemma instance; x_i fixed (E₋ᵢ conditional on it)")),
         checks=checks, controls=controls,
     )
 

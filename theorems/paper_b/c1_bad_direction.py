@@ -34,20 +34,23 @@ from theorems.symbolic import Derivation
 
 ID = "B.C1"
 CORR_TOL, LOSS_DROP = 1e-3, 3.0  # at the horizon: 1 - <Wbar_T, Wbar_mm> <= 1e-3 and log(L - L*) down by >= 3
-ALGOS = (("GD", "gd", 1.0), ("NGD", "ngd", 0.1))
+ALGOS = (("GD", "gd", 1.0), ("NGD", "ngd", 0.1))  # the appendix's two algorithms at the suite's step sizes (B.Fig8's)
 INIT_LOG_NORMS = (-2.0, 0.0)  # small init norms 10^U(-2, 0)
 TAU_MAX = 0.3  # perturbation of the bad direction, tau ~ U(0, 0.3): the inits still violate sample 0's constraint
 CONTROL_NORM = 30.0  # the control's init norm: the gradient there is ~e^{-30}
 RECORD_POINTS = 60  # log-spaced record steps (plus the middle)
+INITS = (12, 64, 128)  # perturbed bad-direction inits at quick / standard / full
+STEPS = (1000, 5000, 20000)  # horizon at quick / standard / full
 
 STATEMENT = (
     r"\langle A_{0},\bar W_0\rangle<0\ (\text{so } s_{0,o}(R\bar W_0)\to0,\ \nabla L(R\bar W_0)\to0),\ "
     r"W_0=r\bar W_0,\ r\ \text{small}\;\Rightarrow\;\langle\bar W_t,\bar W_{mm}\rangle\to1,\ L(W_t)\downarrow L^*"
 )
 
+#: the data of ``data.bad_init`` in exact rationals (sympy): two samples of two tokens in d = 2, and their labels
 X_EXACT = [[[1, sp.Rational(1, 2)], [sp.Rational(-1, 5), 1]], [[sp.Rational(3, 10), 1], [-1, sp.Rational(2, 5)]]]
 OPT = (0, 1)  # opt token index per sample (gamma = (1, -1/5) and (-3/10, 1) under u = e_1, y = (+1, -1))
-Y = (1, -1)
+Y = (1, -1)  # labels of the two samples (as in data.bad_init)
 
 
 # ---------------------------------------------------------------------------
@@ -131,7 +134,7 @@ def check_convergence(ctx: Context, fixed_r: float | None = None, algos=ALGOS) -
     """Every run from a perturbed bad-direction init aligns with W_mm and lowers the loss; the control starts GD at
     ``fixed_r = 30``."""
     gen = ctx.generator(ID, "convergence")
-    B, steps = ctx.pick(12, 64, 128), ctx.pick(1000, 5000, 20000)
+    B, steps = ctx.pick(*INITS), ctx.pick(*STEPS)
     ds, r = bad_init_problem()
     W0 = bad_inits(gen, B, ds.meta["W0_bar"], fixed_r=fixed_r)
     a0 = model.logits(W0, ds)[:, 0, :]                        # sample 0's logits: its opt is token 0

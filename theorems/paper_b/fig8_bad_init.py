@@ -37,12 +37,13 @@ STATEMENT = (
 CONSTANTS = dict(data="numerics.paper_b.data.bad_init (d=n=T=2, u=e_1)", init_norm=0.1, gd_eta=1.0, ngd_eta=0.1,
                  steps=None, ray_R="0..100", corr_tol=1e-3, loss_ratio=1e-2)
 RAY_TOL = 1e-6
+STEPS = (1000, 5000, 20000)  # GD / NGD horizon at quick / standard / full
 CONTROL_NORM = 30.0  # the control's init norm: GD does not move (plots 3-4 fail)
 
 
 def check_figure(ctx: Context, init_norm: float = CONSTANTS["init_norm"]) -> Outcome:
     """S1 (the ray), S2 (GD aligns with W_mm), S3 (GD's loss decreases to near L*) from W_0 = init_norm Wbar_0."""
-    steps = ctx.pick(1000, 5000, 20000)
+    steps = ctx.pick(*STEPS)
     ds, r = bad_init_problem()
     Wb = ds.meta["W0_bar"]
     # S1: the ray

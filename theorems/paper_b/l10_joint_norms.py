@@ -4,86 +4,109 @@ Statement (spec: qualitative).  With the updates (10), ``||W_t||`` grows, but sl
 extra factor in W's step ("smaller step-size") slows the growth (seed, Sec. 4.2: "the iterate norm grows as
 [...] in contrast to the [Theta(t)] rate in Sec. 3").
 
-Our reading (derived in B.T2): W's step is ``eta (t+1)^{-1/3}`` times a unit direction and u's is
-``eta (t+1)^{-2/3} grad_u L / L``, so
+Our reading (B.T2): W's step is ``eta (t+1)^{-a}`` times a unit direction and u's is
+``eta (t+1)^{-b} grad_u L / L``, so by the triangle inequality (``||grad_u L|| <= R L``)
 
-    ||W_t|| <= eta sum_{s<t} (s+1)^{-1/3} <= (3/2) eta t^{2/3},      ||u_t|| <= eta R sum_{s<t} (s+1)^{-2/3} <= 3 eta R t^{1/3}
+    ||W_t|| <= eta sum_{s<t} (s+1)^{-a} ~ eta t^{1-a}/(1-a),      ||u_t|| <= eta R sum_{s<t} (s+1)^{-b} ~ eta R t^{1-b}/(1-b).
 
-(triangle inequality; ``||grad_u L|| <= R L``), and the lower bounds of the same order follow from the
-gradient's positive correlation with ``W_mm`` and ``u_mm`` (Lemma 4's argument).  Claimed: ``||W_t|| = Theta(t^{2/3})``,
-``||u_t|| = Theta(t^{1/3})``.
+**These upper bounds, and with them "slower than Theta(t)" (a > 0), follow from the step schedule we chose**
+(``joint_fixtures.EQ10``: a = 1/3, b = 2/3, so the exponents 2/3 and 1/3 are put in too).  They are checked at
+every record as an implementation check, not as evidence.  What the schedule does not imply is the **lower bound**
+(the Theta): that the steps add up instead of cancelling, ``||W_t|| >= c t^{1-a}`` and ``||u_t|| >= c t^{1-b}``
+(Lemma 4's argument: the normalized gradient keeps a positive correlation with ``W_mm`` and ``u_mm``).  That is
+what this claim decides.
 
 Evidence: on DM draws under Condition 1 (the shared set-up of ``joint_fixtures``), the growth exponents of
 ``||W_t||`` and ``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run
-error + the drift between the two window halves), compared with 2/3 and 1/3 up to a resolution of 0.02; W's
-interval must not lie at or above ``1 - 0.02`` (slower than ``Theta(t)``), and ``||W_t||`` must stay below the
-triangle bound at every record.
+error + the drift between the two window halves): each must be at least the schedule's exponent minus the
+resolution 0.02 (``(1 - a) - 0.02``, ``(1 - b) - 0.02``: a one-sided decision, the upper side being implied).  The
+fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
+reported.
 
-Controls: (10) without W's extra factor (``a = 0``: NGD in W, exponent 1); the claim ``||W_t|| = Theta(t)``
-(Section 3's rate) for (10).
+Controls (mutants of the mathematics): the W-step without its normalization (a GD step in W: ``grad_W L -> 0`` as
+the loss falls, ``||W_t||`` stalls); the u-step without its ``1/L`` factor (``alpha = 0``: ``||u_t||`` grows only
+like ``log t``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from numerics.stats import decide_close
+from numerics.paper_b import joint as J
+from numerics.stats import decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (ETA, EQ10_SPEC, RESOLUTION, WINDOW, condition1_assumptions, main_run,
-                                             n_ctrl, n_main, run, tail_exponent)
+from theorems.paper_b.joint_fixtures import (ETA, EQ10_SPEC, NO_1_OVER_L_SPEC, RAW_W_SPEC, RESOLUTION,
+                                             condition1_assumptions, main_run, main_setup, n_ctrl, n_main, run,
+                                             tail_exponent)
 from theorems.plots import new_figure
 
 ID = "B.L10"
 
 STATEMENT = (
-    r"\|W_t\|\le\eta\sum_{s<t}(s+1)^{-1/3}\le\tfrac32\,\eta\,t^{2/3},\qquad \|W_t\|=\Theta(t^{2/3}),\;"
-    r"\|u_t\|=\Theta(t^{1/3})\quad(\text{slower than }\Theta(t))"
+    r"\|W_t\|=\Theta(t^{1-a}),\ \|u_t\|=\Theta(t^{1-b})\ \text{(decided: the lower bounds)};\quad"
+    r"\|W_t\|\le\eta\sum_{s<t}(s+1)^{-a},\ \|u_t\|\le\eta R\sum_{s<t}(s+1)^{-b}\ \text{(by the schedule)};\quad"
+    r"(a,b)=(\tfrac13,\tfrac23)\ \text{put in}"
 )
 
-#: an exponent interval wider than 0.1 cannot tell 2/3 from 1/2 or 1 (nor 1/3 from 1/2)
+#: a one-sided exponent interval wider than 0.1 could hold both the schedule's exponent (2/3 for W, 1/3 for u) and a
+#: growth slower by a sixth (1/2, 1/6): too vague to decide a lower bound
 MAX_WIDTH = 0.1
-#: rounding allowance of the triangle bound (relative)
+#: rounding allowance of the triangle bounds (relative)
 BOUND_TOL = 1e-12
 
+PREREGISTERED = {
+    "MAX_WIDTH": "value unchanged (0.1); the decisions it bounds changed from two-sided (exponent = 2/3 and = 1/3, "
+                 "± 0.02) to the lower side only (>= 2/3 - 0.02, >= 1/3 - 0.02): issue #11, the upper side follows "
+                 "from the step schedule (triangle inequality) and is now an implementation check; controls 'a = 0' "
+                 "and 'claimed Theta(t)' replaced by the W-step without normalization and the u-step without 1/L",
+}
 
-def check_norms(ctx: Context, spec: tuple | None = None, claimed_W: float = 2 / 3, claimed_u: float = 1 / 3) -> Outcome:
-    """Growth exponents of ||W_t|| and ||u_t|| against the claims; ||W_t|| against the triangle bound.
 
-    ``spec``: another algorithm of the family (10) (a control), run for the control horizon."""
+def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+    """eta sum_{s<t} (s+1)^{-power} at the recorded steps (K,): the triangle bound of a norm grown by such steps."""
+    csum = np.concatenate([[0.0], np.cumsum(ETA * np.arange(1, N + 1, dtype=float) ** -power)])
+    return csum[steps.astype(int)]
+
+
+def check_norms(ctx: Context, spec: tuple | None = None) -> Outcome:
+    """Lower bounds (decided): growth exponents of ||W_t|| and ||u_t|| at least the schedule's (1 - a, 1 - b) minus
+    RESOLUTION; upper bounds (the schedule's, checked exactly at every record).
+
+    ``spec``: a mutant of (10) (a control), run for the control horizon."""
     traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec), n_ctrl(ctx))
-    a = (EQ10_SPEC if spec is None else spec)[2]
+    _, _, a, _, b = (EQ10_SPEC if spec is None else spec)[:5]
     name = "updates (10)" if spec is None else str(spec)
+    ds, _ = J.instances(main_setup(ctx))
+    R = ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                                # (B,) largest token norm
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
     Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
     eW = tail_exponent(steps, Wn, N, ev.z, increments=True)
     eu = tail_exponent(steps, un, N, ev.z, increments=True)
-    dW = decide_close(eW.lo, eW.hi, claimed_W, resolution=RESOLUTION, max_width=MAX_WIDTH)
-    ev.decide("growth exponent of ||W_t||", dW, value=eW.est,
-              line=f"{name}: ||W_t|| ~ t^{eW.text()} (claimed {claimed_W:.3g}) [{dW.status}]")
-    ev.exact("||W_t|| slower than Θ(t)", eW.lo < 1 - RESOLUTION,
-             f"slower than Θ(t): W's interval {'below' if eW.lo < 1 - RESOLUTION else 'NOT below'} 1 − {RESOLUTION:g}")
-    du = decide_close(eu.lo, eu.hi, claimed_u, resolution=RESOLUTION, max_width=MAX_WIDTH)
-    ev.decide("growth exponent of ||u_t||", du, value=eu.est,
-              line=f"||u_t|| ~ t^{eu.text()} (claimed {claimed_u:.3g}) [{du.status}]")
-    # the triangle bound ||W_t|| <= eta sum_{s<t} (s+1)^{-a}, at every record
-    csum = np.concatenate([[0.0], np.cumsum(ETA * np.arange(1, N + 1, dtype=float) ** -a)])
-    bound = csum[steps.astype(int)]
-    ratio = np.where(bound[:, None] > 0, Wn / np.where(bound > 0, bound, 1.0)[:, None], 0.0)
-    late = steps >= WINDOW * N
-    ev.exact("||W_t|| / (η Σ (s+1)^{-a}) on the window (min over runs and t)",
-             bool((ratio <= 1 + BOUND_TOL).all()),
-             f"triangle bound {'holds' if (ratio <= 1 + BOUND_TOL).all() else 'VIOLATED'} at every record; "
-             f"{Wn.shape[1]} DM draws, {N} steps",
-             value=float(ratio[late].min()), claimed="≤ 1, bounded below")
-    ev.measure("||W_N|| / N^{2/3} (mean)", float((Wn[-1] / N ** (2 / 3)).mean()))
-    ev.measure("||u_N|| / N^{1/3} (mean)", float((un[-1] / N ** (1 / 3)).mean()))
+    for what, e, expo in (("||W_t||", eW, 1 - a), ("||u_t||", eu, 1 - b)):
+        d = decide_lower(e.lo, e.hi, expo - RESOLUTION, max_width=MAX_WIDTH)
+        ev.decide(f"growth exponent of {what} (lower bound: Θ)", d, value=e.est,
+                  line=f"{name}: {what} ~ t^{e.text()}, lower bound decided ≥ {expo:.3g} − {RESOLUTION:g} = "
+                       f"{expo - RESOLUTION:.3g} [{d.status}]")
+    # the schedule's upper bounds, at every record (implementation check: true by the triangle inequality)
+    bW = path_bound(steps, a, N)
+    bu = path_bound(steps, b, N)[:, None] * R[None, :]                               # (K, B)
+    rW = np.where(bW[:, None] > 0, Wn / np.where(bW > 0, bW, 1.0)[:, None], 0.0)
+    ru = np.where(bu > 0, un / np.where(bu > 0, bu, 1.0), 0.0)
+    ok = bool((rW <= 1 + BOUND_TOL).all() and (ru <= 1 + BOUND_TOL).all())
+    ev.exact("the schedule's upper bounds (triangle inequality)", ok,
+             f"||W_t|| ≤ η Σ (s+1)^-a and ||u_t|| ≤ ηR Σ (s+1)^-b at every record: {'hold' if ok else 'VIOLATED'} "
+             f"(implied by the step schedule, an implementation check; with a > 0 they make ||W_t|| slower than Θ(t)); "
+             f"{Wn.shape[1]} DM draws, {N} steps")
+    ev.measure("||W_N|| / (η Σ (s+1)^{-a}): fraction of the maximal path kept (mean over runs)", float(rW[-1].mean()),
+               claimed="bounded below (Θ)")
+    ev.measure("||u_N|| / (ηR Σ (s+1)^{-b}) (mean over runs)", float(ru[-1].mean()), claimed="bounded below (Θ)")
     if ev.plots:
         fig, ax = new_figure()
         t = steps[1:].astype(float)
         ax.loglog(t, Wn[1:], color="tab:blue", alpha=0.5, lw=1)
         ax.loglog(t, un[1:], color="tab:orange", alpha=0.5, lw=1)
-        ax.loglog(t, bound[1:], "k--", lw=1, label="η Σ (s+1)^{-a} (bound on ||W_t||)")
+        ax.loglog(t, bW[1:], "k--", lw=1, label="η Σ (s+1)^{-a} (schedule's bound on ||W_t||)")
         ax.loglog(t, ETA * t, "k:", lw=1, label="η t (Section 3's NGD)")
         ax.plot([], [], color="tab:blue", label="||W_t||")
         ax.plot([], [], color="tab:orange", label="||u_t||")
@@ -91,27 +114,33 @@ def check_norms(ctx: Context, spec: tuple | None = None, claimed_W: float = 2 / 
         ax.set_ylabel("norm")
         ax.legend(loc="best", fontsize=7)
         ev.figure("Iterate norms under joint training", fig,
-                  "One line per DM draw; dashed: the triangle-inequality bound of W's step sizes.")
-    return ev.outcome(headline=f"||W_t|| ~ t^{eW.text()}, ||u_t|| ~ t^{eu.text()}",
+                  "One line per DM draw; dashed: the triangle-inequality bound of W's step sizes (true by the "
+                  "schedule); the claim decided is that the norms keep a constant fraction of it.")
+    return ev.outcome(headline=f"lower bounds: ||W_t|| ~ t^{eW.text()} ≥ {1 - a - RESOLUTION:.3g}, ||u_t|| ~ "
+                               f"t^{eu.text()} ≥ {1 - b - RESOLUTION:.3g}",
                       per_run_W_exponent=eW.per_run, per_run_u_exponent=eu.per_run)
 
 
 CLAIM = Claim(
     id=ID,
-    title="Iterate norms under joint training grow slower than Θ(t)",
+    title="Iterate norms under joint training: Θ(t^{1−a}) and Θ(t^{1−b}), slower than Θ(t)",
     statement=STATEMENT,
     fidelity="qualitative",
     fidelity_note=("The seed says only that ||W_t|| grows slower than in Section 3 because of the extra factor in "
-                   "W's step. The exponents 2/3 (W) and 1/3 (u) follow from our reading of (10), "
-                   "(a, α, b) = (1/3, 1, 2/3), derived in B.T2 (reconstructed); they are measured here."),
+                   "W's step. With our reading of (10), (a, α, b) = (1/3, 1, 2/3) (B.T2; b put in to match a "
+                   "summary's 1/3), the upper bounds ||W_t|| ≲ t^{2/3}, ||u_t|| ≲ t^{1/3} and 'slower than Θ(t)' follow "
+                   "from the step schedule by the triangle inequality: they are checked as an implementation check, "
+                   "not counted as evidence. Decided is the part the schedule does not imply, the lower bounds "
+                   "(Θ): growth exponents at least 1 − a − 0.02 and 1 − b − 0.02."),
     assumptions=condition1_assumptions(),
     checks=(
-        Check("norm-exponents", "numeric", "growth exponents of ||W_t|| (2/3, < 1) and ||u_t|| (1/3); triangle bound",
-              check_norms),
+        Check("norm-exponents", "numeric", "lower bounds: growth exponents of ||W_t|| ≥ 1 − a and ||u_t|| ≥ 1 − b (up to "
+              "0.02); the schedule's upper bounds as an implementation check", check_norms),
     ),
     controls=(
-        Control("no extra factor on W", "norm-exponents", "(10) with a = 0 (NGD in W): ||W_t|| ~ t",
-                {"spec": ("eq10", ETA, 0.0, 1.0, 2 / 3)}),
-        Control("claimed Θ(t)", "norm-exponents", "Section 3's linear growth claimed for (10)", {"claimed_W": 1.0}),
+        Control("W-step without normalization", "norm-exponents", "W+ = W − η(t+1)^{-a} ∇_W L (a GD step in W): "
+                "||W_t|| stalls as ∇_W L → 0", {"spec": RAW_W_SPEC}),
+        Control("u-step without 1/L", "norm-exponents", "α = 0: u+ = u − η(t+1)^{-b} ∇_u L, ||u_t|| ~ log t",
+                {"spec": NO_1_OVER_L_SPEC}),
     ),
 )

@@ -13,11 +13,12 @@ inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_
 
 Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_fixtures``): a KKT certificate against the
 *full* constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
-(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, and at or above the bound
-above at every record.  Both are deterministic (no statistical decision).
+(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, at or above the bound
+above at every record, and the bound itself > 0 at every record (the statement's last inequality).  Both are deterministic (no statistical decision).
 
-Controls: the u-SVM with its most loaded constraint dropped (the certificate against the full set must fail);
-the separability claimed for the non-opt tokens instead of the attention-weighted ones.
+Controls (mutants of the mathematics): the u-SVM with its most loaded constraint dropped (the certificate against
+the full set must fail); the W-step of (10) with the wrong sign (ascent in W: attention moves to the non-opt tokens,
+which u_mm does not separate, and Lemma 12's bound, which needs s_opt bounded below by eq. (11), turns negative).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from numerics.paper_b.model import Dataset
 from numerics.paper_b.records import opt_mask, unit_rows
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import condition1_assumptions, main_run, main_setup
+from theorems.paper_b.joint_fixtures import ASCENT_W_SPEC, EQ10_SPEC, condition1_assumptions, main_run, main_setup, run
 from theorems.plots import new_figure
 
 ID = "B.L12"
@@ -86,31 +87,30 @@ def check_u_svm(ctx: Context, drop_most_loaded: bool = False) -> Outcome:
                       certificates=rows)
 
 
-def check_attention_separable(ctx: Context, tokens: str = "attention") -> Outcome:
-    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) (or of a non-opt token: control)."""
+def check_attention_separable(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
+    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) along ``spec``'s run (a mutant of (10):
+    the control), and Lemma 12's lower bound."""
     setup = main_setup(ctx)
     ds, _ = J.instances(setup)
     _, u_mm, _, _ = J.solutions(setup)
-    traj = main_run(ctx)
+    traj = main_run(ctx) if spec == EQ10_SPEC else run(ctx, spec)
     is_opt = opt_mask(ds)                                                                # (B, n, T)
     proj = ds.y[..., None] * (ds.X @ unit_rows(u_mm)[:, None, :, None]).squeeze(-1)    # y_i ubar^T x_it, (B, n, T)
     other_max = proj.abs().masked_fill(is_opt, 0).amax(-1)                               # (B, n)
     s_opt = traj["log_s_opt"].exp()                                                      # (K, B, n)
     unit = 1 / torch.linalg.vector_norm(u_mm, dim=-1)                                   # ubar^T x_opt y = 1/||u_mm||
     bound = (s_opt * unit[:, None] - (1 - s_opt) * other_max).numpy()                    # Lemma 12's lower bound
-    r_margin = traj["r_margin"].numpy()                                                  # (K, B, n)
-    if tokens == "attention":
-        values = r_margin
-    else:  # the non-opt token of each sequence (T = 2), at every step
-        values = np.broadcast_to(proj.masked_fill(is_opt, float("inf")).amin(-1).numpy(), r_margin.shape)
+    values = traj["r_margin"].numpy()                                                    # (K, B, n)
     per_run = values.min((0, 2))
-    what = "attention-weighted tokens" if tokens == "attention" else "non-opt tokens"
+    what = "attention-weighted tokens" + ("" if spec == EQ10_SPEC else f", {spec}")
     ev = Evidence(ctx)
     ev.exact("separable", bool((per_run > 0).all()),
              f"{what}: min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)")
-    if tokens == "attention":
-        above = not (r_margin < bound - BOUND_TOL).any()
-        ev.exact("Lemma 12's bound", above, f"Lemma 12's bound {'holds' if above else 'FAILS'} at every record")
+    above = not (values < bound - BOUND_TOL).any()
+    ev.exact("Lemma 12's bound", above, f"the actual margin ≥ Lemma 12's bound at every record: {above}")
+    positive = bool((bound.min((0, 2)) > 0).all())
+    ev.exact("Lemma 12's bound > 0", positive, f"Lemma 12's bound > 0 at every record of every run: {positive} (min "
+             f"{bound.min():.4f})")
     ev.measure("min over i, t of y_i ūmm^T X_i^T s_i(W_t) (worst run)", float(per_run.min()), claimed="> 0")
     ev.measure("min over i, t of Lemma 12's lower bound (worst run)", float(bound.min()))
     ev.measure("min s_{i,opt}(W_t) over i, t", float(s_opt.min()))
@@ -126,7 +126,7 @@ def check_attention_separable(ctx: Context, tokens: str = "attention") -> Outcom
         ax.set_xscale("log")
         ax.set_xlabel("step t")
         ax.set_ylabel("min_i y_i u_mm^T r_i(t)")
-        ax.set_title("r_i = X_i^T s_i(W_t)" if tokens == "attention" else "non-opt tokens (control)")
+        ax.set_title("r_i = X_i^T s_i(W_t)")
         ev.figure("Margins of u_mm on the attention-weighted tokens", fig,
                   "Solid: min_i y_i u_mm^T X_i^T s_i(W_t) per run; dashed: Lemma 12's lower bound "
                   "s_opt − (1 − s_opt) max|u_mm^T x_other|; both must stay above 0.")
@@ -151,7 +151,7 @@ CLAIM = Claim(
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
                 "against all constraints", {"drop_most_loaded": True}),
-        Control("non-opt tokens", "attention-separable", "separability by u_mm claimed for the non-opt tokens",
-                {"tokens": "non-opt"}),
+        Control("W-step with the wrong sign", "attention-separable", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in "
+                "W): attention moves to the non-opt tokens", {"spec": ASCENT_W_SPEC}),
     ),
 )

@@ -22,23 +22,34 @@ satisfies the bracket ``1 - eps_t <= c_t <= 1 + eps_t + ||W_mm|| log(T (T - 1)) 
 ``log(1 - s_opt)`` falls linearly in t with slope ``-eta c / ||W_mm|| -> -eta / ||W_mm||``.
 
 Evidence: (1) sympy: the softmax identity and the bracket's two ingredients; (2) numeric, the bound: on the
-shared Example-1 NGD runs (``rate_fixtures.suite``) every ``c_t`` over the late window lies in its bracket and
-is positive; the measured c is reported; (3) numeric, the rate: per run, the slope of
-``log(1 - s_opt) ||W_mm|| / eta`` in t (computed from log-softmax: 1 - s_opt is e^{-900} at t = 1000, far
-below float64) must equal the derived -1 to the stated resolution 0.05 (finite-window corrections are
-O(1/t_1), about 2% at the quick budget's t_1 = 50); (4) probe over assumptions.  Fits use the upper envelope
-``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``rate_fixtures``, which also
-holds the slope rule: B.Fig2 decides with it).
+shared Example-1 NGD runs (``rate_fixtures.suite``) the lemma's constant must be bounded away from 0: the smallest
+``c_t`` over the late window ``t >= N/10`` and all runs is at least ``C0 = 1/2`` (pre-stated: half the derived limit
+1; the lemma only needs some c > 0, and a c_t that had not settled near 1 by N/10 would fail it); decided exactly,
+per run (deterministic given the runs).  The bracket ``1 - eps_t <= c_t <= 1 + eps_t + ...`` is algebra that holds
+for any W once W_mm is feasible (issue #11's audit: it cannot fail), so it is reported, not decided; (3) numeric,
+the rate: per run, the slope of ``log(1 - s_opt) ||W_mm|| / eta`` in t (computed from log-softmax: 1 - s_opt is
+e^{-900} at t = 1000, far below float64) must equal the derived -1 to the stated resolution 0.05 (finite-window
+corrections are O(1/t_1), about 2% at the quick budget's t_1 = 50); (4) probe over the assumptions (instances and
+classification shared with B.T1: the suite's single Ass 1 and Ass 2, Lemma 2's small init).  Fits use the upper
+envelope ``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``rate_fixtures``, which
+also holds the slope rule: B.Fig2 decides with it).
 
-Negative controls (overrides of their checks' parameters): wrong opt tokens (the second-best token of each sample taken as "opt": 1 - s -> 1, so
-c_t -> 0 and leaves its bracket); GD in place of NGD for the rate (log(1 - s_opt) ~ -log t, slope -> 0);
-a probe conclusion with c >= 2 (c_t -> 1, so the probe must find a counterexample); the softmax identity with one
-exponential dropped (sympy).
+What the ``||W||`` form does and does not say.  ``1 - s_opt <= (T - 1) exp(-c ||W_t|| / ||W_mm||)`` with c -> 1 is a
+statement about the direction of W_t only (c_t depends on W_t through Wbar_t and the log T term), so constant-step
+GD satisfies it as well once aligned; what separates NGD is ``= exp(-Omega(t))``, i.e. ``||W_t|| = Theta(t)``: the
+rate check (3), whose GD control (log(1 - s_opt) ~ -log t) must fail.
+
+Negative controls (overrides of their checks' parameters): wrong opt tokens for the bound (the second-best token of
+each sample taken as "opt": 1 - s -> 1, so c_t -> 0 < 1/2); GD in place of NGD for the rate (log(1 - s_opt) ~ -log t,
+slope -> 0); GD in place of NGD in the probe (its normalized slope of log(1 - s_opt) in t is ~0, not <= -1/2); the
+softmax identity with one exponential dropped (sympy).  (Before issue #11: the bound check decided the bracket and
+the probe's control was a claimed c >= 2, a rescaled claim rather than a mutant.)
 """
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import sympy as sp
 import torch
 
@@ -58,7 +69,9 @@ STATEMENT = (
     r"\quad(t\ge t_0),\qquad c_t\to1"
 )
 
-TOL = 1e-9       # c_t inside its bracket up to float64 rounding of log-softmax at ||W|| ~ 1e3
+TOL = 1e-9       # c_t inside its bracket up to float64 rounding of log-softmax at ||W|| ~ 1e3 (reported only)
+#: the bound check's constant: c_t -> 1 (derived), so the smallest late c_t must be at least half of it
+C0 = 0.5
 C_CLAIM = 0.5    # the probe's claimed constant: c_t -> 1, so any c < 1 must hold after PROBE_STEPS
 
 
@@ -114,23 +127,29 @@ def c_bracket(ctx: Context, wrong_opt: bool = False) -> dict:
 
 
 def check_bound(ctx: Context, wrong_opt: bool = False) -> Outcome:
-    """Every late c_t inside its derived bracket and positive (deterministic given the runs)."""
+    """Every late c_t (t >= N/10, every run) at least C0 (deterministic given the runs); the derived bracket is
+    reported (algebra: it holds for any W once W_mm is feasible)."""
     r = c_bracket(ctx, wrong_opt)
     sel = rf.late(r["steps"], r["N"])
     c, lo, hi = r["c"][sel], r["lo"][sel], r["hi"][sel]
-    inside = (c >= lo - TOL) & (c <= hi + TOL)
+    per_run = c.min(0)
     ev = Evidence(ctx)
+    ok = bool(np.isfinite(per_run).all() and (per_run >= C0).all())
+    ev.exact(f"min over t ≥ N/10 of c_t ≥ {C0} on every run", ok,
+             f"min late c_t {np.nanmin(per_run):.3f} (worst run; median of the runs' minima {np.median(per_run):.3f}), "
+             f"claimed ≥ {C0} on all {per_run.size} runs; {int((per_run >= C0).sum())}/{per_run.size} runs hold",
+             value=float(np.nanmin(per_run)), claimed=f"≥ {C0} (every run)")
     cm, clo, chi = mean_interval(r["c"][-1], ev.z)
-    ev.measure("c = min over runs and t ≥ N/10 of c_t (the bound holds with this c)", float(c.min()), claimed="> 0")
     ev.measure(f"c_t at t = {r['N']} (mean over runs)", cm, claimed="→ 1 (derived)", lo=clo, hi=chi, level=ev.level)
-    ev.exact("points outside the derived bracket", bool(inside.all() and (c > 0).all()),
-             f"c_t ∈ derived bracket at {int(inside.sum())}/{inside.size} late points, min c_t = {c.min():.3f}, "
-             f"c_N = {cm:.4f} [{clo:.4f}, {chi:.4f}] (→ 1)", value=float((~inside).sum()), claimed="0")
+    inside = (c >= lo - TOL) & (c <= hi + TOL)
+    ev.measure("late points inside the derived bracket (algebra: holds for any W; reported, not evidence)",
+               float(inside.mean()), claimed="1")
     ev.measure("widest bracket half-width at t = N", float((r["hi"][-1] - r["lo"][-1]).max() / 2))
     if ev.plots:
         ev.figure("The smallest constant c_t in Lemma 1's bound", _bracket_plot(r, wrong_opt),
-                  "c_t per run with the derived bracket 1 ± √(2(1−corr)) A_max ‖W_mm‖ (+ log T term).")
-    return ev.outcome(wrong_opt=wrong_opt)
+                  f"c_t per run with the derived bracket 1 ± √(2(1−corr)) A_max ‖W_mm‖ (+ log T term); dotted: C0 = {C0}.")
+    return ev.outcome(headline=f"min late c_t {np.nanmin(per_run):.3f}, claimed ≥ {C0}; c_N = {cm:.4f} (→ 1)",
+                      wrong_opt=wrong_opt, min_c_per_run=per_run.tolist())
 
 
 def _bracket_plot(r: dict, wrong_opt: bool):
@@ -142,6 +161,7 @@ def _bracket_plot(r: dict, wrong_opt: bool):
     ax.fill_between(st_[pos], r["lo"][pos].min(1), r["hi"][pos].max(1), color="tab:green", alpha=0.2,
                     label="derived bracket (all runs)")
     ax.axhline(1, color="k", lw=0.8, ls="--")
+    ax.axhline(C0, color="k", lw=0.8, ls=":")
     ax.set_ylim(-0.2, 2.5)
     ax.set_xlabel("t")
     ax.set_ylabel("c_t = ‖W_mm‖ log((T−1)/(1−s_opt)) / ‖W_t‖")
@@ -164,19 +184,20 @@ def check_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
 # 3. Probe (instances in rate_fixtures, shared with B.T1)
 # ---------------------------------------------------------------------------
 
-def probe_conclusion(inst, alpha_each, c_claim: float = C_CLAIM):
-    """c_N >= c_claim and the normalized slope of log(1 - s_opt) <= -c_claim after the probe's NGD run."""
-    out = rf.probe_run(inst)
+def probe_conclusion(inst, alpha_each, algorithm: str = "NGD"):
+    """c_N >= C_CLAIM and the normalized slope of log(1 - s_opt) in t <= -C_CLAIM after the probe's run
+    (``algorithm="GD"``: GD in place of NGD, a control); an infeasible W-SVM is not decided."""
+    out = rf.probe_run(inst, algorithm)
     if out is None:
-        return True, "W-SVM infeasible", "no W_mm"
+        return None, "W-SVM infeasible", "no W_mm: not decided"
     sol, traj = out
     T = inst["ds"].T
     log1m = traj["log_one_minus_s_opt_max"][:, 0].numpy()
     c_N = sol.norm * (math.log(T - 1) - log1m[-1]) / float(traj["W_norm"][-1, 0]) if T > 1 else math.inf
     sel, t = rf.probe_window(traj)
     slope = float(per_run_slopes(t, rf.upper_envelope(log1m[sel, None]))[0]) * sol.norm / inst["eta"]
-    ok = bool(c_N >= c_claim and slope <= -c_claim)
-    return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {c_claim})"
+    ok = bool(c_N >= C_CLAIM and slope <= -C_CLAIM)
+    return ok, "fitted", f"c_N = {c_N:.3f}, normalized slope {slope:.3f} (claim c ≥ {C_CLAIM}; derived → 1)"
 
 
 # ---------------------------------------------------------------------------
@@ -190,15 +211,19 @@ CLAIM = Claim(
     fidelity="exact",
     fidelity_note=("Shape exact per the spec (the seed keeps 'exponential rate' and the (T−1) exp(−c‖W‖/‖W_mm‖) "
                    "form survives in the spec's reading). The constant c is lost; we derive c_t → 1 with an "
-                   "explicit bracket and test it; the probe's c ≥ 1/2 and assumption thresholds are ours."),
+                   "explicit bracket (algebra, reported) and decide that the smallest late c_t is at least 1/2 on "
+                   "every run, and the Ω(t) rate (slope −1 of log(1 − s_opt)‖W_mm‖/η in t). The probe's c ≥ 1/2 is "
+                   "ours; its assumptions are the suite's single Ass 1 / Ass 2 and Lemma 2's small init."),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("derivation", "symbolic", "Softmax identity with logit gaps; the bracket ingredients",
               symbolic_derivation),
-        Check("bound", "numeric", "c_t inside its derived bracket and positive for t ≥ N/10 on every run", check_bound),
+        Check("bound", "numeric", "the smallest c_t over t ≥ N/10 is at least 1/2 on every run (c_t → 1 derived)",
+              check_bound),
         Check("rate", "numeric", "Slope of log(1 − s_opt)‖W_mm‖/η in t equals −1 (exp(−Ω(t)) with c → 1)", check_rate),
-        Check("probe", "probe", "Hypothesis over ν, spread, init norm, step size: c_N ≥ 1/2 and normalized slope "
-              "≤ −1/2 after 150 NGD steps", probe_check, params=rf.PROBE | {"conclusion": probe_conclusion}),
+        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread, init (Lemma 2's ε), step size: "
+              f"c_N ≥ 1/2 and normalized slope ≤ −1/2 after {rf.PROBE_STEPS} NGD steps", probe_check,
+              params=rf.PROBE | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("symbolic: dropped term", "derivation", "1 − s_opt with one of the two exponentials dropped",
@@ -206,7 +231,7 @@ CLAIM = Claim(
         Control("wrong opt tokens", "bound", "1 − s measured at the best non-opt token", {"wrong_opt": True}),
         Control("GD in place of NGD", "rate", "constant-step GD: log(1 − s_opt) ~ −log t, not linear in t",
                 {"algorithm": "GD"}),
-        Control("probe: c ≥ 2", "probe", "c_t → 1, so a claimed c ≥ 2 must meet a counterexample",
-                {"mutant": {"c_claim": 2.0}}),
+        Control("probe: GD in place of NGD", "probe", "constant-step GD on the probe's instances: log(1 − s_opt) "
+                "~ −log t, so its normalized slope in t is ~0, not ≤ −1/2", {"mutant": {"algorithm": "GD"}}),
     ),
 )

@@ -6,22 +6,42 @@ least [1 - delta], for any [delta]."  Proof: Bernstein bounds on token inner pro
 to logs); Ass 1's inequality is lost, its parameter is nu = max |<x, x'>| / min_i ||x_io||^2 over distinct token
 pairs with a non-opt member.
 
-Reconstruction.  In ``data.example1`` the noise is orthogonal to the head u = e_1, so the non-opt scores are
-exactly equal: Ass 2 holds with probability 1 (the paper's "choosing an appropriate u").  Ass 1 becomes
-nu <= nu_0 for a threshold nu_0 that does not depend on d (it depends on n, T, R, the scores).  With
-sigma = 1/sqrt(d) every <z, z'> is a sum of d - 1 products with variance ~1/d, so by Bernstein and a union bound
-over the (nT)^2 pairs nu = O(sqrt(log(nT/delta)/d)): for every nu_0, P(nu <= nu_0) -> 1, and the d needed scales
-as log(nT/delta)/nu_0^2.
+Which Ass 1.  The one of ``trajectory_fixtures`` (``ASS1``, defined once for every fixed-head claim): B.L3's
+derived sufficient level nu / (1 - 3 nu) <= nu*(data, b), b = the opt-score floor at Lemma 2's eps = 1/4 and a small
+step.  nu* is itself random (it depends on q = min ||x_i1|| and R = max ||x||); on Example 1 (n = 8, T = 4) it is
+about 1.5e-3, so Ass 1 needs d of order 10^6.  (Before issue #11 this module decided fixed levels nu_0 = 0.25 and
+0.15 at d <= 2048, levels nothing derived and that B.L3's analysis calls insufficient; they are gone.)
 
-Checks.  (1) probability: P(Ass 1 at nu_0 and Ass 2) estimated at d = 16 .. 512 (quick; 2048 standard)
-(n = 8, T = 4, Clopper-Pearson),
-for nu_0 = 0.25 and 0.15; at the largest d the lower bound must reach 1 - delta (delta = 0.05); the smallest d
-from which the estimate stays >= 1 - delta is reported.  (2) rate: the fitted exponent of E[nu] in d (d >= 64)
-must be <= -1/2 (the Bernstein envelope, an O(): fail if its whole interval lies above -1/2, pass when the
-interval is narrower than 0.2 and does not lie above -1/2).  Also reported: the d at
-which nu would reach B.L3's sufficient level nu* (our derivation, ~1e-3 here), extrapolated with the fit.
-Negative control: tokens sharing a common noise direction (a fixed unit vector added to every token's noise,
-scores unchanged): nu stays ~0.3 for every d.
+Ass 2 is *not* verified here: in ``data.example1`` the noise is orthogonal to the head u = e_1, so every non-opt
+score equals gamma_other exactly and Ass 2 holds by construction (the paper's "choosing an appropriate u").  The
+record says so; it makes no decision about it.
+
+Our derivation of the d that suffices (the lemma's lost "d >= ...").  m = d - 1 noise coordinates, sigma^2 = 1/d,
+p = n T tokens with noise z_k = sigma g_k, g_k ~ N(0, I_m) independent; P = p(p-1)/2 - n(n-1)/2 pairs with a non-opt
+member.  (E1) Laurent-Massart, both sides, every token: m - 2 sqrt(m x) <= ||g_k||^2 <= m + 2 sqrt(m x) + 2x with
+x = log(4p/delta) (failure <= delta/2).  (E2) Given g_l, <g_k, g_l> ~ N(0, ||g_l||^2): every pair has
+|<g_k, g_l>| <= s ||g_l||, s = sqrt(2 log(4P/delta)) (failure <= delta/2).  On E1 and E2 (probability >= 1 - delta):
+
+    |<x, x'>| <= max(|g_o g_x|, g_x^2) + sigma^2 s sqrt(m + 2 sqrt(m x) + 2x)        (pairs with a non-opt member)
+    ||x_io||^2 >= g_o^2 + sigma^2 (m - 2 sqrt(m x)),   q^2 >= min(g_o^2, g_x^2) + sigma^2 (m - 2 sqrt(m x)),
+    R^2 <= max(g_o^2, g_x^2) + sigma^2 (m + 2 sqrt(m x) + 2x),
+
+(g_o = gamma_opt = 1, g_x = gamma_other = 0), hence nu <= nu_up(d) and nu* >= nu*_lo(d), and Ass 1 holds for every
+d >= d_1(delta) := min{d : nu_up/(1 - 3 nu_up) <= nu*_lo} (``d_sufficient``; nu_up ~ s/(g_o^2 + 1) d^{-1/2}: the
+"ignoring the log factors" d ~ log(nT/delta)/nu*^2).
+
+Sampling at d ~ 10^6.  Ass 1 depends on the tokens only through their Gram matrix, whose noise part is
+sigma^2 Wishart_{nT}(d - 1, I): ``runs.example1_geometry`` draws it by Bartlett's decomposition at the cost of
+d = nT (same law as ``data.example1``; ``tests/numerics/test_paper_b_runs.py`` compares the two at d = 64).
+
+Checks.  (1) probability: for delta = 0.05 and 0.01, P(Ass 1) at d_1(delta) >= 1 - delta (Clopper-Pearson lower end;
+it can fail: the union bound E2 over ~500 nearly independent pairs is almost tight, P(Ass 1) at d_1 / 2 is ~0.6).
+Reported: P-hat on a grid around d_1 and the smallest grid d with P-hat >= 1 - delta (how conservative d_1 is).
+(2) rate: the exponent of E[nu] in d on d = 10^4 .. 10^8 equals -1/2 (Bernstein; Gaussian inner products make it
+exact up to O(d^{-1/2}) finite-d corrections) within a declared resolution.  Negative controls: d_1 derived without
+the union bound over pairs in E2 (s = sqrt(2 log(4/delta))): too small a d, the probability check must reject it;
+tokens sharing a common noise direction (a fixed unit vector added to every token, scores unchanged): nu stays
+~0.35 for every d, both checks must reject it.
 """
 from __future__ import annotations
 
@@ -32,136 +52,177 @@ import numpy as np
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import data, runs
-from numerics.stats import binomial_interval, decide_binomial, decide_upper, loglog_slope, mean_se
+from numerics.paper_b import runs
+from numerics.stats import binomial_interval, decide_binomial, decide_exponent, loglog_slope, mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import nu_star, opt_score_floor, sigma0
+from theorems.paper_b.trajectory_fixtures import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
 from theorems.plots import new_figure
 
 ID = "B.L6"
-N, T, DELTA = 8, 4, 0.05
-NU0 = (0.25, 0.15)
-RATE_FROM_D = 64  # the exponent of E[nu] is fitted on d >= 64 (the Bernstein regime)
-RATE_BOUND = -0.5  # Bernstein: E[nu] = O(d^{-1/2})
-# An O() envelope: only an exponent whose whole interval lies above -1/2 contradicts it (a straddling interval passes
-# when it is narrow); an interval wider than 0.2 cannot tell -1/2 from -0.3 or -0.7.
-RATE_TOLERANCE, RATE_MAX_WIDTH = math.inf, 0.2
-# P(Ass 1 and Ass 2) is decided by its Clopper-Pearson interval (pass: lower end >= 1 - delta); no width rule on top
+#: Example 1's sizes (the trajectory bank's instances: n = 8 sequences of T = 4 tokens) and its scores
+N, T = 8, 4
+GAMMA_OPT, GAMMA_OTHER = 1.0, 0.0  # data.example1's default scores (Ass 2 by construction: spread 0)
+#: the lemma's failure probabilities decided ("for any delta": a common one and a stricter one)
+DELTAS = (0.05, 0.01)
+#: P(Ass 1) at d_1 is decided by its Clopper-Pearson interval (pass: lower end >= 1 - delta); no width rule on top
 PROB_MAX_WIDTH = math.inf
+#: reported, not decided: P-hat at these multiples of d_1 (where between d_1/4 and 1.5 d_1 the probability rises)
+REPORT_FACTORS = (0.25, 0.5, 0.7, 1.0, 1.5)
+#: the rate's d grid: 10^4 .. 10^8 (finite-d corrections to E[nu] d^{1/2}: ~1 % at 10^4, < 0.5 % from 10^5)
+RATE_LOG10_D = (4, 5, 6, 7, 8)
+RATE_TARGET = -0.5  # Bernstein / Gaussian inner products: E[nu] ∝ d^{-1/2}
+#: the exponent must lie within 0.01 of -1/2 (finite-d corrections move it by ~0.002 on the grid; 0.01 still
+#: tells -1/2 from -0.45 or -0.55), from an interval no wider than 0.02
+RATE_RESOLUTION, RATE_MAX_WIDTH = 0.01, 0.02
+#: Gram draws per d at quick / standard / full (P(Ass 1) at d_1 is ~0.998: with 4000 draws up to ~10 misses still
+#: clear 0.99 at the decision's level)
+DRAWS = (4000, 20000, 60000)
 CONTROL_COMMON = 1.0  # the control's common noise direction (a unit vector times this) added to every token
+
+PREREGISTERED = {
+    "DELTAS": "was NU0 = (0.25, 0.15) (fixed nu levels at d <= 2048, with delta = 0.05), is Ass 1 of "
+              "trajectory_fixtures at our derived d_1(delta) for delta = 0.05, 0.01; changed in issue #11 after the "
+              "audit showed the old levels were not Ass 1 (B.L3 calls them insufficient)",
+    "RATE_LOG10_D": "was RATE_FROM_D = 64 on d = 64 .. 512 (2048 standard) with the direct generator, is 10^4 .. "
+                    "10^8 through the Gram sampler; the lower end chosen after looking at E[nu] sqrt(d) on "
+                    "10^2 .. 10^8 (1.81, 1.67, 1.63, 1.62, 1.62, 1.61, 1.61: the correction is 12 % at 10^2, 3 % at "
+                    "10^3, ~1 % at 10^4)",
+    "RATE_RESOLUTION": "was RATE_TOLERANCE = inf with decide_upper (a pass for any narrow interval not wholly above "
+                       "-1/2), is an equality at -1/2 within 0.01 (issue #11: a rule that can fail)",
+    "RATE_MAX_WIDTH": "was 0.2, is 0.02 (issue #11; the Gram sampler's interval is ~0.003 wide at quick)",
+}
+
 STATEMENT = (
-    r"\Pr\big[\nu\le\nu_0\ \wedge\ \gamma_{it}=\bar\gamma_i\ \forall t\ne o\big]\ge1-\delta\quad\text{for }"
-    r"d\gtrsim\frac{\log(nT/\delta)}{\nu_0^2},\qquad \nu=O\Big(\sqrt{\log(nT/\delta)/d}\Big)"
+    r"\Pr\Big[\tfrac{\nu}{1-3\nu}\le\nu^*(X)\Big]\ge1-\delta\ \text{ for } d\ge d_1(\delta)\ "
+    r"\big(d_1\sim\log(nT/\delta)/\nu^{*2}\big),\qquad \mathbb E\,\nu\propto d^{-1/2},\qquad "
+    r"\gamma_{it}=\bar\gamma_i\ \forall t\ne o\ \text{(by construction)}"
 )
 
 
-def sample(d: int, count: int, seed0: int, common: float = 0.0):
-    """(nu (count,), spread (count,)) for ``count`` independent Example 1 data sets (n = 8, T = 4).
+# ---------------------------------------------------------------------------
+# 1. Our sufficient d
+# ---------------------------------------------------------------------------
 
-    One ``data.example1`` call draws count * n iid sequences, split into ``count`` data sets of n (the
-    sequences of Example 1 are iid, so this is the same distribution as ``count`` separate calls).
-    ``common`` adds common * v (v a fixed random unit vector orthogonal to e_1) to every token: the control."""
-    big = data.example1(n=N * count, T=T, d=d, seed=seed0)
-    X = big.X.reshape(count, N, T, d)
-    if common:
-        v = torch.randn(d, generator=torch.Generator().manual_seed(seed0), dtype=DTYPE)
-        v[0] = 0.0
-        X = X + common * v / v.norm()
-    st = type(big)(X, big.y.reshape(count, N), u=big.u.expand(count, d))
-    a = data.assumptions(st)
-    return a["nu"].numpy(), a["spread"].numpy()
+def d_sufficient(n: int, T: int, delta: float, eps: float = EPS, union: bool = True) -> int:
+    """d_1(delta): the smallest d with nu_up/(1 - 3 nu_up) <= nu*_lo (module docstring); ``union=False``: the
+    control's d without the union bound over pairs in E2."""
+    p = n * T
+    pairs = p * (p - 1) // 2 - n * (n - 1) // 2
+    x = math.log(4 * p / delta)
+    s = math.sqrt(2 * math.log(4 * (pairs if union else 1) / delta))
+    b = float(opt_score_floor(T, 1.0, eps, 0.0))                       # small step: b does not depend on R
+    go, gx = GAMMA_OPT, GAMMA_OTHER
+    lo_c, hi_c = math.exp(-go) * (go - gx), math.exp(-gx) * (go - gx)
+
+    def enough(d: int) -> bool:
+        m, s2 = d - 1, 1.0 / d
+        up, low = m + 2 * math.sqrt(m * x) + 2 * x, max(m - 2 * math.sqrt(m * x), 0.0)
+        nu = (max(abs(go * gx), gx * gx) + s2 * s * math.sqrt(up)) / (go * go + s2 * low)
+        R2, q2 = max(go * go, gx * gx) + s2 * up, min(go * go, gx * gx) + s2 * low
+        ns = q2 * b * (1 - b / math.e) * lo_c / (math.e * (n - 1) * R2 * hi_c)
+        return nu < 1 / 3 and nu / (1 - 3 * nu) <= ns
+
+    lo, hi = p + 2, 10**15
+    if not enough(hi):
+        raise ValueError("no d up to 1e15 suffices")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if enough(mid) else (mid, hi)
+    return hi
 
 
-def measured(ctx: Context, common: float = 0.0):
-    """({d: (nu, spread)}, draws per d) on the budget's d-grid; shared by both checks (and their controls)."""
-    grid = ctx.pick([16, 32, 64, 128, 256, 512], [16, 32, 64, 128, 256, 512, 1024, 2048])
-    count = ctx.pick(300, 1000, 3000)
-    base = int(torch.randint(0, 2**30, (1,), generator=ctx.generator(ID, "draws")))
-    return _measure(tuple(grid), count, base, common), count
-
+# ---------------------------------------------------------------------------
+# 2. Monte Carlo through the Gram matrix
+# ---------------------------------------------------------------------------
 
 @functools.cache
-def _measure(grid: tuple, count: int, base: int, common: float) -> dict:
-    return {d: sample(d, count, base + 100003 * d, common) for d in grid}
+def _draws(d: int, count: int, seed: int, common: float) -> dict:
+    g = runs.example1_geometry(N, T, d, count, seed, GAMMA_OPT, GAMMA_OTHER, common)
+    b = opt_score_floor(T, g["R"], EPS, 0.0)
+    ns = nu_star(dict(q=g["q"], R=g["R"], lo=math.exp(-GAMMA_OPT) * (GAMMA_OPT - GAMMA_OTHER),
+                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), N, b)
+    return dict(nu=g["nu"].numpy(), nu_star=ns.numpy(), ass1=(ass1_lhs(g["nu"]) <= ns).numpy(),
+                spread=g["spread"].numpy())
 
 
-def check_probability(ctx: Context, common: float = 0.0) -> Outcome:
-    """P(Ass 1 at nu_0 and Ass 2) at the largest d >= 1 - delta, for each nu_0; ``common``: the control."""
-    res, count = measured(ctx, common)
-    ds_ = sorted(res)
-    ev = Evidence(ctx, decisions=len(NU0))
-    curves = []
-    for nu0 in NU0:
-        ks = [int(((res[d][0] <= nu0) & (res[d][1] == 0)).sum()) for d in ds_]
+def draws(ctx: Context, d: int, common: float = 0.0) -> dict:
+    """``count`` Example 1 data sets at dimension d (n = 8, T = 4): nu, nu*, Ass 1 per draw, max spread."""
+    count = ctx.pick(*DRAWS)
+    seed = ctx.derived_seed(ID, "gram", d, common)
+    return _draws(d, count, seed, common)
+
+
+def check_probability(ctx: Context, common: float = 0.0, union: bool = True) -> Outcome:
+    """P(Ass 1) at d_1(delta) >= 1 - delta for each delta; ``union=False`` / ``common``: the controls."""
+    ev = Evidence(ctx, decisions=len(DELTAS))
+    curves, spread_max = [], 0.0
+    for delta in DELTAS:
+        d1 = d_sufficient(N, T, delta, union=union)
+        grid = [max(int(f * d1), N * T + 2) for f in REPORT_FACTORS]
+        res = {d: draws(ctx, d, common) for d in grid}
+        count = len(res[d1]["ass1"])
+        ks = [int(res[d]["ass1"].sum()) for d in grid]
+        spread_max = max(spread_max, max(float(np.abs(res[d]["spread"]).max()) for d in grid))
+        dec = decide_binomial(ks[grid.index(d1)], count, ev.level, at_least=1 - delta, max_width=PROB_MAX_WIDTH)
         p = np.array(ks) / count
-        dec = decide_binomial(ks[-1], count, ev.level, at_least=1 - DELTA, max_width=PROB_MAX_WIDTH)
-        d_ok = next((d for j, d in enumerate(ds_) if all(q >= 1 - DELTA for q in p[j:])), None)
-        ev.decide(f"ν₀ = {nu0}: P(Ass 1 ∧ Ass 2) at d = {ds_[-1]}", dec, value=float(p[-1]),
-                  line=f"ν₀={nu0}: P={p[-1]:.3f} [{dec.lo:.3f}, {dec.hi:.3f}] at d={ds_[-1]}, "
-                       f"P̂ ≥ {1 - DELTA} from d={d_ok} [{dec.status}]")
-        ev.measure(f"ν₀ = {nu0}: smallest d with P̂ ≥ 1 − δ from there on", float(d_ok) if d_ok else math.nan,
-                   claimed="exists")
-        curves.append((nu0, p, [binomial_interval(k, count, ev.level) for k in ks]))
+        d_ok = next((d for j, d in enumerate(grid) if all(q >= 1 - delta for q in p[j:])), None)
+        tag = "" if union else " (no union bound over pairs: control)"
+        ev.decide(f"δ = {delta}: P(Ass 1) at d₁(δ) = {d1:.3g}", dec, value=float(p[grid.index(d1)]),
+                  line=f"δ={delta}: d₁={d1:.4g}{tag}: P(Ass 1)={p[grid.index(d1)]:.4f} [{dec.lo:.4f}, {dec.hi:.4f}] "
+                       f"vs ≥ {1 - delta} [{dec.status}]; median ν* {np.median(res[d1]['nu_star']):.3g}, "
+                       f"median ν {np.median(res[d1]['nu']):.3g}; P̂ ≥ 1−δ from d={d_ok if d_ok else 'none'} "
+                       f"on the grid {', '.join(f'{d:.3g}' for d in grid)} (P̂ {', '.join(f'{q:.3f}' for q in p)})")
+        ev.measure(f"δ = {delta}: d₁(δ) (our sufficient d)", float(d1))
+        ev.measure(f"δ = {delta}: smallest grid d with P̂ ≥ 1 − δ from there on", float(d_ok) if d_ok else math.nan,
+                   claimed=f"≤ d₁ = {d1:.3g}")
+        curves.append((delta, grid, p, [binomial_interval(k, count, ev.level) for k in ks]))
+    ev.say(f"Ass 2: max non-opt score spread over every draw = {spread_max:g} (by construction: the noise is "
+           f"orthogonal to u = e₁; not a decision)")
     if ev.plots:
-        ev.figure("Probability that Example 1 satisfies Ass 1-2", _plot_probability(ds_, curves, common),
-                  f"{count} draws per d, Clopper-Pearson intervals at level {ev.level:.5f}.")
-    return ev.outcome(n=N, T=T, delta=DELTA, nu0=NU0, draws=count, grid=ds_, common=common)
+        ev.figure("Probability that Example 1 satisfies Ass 1 (ours)", _plot_probability(curves, common, union),
+                  f"Draws through the token Gram matrix; Clopper-Pearson intervals at level {ev.level:.5f}.")
+    return ev.outcome(n=N, T=T, deltas=DELTAS, common=common, union=union, ass2="by construction (spread 0)")
 
 
-def _plot_probability(ds_, curves, common):
+def _plot_probability(curves, common, union):
     fig, ax = new_figure()
-    for nu0, p, ci in curves:
-        ax.errorbar(ds_, p, yerr=[p - np.array([c[0] for c in ci]), np.array([c[1] for c in ci]) - p], fmt="o-",
-                    capsize=2, label=f"ν₀ = {nu0}")
-    ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
-    ax.set_xscale("log", base=2)
+    for delta, grid, p, ci in curves:
+        ax.errorbar(grid, p, yerr=[p - np.array([c[0] for c in ci]), np.array([c[1] for c in ci]) - p], fmt="o-",
+                    capsize=2, label=f"δ = {delta} (d₁ = {grid[REPORT_FACTORS.index(1.0)]:.3g})")
+        ax.axhline(1 - delta, color="k", ls="--", lw=0.8)
+    ax.set_xscale("log")
     ax.set_xlabel("d")
-    ax.set_ylabel("P(ν ≤ ν₀ and equal non-opt scores)")
-    ax.set_title("Example 1, n = 8, T = 4" + (" + common noise direction (control)" if common else ""))
+    ax.set_ylabel("P(ν/(1−3ν) ≤ ν*)")
+    ax.set_title("Example 1, n = 8, T = 4" + (" + common noise direction (control)" if common else "")
+                 + ("" if union else " — d₁ without the union bound (control)"), fontsize=8)
     ax.legend(fontsize=7)
     return fig
 
 
-def l3_nu_star() -> float:
-    """B.L3's sufficient level nu* on a d = 32 Example 1 instance (NGD eta = 0.2 from one Lemma-2 init)."""
-    ds32 = data.example1(n=N, T=T, d=32, seed=0)
-    geo = runs.geometry(ds32)
-    W0 = runs.gaussian_init(1, 32, sigma0(ds32), torch.Generator().manual_seed(0))
-    b = opt_score_floor(T, geo["R"], runs.init_logit_bound(W0, ds32), 0.2)
-    return float(nu_star(geo, N, b)[0])
-
-
 def check_rate(ctx: Context, common: float = 0.0) -> Outcome:
-    """Fitted exponent of E[nu] in d (d >= 64) <= -1/2; ``common``: the control."""
-    res, count = measured(ctx, common)
-    ds_ = [d for d in sorted(res) if d >= RATE_FROM_D]
-    ms = [mean_se(res[d][0]) for d in ds_]
-    fit = loglog_slope(ds_, [m for m, _ in ms], [s for _, s in ms])
+    """Fitted exponent of E[nu] in d on d = 10^4 .. 10^8 = -1/2 within RATE_RESOLUTION; ``common``: the control."""
+    ds_ = [10**k for k in RATE_LOG10_D]
+    ms = [mean_se(draws(ctx, d, common)["nu"]) for d in ds_]
     ev = Evidence(ctx)
-    lo, hi = fit.interval(1, ev.z)
-    nu_star_ = l3_nu_star()
-    d_star = math.exp((math.log(nu_star_) - fit.coef[0]) / fit.coef[1]) if fit.coef[1] < 0 else math.inf
-    ev.decide("exponent of E[ν] in d", decide_upper(lo, hi, RATE_BOUND, max_width=RATE_MAX_WIDTH,
-                                                     tolerance=RATE_TOLERANCE), value=float(fit.coef[1]),
-              line=f"E[ν] ∝ d^{fit.coef[1]:.3f} [{lo:.3f}, {hi:.3f}] (d ≥ {RATE_FROM_D}; claimed ≤ −1/2)")
-    ev.say(f"B.L3's ν* = {nu_star_:.2g} would need d ≈ {d_star:.2g} (extrapolated)")
-    ev.measure("d needed for ν ≤ ν* of B.L3 (extrapolated)", d_star)
+    fit = ev.exponent("exponent of E[ν] in d", ds_, [m for m, _ in ms], [s for _, s in ms], target=RATE_TARGET,
+                      max_width=RATE_MAX_WIDTH, resolution=RATE_RESOLUTION)
+    d1 = d_sufficient(N, T, DELTAS[0])
+    ev.say(f"E[ν]·√d at d = {', '.join(f'1e{k}' for k in RATE_LOG10_D)}: "
+           + ", ".join(f"{m * math.sqrt(d):.4f}" for (m, _), d in zip(ms, ds_))
+           + f"; χ²/dof {fit.chi2_dof:.2f}; d₁(0.05) = {d1:.3g} is where E[ν] falls to ~ν*")
     if ev.plots:
-        ev.figure("Near-orthogonality vs dimension", _plot_rate(res, fit, count, ev.z),
+        ev.figure("Near-orthogonality vs dimension", _plot_rate(ds_, ms, fit, ev.z),
                   "Mean ν with intervals and the fitted law.")
-    return ev.outcome(nu_star_L3=nu_star_, d_star=d_star, chi2_dof=fit.chi2_dof, common=common)
+    return ev.outcome(chi2_dof=fit.chi2_dof, common=common, grid=ds_)
 
 
-def _plot_rate(res, fit, count, z):
+def _plot_rate(ds_, ms, fit, z):
     fig, ax = new_figure()
-    allds = sorted(res)
-    ax.errorbar(allds, [res[d][0].mean() for d in allds], yerr=[z * res[d][0].std() / math.sqrt(count) for d in allds],
-                fmt="o", capsize=2, label="E[ν] (Monte Carlo)")
-    xs = np.array([allds[0], allds[-1]], float)
-    ax.plot(xs, np.exp(fit.coef[0]) * xs ** fit.coef[1], "-", label=f"fit d^{fit.coef[1]:.3f}")
-    ax.plot(xs, np.exp(fit.coef[0]) * xs[-1] ** (fit.coef[1] + 0.5) * xs ** -0.5, "k--", lw=0.8, label="d^(−1/2)")
-    ax.set_xscale("log", base=2)
+    ax.errorbar(ds_, [m for m, _ in ms], yerr=[z * s for _, s in ms], fmt="o", capsize=2, label="E[ν] (Monte Carlo)")
+    xs = np.array([ds_[0], ds_[-1]], float)
+    ax.plot(xs, np.exp(fit.coef[0]) * xs ** fit.coef[1], "-", label=f"fit d^{fit.coef[1]:.4f}")
+    ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("d")
     ax.set_ylabel("ν")
@@ -174,19 +235,30 @@ CLAIM = Claim(
     title="Example 1 satisfies Assumptions 1-2 w.h.p. for large d",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("Qualitative (spec). Ass 1's threshold is lost: the probability is estimated for fixed thresholds "
-                   "ν₀ = 0.25, 0.15 as a function of d; the O(√(log(nT/δ)/d)) rate is our Bernstein reading of the "
-                   "proof. Ass 2 holds exactly by construction (noise ⟂ u). The d needed for B.L3's sufficient ν* is "
-                   "reported (our derivation)."),
-    assumptions=(Assumption("Example 1", "data.example1: σ = 1/√d, noise ⟂ u = e₁, γ_opt = 1, γ_other = 0"),),
+    fidelity_note=("Qualitative (spec). Ass 1 is the suite's one definition (trajectory_fixtures: B.L3's derived "
+                   "sufficient level ν/(1−3ν) ≤ ν*, ν* ≈ 1.5e-3 here); the d that suffices, d₁(δ), is our "
+                   "derivation (Laurent-Massart norms + a Gaussian union bound over pairs), decided at δ = 0.05 and "
+                   "0.01 by Monte Carlo through the token Gram matrix (d ~ 2·10⁶). Ass 2 holds by construction "
+                   "(noise ⟂ u): reported, not verified. The d^{-1/2} decay of ν is our Bernstein reading of the "
+                   "proof."),
+    assumptions=(Assumption("Example 1", "data.example1: σ = 1/√d, noise ⟂ u = e₁, γ_opt = 1, γ_other = 0, "
+                            "n = 8, T = 4"), ASS1, ASS2),
     checks=(
-        Check("probability", "numeric", "P(Ass 1 ∧ Ass 2) vs d with Clopper-Pearson intervals", check_probability),
-        Check("rate", "numeric", "Fitted exponent of E[ν] in d ≤ −1/2", check_rate),
+        Check("probability", "numeric", "P(Ass 1) at our sufficient d₁(δ) ≥ 1 − δ (δ = 0.05, 0.01; Clopper-Pearson)",
+              check_probability),
+        Check("rate", "numeric", "Exponent of E[ν] in d on 10⁴..10⁸ = −1/2 (± 0.01)", check_rate),
     ),
     controls=(
+        Control("no union bound over pairs", "probability",
+                "d₁ derived with s = √(2 log(4/δ)) (the union over ~470 pairs dropped): too small a d",
+                {"union": False}),
         Control("common noise direction (probability)", "probability",
                 "every token shares a unit noise direction: ν does not decay", {"common": CONTROL_COMMON}),
         Control("common noise direction (rate)", "rate", "every token shares a unit noise direction: exponent ≈ 0",
                 {"common": CONTROL_COMMON}),
     ),
+    findings=("Example 1 (n = 8, T = 4) meets our Ass 1 (ν/(1−3ν) ≤ ν* ≈ 1.5e-3) with probability ≈ 0.6 at "
+              "d ≈ 1.2·10⁶ and ≈ 0.95 at d ≈ 1.6·10⁶; our sufficient d₁(0.05) ≈ 2.3·10⁶ (P ≈ 0.998 there) is "
+              "within a factor 1.5 of that, so every fixed-head run of the suite on Example 1 (d ≤ 64) is outside "
+              "Ass 1 as we can derive it.",),
 )

@@ -55,10 +55,14 @@ from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ETA_GD = math.e / 2   # 2 eta / e = 1: z_t ~ log t with no offset
-ETA_NGD = 1.0
+ETA_NGD = 1.0         # NGD's step: p_t = p_0 + t, the natural unit (any eta gives the same t^-2 law)
 TOL = 1e-9            # engine vs closed form, relative: float64 accumulation over <= 2e4 steps stays near 1e-13
 STOLZ_RESOLUTION = 0.01  # the Stolz constant e^{z_t}/t -> 2 eta/e is reached to O(log t / t): ~1% at t_1 = 50
 MAX_WIDTH = 0.5       # an exponent-in-log-t interval wider than this cannot tell log t from log² t
+#: added to B.A4's derived finite-window allowance of the exponent -2: a margin for the higher-order terms the
+#: allowance omits (set by hand when the check was written, not derived; the mean exponents measured so far sit
+#: within 0.005 of -2)
+NGD_SLACK = 0.01
 
 
 # ---------------------------------------------------------------------------
@@ -253,9 +257,9 @@ def check_ngd_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
     ev = Evidence(ctx)
     m, lo, hi = mean_interval(slopes, ev.z)
     # finite-window allowance (derived): the local exponent is -2 eta t/(p_0 + eta t) (1 + O(r^2/p^2)), so
-    # |exponent + 2| <= 2|p_0|/(eta t_1 - |p_0|) + 2 (r/(eta t_1 - |p_0|))^2 over the window, plus 0.01
+    # |exponent + 2| <= 2|p_0|/(eta t_1 - |p_0|) + 2 (r/(eta t_1 - |p_0|))^2 over the window, plus NGD_SLACK
     q = R["eta"] * t[0] - np.abs(R["p0"]).max()
-    res = float(2 * np.abs(R["p0"]).max() / q + 2 * (R["r0"].max() / q) ** 2 + 0.01)
+    res = float(2 * np.abs(R["p0"]).max() / q + 2 * (R["r0"].max() / q) ** 2 + NGD_SLACK)
     with np.errstate(invalid="ignore", divide="ignore"):
         K = np.median(R["om"][-1] * R["N"] ** 2 * 2 * R["eta"] ** 2 / R["r0"] ** 2)
     d = decide_close(lo, hi, -2.0, resolution=res, max_width=2 * res)
@@ -275,6 +279,7 @@ def check_ngd_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
 _DERIVATION = Check("derivation", "symbolic", "Gradient, W_mm, and the exact GD / NGD dynamics with their limits "
                     "(sympy)", symbolic_derivation)
 
+#: the claim B.S33 (a declaration, not a decision constant)
 S33 = Claim(
     id="B.S33",
     title="Two-token example: GD has ‖W_t‖ = O(log t) and 1 − corr = Ω(1/log²t); NGD is faster",
@@ -307,6 +312,7 @@ S33 = Claim(
     ),
 )
 
+#: the claim B.A4 (a declaration, not a decision constant)
 A4 = Claim(
     id="B.A4",
     title="Two-token example: NGD has 1 − corr = Θ(t⁻²), so Theorem 1's rate is not tight",

@@ -10,16 +10,24 @@ The seed lost the formula; the spec rebuilds the exponent from the proof's struc
 Lemma-7 slack eps_t ~ log t / t summed over t) and a third-party summary quoting O(t^{-1/2}).
 
 How the envelope is decided (ours).  ``1 - corr`` is fitted as a power of t over a late window
-``[t_1, t_2] = [N/10, N]``: per run, the least-squares slope of ``log(1 - corr)`` on ``log t``.  A polylog
-factor ``log^k t`` changes a local log-log slope by ``k / log t``; averaged over the window its contribution
-is ``s_k = k (log log t_2 - log log t_1) / (log t_2 - log t_1)``.  We allow ``k = 2`` (the proof's ``eps_t``
-summation gives at most ``log^2``), so the claimed envelope means: window exponent ``<= -1 + s_2``.  With
-the interval ``[lo, hi]`` of the mean exponent over iid runs (random data set and random initial
+``[t_1, t_2] = [N/10, N]`` of ``N = rate_fixtures.ENVELOPE_STEPS`` steps (3000 / 8000 / 20000): per run, the
+least-squares slope of ``log U`` (U: the upper envelope of ``1 - corr``) on ``log t``.  A polylog factor
+``log^k t`` changes a local log-log slope by ``k / log t``; averaged over the window its contribution is
+``s_k = k (log log t_2 - log log t_1) / (log t_2 - log t_1)``.  We allow ``k = 2`` (the proof's ``eps_t``
+summation gives at most ``log^2``), so the claimed envelope means: window exponent ``<= -1 + s_2``, the
+**effective bound** every line and headline prints (-0.71 at the quick window [300, 3000], -0.74 at standard, -0.77
+at full).  With the interval ``[lo, hi]`` of the mean exponent over iid runs (random data set and random initial
 direction, z at the Bonferroni-split alpha):
 
     fail  if lo > -1 + s_2        (decays slower than any C log^2 t / t: the envelope is violated)
-    pass  if hi <= -1 + s_2 and the interval is narrower than 0.5
-    inconclusive otherwise.
+    pass  if hi <= -1 + s_2, the interval is narrower than 0.25 and s_2 <= 0.3
+    inconclusive otherwise;
+
+and, exactly, every run's own exponent must be <= -1 + s_2 (the claim is per run, "from any direction").
+Treating the degree k in [0, 2] as a nuisance of the fit ``log(1 - corr) = a + b log t + k log log t`` gives the
+same rule (the claim's best case is k = 2, which moves b by the LS slope of log log t on log t); the rule is only
+as sharp as the window is late, hence the cap s_2 <= 0.3 (``MAX_ALLOWANCE``: above it the effective bound is
+above -0.7 and t^{-2/3} would pass, as t^{-0.65} did at the old quick window [50, 500], effective bound -0.60).
 
 Why per-run slopes and not one WLS fit of the mean curve: every run contributes to every time point, so
 the errors of a mean curve are perfectly correlated across t and a WLS fit treating them as independent
@@ -37,26 +45,32 @@ so every fit uses the upper envelope ``U_t = max_{s >= t} (1 - corr_s)`` over re
 records include each log-spaced step's successor so both phases are seen (``rate_fixtures``).
 
 Instances (ours; the seed's constants are lost): the Example-1 suite of ``rate_fixtures`` (n = 4, T = 3,
-d = 16, gamma_opt = 1, gamma_other = 0: Ass. 2 exactly; one random data set per run; ``||W_0|| = 0.5``,
+d = 16, gamma_opt = 1, gamma_other = 0: Ass 2 by construction; one random data set per run; ``||W_0|| = 0.5``,
 three quarters of the runs in a uniformly random direction and one quarter in the adversarial direction
-``-Wbar_mm``, which violates every W-SVM constraint); eta = 1.  The envelope rule, the window and the probe's
-instances are in ``rate_fixtures`` (B.T7 and B.Fig2 decide with the same rule).
+``-Wbar_mm``, which violates every W-SVM constraint); eta = 1.  These runs are outside our Ass 1 (B.L3's
+sufficient nu/(1 - 3 nu) <= nu*, defined once in ``trajectory_fixtures``: nu ~ 0.4 against nu* ~ 1e-3), so the rate
+check tests Theorem 1's conclusion on the paper's own example data; the probe decides instances inside Ass 1
+(near-orthogonal tokens).  The envelope rule, the window and the probe's instances are in ``rate_fixtures``
+(B.T7 and B.Fig2 decide with the same rule).
 
 Evidence: (1) the rate rule above on NGD; (2) global convergence: every run, adversarial starts included, ends
-with ``1 - corr < 1e-3``; (3) a probe over n, T, d (hence nu), the non-opt score spread (Ass. 2), the init norm
-and the step size, each on both sides of its assumption.
+with ``1 - corr < 1e-3``; (3) a probe over the token geometry (nu on both sides of nu*: orthogonal tokens + rho,
+or Example 1), the non-opt score spread (Ass 2), the init norm (Lemma 2's eps = 1/4) and the step size, each on both
+sides, classified with the suite's single definitions; its conclusion reads the rate in the run's own clock
+``||W_t|| / v`` plus linear norm growth (``rate_fixtures.probe_rate``: a local exponent in t mistakes a time
+offset for a slow rate); an instance it cannot decide (infeasible W-SVM, a window inside one time offset, 1 - corr
+at solver precision) is "not decided", and at least ``MIN_DECIDED`` in-assumption instances must be decided.
 
 Negative controls (each re-runs its check with overridden parameters): GD (constant step) in place of NGD
 (1 - corr decays like 1/log^2 t; B.S33); a wrong W_mm (W-SVM with its most-loaded constraint dropped); NGD on
 the linear-domain autograd gradient for the same horizon: once s_opt rounds to 1 (logit gap >~ 37) the opt
 token's term s_o (gamma_o - m) cancels to 0, the direction is wrong and the alignment degrades (1 - corr grows
 back to ~0.5; NaN only later, when every non-opt score underflows at gap >~ 745), so the upper envelope of
-1 - corr stops decreasing; global convergence against the wrong W_mm; the probe with a claimed exponent
-<= -3 must find a counterexample.
+1 - corr stops decreasing; global convergence against the wrong W_mm; GD in place of NGD in the probe (its norm
+grows like log t, not linearly: the probe must meet a counterexample).  (Before issue #11 the probe's control was
+a claimed exponent <= -3, a rescaled claim rather than a mutant of the mathematics.)
 """
 from __future__ import annotations
-
-import numpy as np
 
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
@@ -101,16 +115,10 @@ def check_global(ctx: Context, wrong_svm: bool = False) -> Outcome:
 # ---------------------------------------------------------------------------
 
 
-def probe_conclusion(inst, alpha_each, exponent_bound=None):
-    """The envelope exponent of 1 - corr over the probe's window is below B.T1's bound, and 1 - corr decreased."""
-    out = rf.probe_run(inst)
-    if out is None:
-        return True, "W-SVM infeasible", "no W_mm"
-    sol, traj = out
-    slope, allowed, U = rf.probe_envelope_exponent(traj, sol.solution)
-    bound = allowed if exponent_bound is None else exponent_bound
-    ok = bool(np.isfinite(slope) and slope <= bound and U[-1, 0] < U[0, 0])
-    return ok, "fitted", f"envelope exponent {slope:.3f} (bound {bound:.3f}), 1 − corr {U[0, 0]:.2e} → {U[-1, 0]:.2e}"
+def probe_conclusion(inst, alpha_each, algorithm: str = "NGD"):
+    """B.T1's envelope on the instance's run, in the run's own clock plus linear norm growth
+    (``rate_fixtures.probe_rate``); ``algorithm="GD"``: GD in place of NGD (control)."""
+    return rf.probe_rate(inst, algorithm)
 
 
 # ---------------------------------------------------------------------------
@@ -124,9 +132,13 @@ CLAIM = Claim(
     fidelity="qualitative",
     fidelity_note=("The seed keeps the words (global, finite-time, rate for NGD) but lost the formula; the exponent "
                    "(−1 up to polylog in 1 − corr, i.e. Õ(t^{-1/2}) in ‖W̄ₜ − W̄mm‖) is the spec's reconstruction. "
-                   "The polylog degree k = 2 we allow, the small-init and step-size ranges and the Ass. 1 threshold "
-                   "ν ≤ 0.5 used by the probe are ours. Measured: exponent ≈ −2 (the envelope holds with room; "
-                   "Theorem 1 is not tight, cf. B.A4)."),
+                   "The polylog degree k = 2 we allow is ours; over the window [N/10, N] it makes the effective bound "
+                   "−1 + s₂ (−0.71 at quick, −0.74 standard), and a window with s₂ > 0.3 is not decided. Ass 1 is "
+                   "the suite's single definition (B.L3's sufficient ν/(1−3ν) ≤ ν*, trajectory_fixtures), small "
+                   "init is Lemma 2's max|a(W₀)| ≤ 1/4: the Example-1 suite (ν ≈ 0.4) is outside Ass 1, so the "
+                   "rate check tests the conclusion on the paper's example and the probe decides instances inside "
+                   "(near-orthogonal tokens). Measured: exponent ≈ −2 (the envelope holds with room; Theorem 1 is "
+                   "not tight, cf. B.A4)."),
     findings=(
         "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"
         " consistent with A.4's remark that Theorem 1's rate may not be tight.",
@@ -136,9 +148,10 @@ CLAIM = Claim(
         Check("rate", "numeric", "Exponent of 1 − corr in t over a late window, mean over iid runs (random Example-1 "
               "data, random and adversarial initial directions), against −1 + polylog allowance", rf.check_envelope),
         Check("global-convergence", "numeric", "Every run, including W₀ ∝ −W̄mm, aligns with W_mm", check_global),
-        Check("probe", "probe", "Hypothesis over n, T, d (ν), non-opt score spread (Ass. 2), init norm and step "
-              "size on both sides of their assumptions; conclusion: envelope exponent ≤ −1 + polylog allowance",
-              probe_check, params=rf.PROBE | {"conclusion": probe_conclusion}),
+        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
+              "2's ε) and step size on both sides of their assumptions; conclusion: linear norm growth and envelope "
+              "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v", probe_check,
+              params=rf.PROBE | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("GD in place of NGD", "rate", "constant-step GD: 1 − corr ~ 1/log²t (B.S33), must violate the envelope",
@@ -150,7 +163,7 @@ CLAIM = Claim(
                 {"algorithm": "NGD (autograd)"}),
         Control("wrong W_mm (global)", "global-convergence", "alignment against the W-SVM with a dropped constraint",
                 {"wrong_svm": True}),
-        Control("probe: too fast a rate", "probe", "the probe must find a counterexample to exponent ≤ −3",
-                {"mutant": {"exponent_bound": -3.0}}),
+        Control("probe: GD in place of NGD", "probe", "constant-step GD on the probe's instances: ‖W_t‖ ~ log t "
+                "(B.S33), so the linear-growth part of the conclusion must fail", {"mutant": {"algorithm": "GD"}}),
     ),
 )

@@ -2,7 +2,8 @@ r"""B.T2 — train-loss convergence under joint training (Vasudeva, Deora, Thram
 
 Statement (spec: qualitative).  Under Condition 1, on data model DM, the updates (10) drive the train loss to
 0 as ``L(W_t, u_t) <= exp(-c t^p)``; a third-party summary quotes ``p = 1/3``.  The seed lost the factors of
-(10); this module derives them (below), measures ``p`` and sweeps the factors.
+(10); this module derives how ``p`` depends on them (the law ``p = 1 - b``) and decides that law on DM across a
+sweep of the u factor's exponent ``b``.
 
 What the seed says about (10) (Sec. 4.1, 4.3, footnote 1):
 
@@ -20,33 +21,35 @@ Derivation (ours; sympy proves the identities in ``derivation``).  Write (10) as
 ``W+ = W - eta (t+1)^{-a} grad_W L/||grad_W L||`` and ``u+ = u - eta (t+1)^{-b} grad_u L / L^alpha``.
 
 1. Loss decay.  The second-order expansion with (1)-(3) gives ``L_{t+1} <= L_t - c' eta t^{-b} L_t^{2-alpha}``.
-   For ``alpha = 1``: ``log(1/L_t) >= c' eta t^{1-b}/(1-b)``, i.e. ``p = 1 - b``.  For ``alpha < 1`` the
+   For ``alpha = 1``: ``log(1/L_t) >= c' eta t^{1-b}/(1-b)``, i.e. **the law ``p = 1 - b``**.  For ``alpha < 1`` the
    solution of ``L' = -k t^{-b} L^{2-alpha}`` is ``(C + (1-alpha) k t^{1-b}/(1-b))^{-1/(1-alpha)}``, a
    *polynomial* decay.  So ``alpha = 1`` is the only power with an exponential rate: "the fastest".
 2. Norms (Lemma 10).  ``||u_{t+1} - u_t|| <= eta R t^{-b}`` (``||grad_u L|| <= R L``), hence
    ``||u_t|| <= eta R t^{1-b}/(1-b)``; ``||W_t|| <= eta t^{1-a}/(1-a)``.
 3. Property (2) needs the margin change over a step bounded:
    ``|Delta m_i| <= R ||Delta u|| + 2 R^3 ||u_{t+1}|| ||Delta W|| <= eta R^2 t^{-b} + 2 eta^2 R^4 t^{1-a-b}/(1-b)``,
-   bounded iff ``a + b >= 1`` (and then small by Cond. 1 (iv): "using Cond. 1 for eta").
-4. W's direction: as in Theorem 1, ``1 - <Wbar_t, Wbar_mm> ~ log t / ||W_t|| ~ t^{-(1-a)}`` (B.T3).
+   bounded iff ``a + b >= 1`` (and then small by Cond. 1 (iv): "using Cond. 1 for eta").  (B.L13 finds the
+   measured margin change below ``R ||Delta u||`` alone: on DM the condition is sufficient, not necessary.)
+4. W's direction: as in Theorem 1, ``1 - <Wbar_t, Wbar_mm>`` is controlled by ``||W_t||`` (B.T3).
 
-With the summary's ``p = 1/3``: ``b = 2/3``; then (3) needs ``a >= 1/3`` and (4) is fastest at the smallest
-``a``: ``(a, alpha, b) = (1/3, 1, 2/3)``, ``||W_t|| ~ t^{2/3}`` (the "slower than Theta(t)" of the seed),
-``||u_t|| ~ t^{1/3}``, ``||Wbar_t - Wbar_mm|| ~ t^{-1/3}``.  This is our reading of (10): ``joint_fixtures.EQ10``,
-which the derivation checks against what it derives, and which every joint-training claim runs.
-The numerics' default ``u_time_power = 0`` (b = 0) gives ``p = 1`` and violates (3) (``a + b = 1/3``).
+**The 1/3 is put in, not measured.**  ``joint_fixtures.EQ10 = (a, alpha, b) = (1/3, 1, 2/3)`` is chosen so
+that the law gives the summary's ``p = 1/3`` (``b = 2/3``), with ``a = 1/3`` the smallest ``a`` allowed by
+``a + b >= 1``.  Measuring ``p = 0.333`` on the EQ10 runs therefore confirms the law at ``b = 2/3``, not the
+paper's rate: what the seed lost (the paper's factors) cannot be recovered from a run of our own reading of them.
+The finding is the law itself, decided across ``b``.
 
-Evidence: the derivation (sympy); the measured ``p`` on DM (increments of ``log(1/L_t)``, so the offset of
-``log(1/L)`` at small t drops out; interval = across-run statistical error + a systematic term, the change
-of the estimate between the two halves of the window); a sweep over ``b`` and ``alpha`` (``p = 1 - b``;
-``alpha = 1/2`` gives polynomial decay, ``L^{-1/2} ~ t^{1-b}``).
+Evidence: the derivation (sympy); the law on DM: for each point ``(a, alpha, b)`` of ``SWEEP`` (``b`` from 2/3 to
+9/10 with ``a + b >= 1``, the EQ10 run among them, and ``alpha = 1/2`` and ``alpha = 0`` at ``b = 2/3``) the growth
+exponent of ``g_alpha(L_t)`` (``log(1/L)`` for ``alpha = 1``, ``L^{-(1-alpha)} - 1`` for ``alpha < 1``) from its
+increments over ``[N/5, N]`` of the main horizon (offset-free; interval = across-run error + the drift between the
+window halves), decided equal to ``1 - b`` within ``RESOLUTION``.  Points with ``a + b < 1`` (outside the proof's
+condition) are reported, not decided.
 
-Controls: the derivation and the sweep with the W factor's exponent (``p = 1 - a``) in place of the u factor's;
-GD in place of (10) (polynomial: ``p ~ 0``); a wrong claimed exponent (1/2).
+Controls (mutants of the mathematics): the derivation and the sweep with the W factor's exponent (``p = 1 - a``)
+in place of the u factor's; the sweep with the u-step's ``1/L`` factor dropped (``alpha = 0`` run where the law
+says ``alpha = 1``: the loss decays only polynomially, so ``log(1/L)`` does not grow like ``t^{1-b}``).
 """
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 import sympy as sp
@@ -54,30 +57,39 @@ import sympy as sp
 from numerics.stats import decide_close, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, ETA_GD, RESOLUTION, WINDOW, condition1_assumptions,
-                                             main_run, main_setup, n_ctrl, n_main, run, tail_exponent)
+from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, ETA, RESOLUTION, WINDOW, condition1_assumptions,
+                                             main_run, n_main, run, tail_exponent)
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
 ID = "B.T2"
 
 STATEMENT = (
-    r"L(W_t,u_t)\le \exp\!\left(-c\,t^{p}\right),\quad p=1-b=\tfrac13\quad"
-    r"\text{for (10): }W_{t+1}=W_t-\frac{\eta}{(t+1)^{1/3}}\frac{\nabla_W L}{\|\nabla_W L\|},\;"
-    r"u_{t+1}=u_t-\frac{\eta}{(t+1)^{2/3}}\frac{\nabla_u L}{L}"
+    r"L(W_t,u_t)\le \exp\!\left(-c\,t^{p}\right),\quad p=1-b\ \ (\alpha=1,\ a+b\ge1)\quad"
+    r"\text{for (10): }W_{t+1}=W_t-\frac{\eta}{(t+1)^{a}}\frac{\nabla_W L}{\|\nabla_W L\|},\;"
+    r"u_{t+1}=u_t-\frac{\eta}{(t+1)^{b}}\frac{\nabla_u L}{L^{\alpha}};\ \ b=\tfrac23\text{ (put in) gives }p=\tfrac13"
 )
 
-#: the loss exponent is decided within RESOLUTION of the claim; an interval wider than 0.1 cannot tell 1/3 from 1/2
-MAX_WIDTH = 0.1
-SWEEP = [  # (a, alpha, b): other factors of (10); the derivation predicts growth exponent 1 - b for g_alpha(L)
-    (1 / 3, 1.0, 0.0),
-    (1 / 3, 0.5, 2 / 3),
-]
-#: the sweep's step: the exponent does not depend on eta, and a larger step ends the transient (||grad_u L||/L
-#: still rising while the attention saturates) within the short horizon
-SWEEP_ETA = 0.2
-#: the sweep runs 4 draws for a third of the horizon: intervals up to 0.2 wide still tell 1 from 2/3 and 1/3
-SWEEP_MAX_WIDTH = 0.2
+#: the decided points (a, alpha, b): b from 2/3 to 9/10 with a = 1 - b (the proof's condition a + b >= 1 at its
+#: boundary, so W aligns as fast as allowed and the window is past the attention transient); EQ10 is the first;
+#: alpha = 1/2 and alpha = 0 at EQ10's (a, b): the derivation's polynomial cases (g_alpha(L) ~ t^{1-b})
+SWEEP = ((1 / 3, 1.0, 2 / 3), (1 / 4, 1.0, 3 / 4), (1 / 6, 1.0, 5 / 6), (1 / 10, 1.0, 9 / 10),
+         (1 / 3, 0.5, 2 / 3), (1 / 3, 0.0, 2 / 3))
+#: reported only: a + b < 1, outside the proof's sufficient condition (does the law still hold there?)
+OUTSIDE = ((1 / 3, 1.0, 1 / 2), (1 / 3, 1.0, 1 / 3))
+#: a law exponent is decided within RESOLUTION of 1 - b from an interval at most this wide: neighbouring sweep
+#: values of 1 - b differ by >= 1/15, so a wider interval could hold two of them
+MAX_WIDTH = 0.05
+
+PREREGISTERED = {
+    "SWEEP": "was ((1/3, 1, 0), (1/3, 1/2, 2/3)) at a step of 0.2 (eta R^2 ~ 3.7, outside Cond. 1 (iv)) for a third of "
+             "the horizon, beside a separate decision of p = 1/3 at EQ10; is the law p = 1 - b at b = 2/3 ... 9/10 "
+             "with a = 1 - b, at the main step and horizon (issue #11: the finding is the law across b, the 1/3 was "
+             "put in). a = 1 - b rather than a = 1/2 after exploratory quick runs (seeds 0-2) showed a >= 1/2 "
+             "leaves the attention-saturation transient in the window (p high by up to 0.1 at a = 3/4)",
+    "MAX_WIDTH": "was 0.1 (EQ10's p) and 0.2 (sweep); is 0.05 for every point (neighbouring 1 - b differ by 1/15); "
+                 "set after the exploratory runs above measured widths <= 0.04",
+}
 
 
 def loss_exponent(a, alpha, b):
@@ -96,7 +108,7 @@ def w_factor_exponent(a, alpha, b):
 
 
 def derivation(claimed=loss_exponent) -> Outcome:
-    """The loss exponent implied by (10)'s factors, and the factors implied by p = 1/3 (module docstring)."""
+    """The loss exponent implied by (10)'s factors (module docstring); EQ10's b is an input, said so."""
     D = Derivation()
     t, k, C, q, eta, R = sp.symbols("t k C q eta R", positive=True)
     a, b = sp.symbols("a b", positive=True)
@@ -105,12 +117,14 @@ def derivation(claimed=loss_exponent) -> Outcome:
     ell = k * t ** (1 - b) / (1 - b)
     D.prove_equal("α = 1: ℓ = log(1/L) obeys ℓ' = k t^{-b}, solved by ℓ = k t^{1-b}/(1-b)  ⇒  L = exp(-c t^{1-b})",
                   sp.diff(ell, t), k * t ** (-b), shown=sp.Eq(sp.Derivative(sp.Symbol("ell"), t), k * t ** (-b)))
+    D.prove_equal("the law: the growth exponent t·d log ℓ/dt of ℓ = log(1/L) is p = 1 − b (the u factor's, for any a "
+                  "with a + b ≥ 1)", claimed(a, 1, b), sp.simplify(t * sp.diff(sp.log(ell), t)))
     Y = sp.Symbol("Y", positive=True)
     Yexpr = C + q * k * t ** (1 - b) / (1 - b)
     L = Y ** (-1 / q)
     resid = sp.diff(L, Y) * sp.diff(Yexpr, t) + k * t ** (-b) * L ** (1 + q)
     D.prove_zero("α = 1 − q < 1: L = (C + q k t^{1-b}/(1-b))^{-1/q} solves L' = −k t^{-b} L^{2-α}: "
-                 "polynomial decay L ~ t^{-(1-b)/q}; only α = 1 is exponential (\"the fastest rate\")",
+                 "polynomial decay, L^{-q} ~ t^{1-b}; only α = 1 is exponential (\"the fastest rate\")",
                  sp.powsimp(resid / Y ** (-1 / q - 1), force=True),
                  shown=sp.Eq(sp.Symbol("L"), Yexpr ** (-1 / q)))
     s = sp.Symbol("s", positive=True)
@@ -122,62 +136,18 @@ def derivation(claimed=loss_exponent) -> Outcome:
     D.prove_equal("margin change over a step: |Δm| ≤ R||Δu|| + 2R³||u||·||ΔW|| = ηR²t^{-b} + 2η²R⁴t^{1-a-b}/(1-b); "
                   "its growing part has log-slope 1 − a − b (bounded iff a + b ≥ 1)",
                   expo, 1 - a - b, shown=sp.Eq(sp.Symbol("|Δm|"), dm))
-    b_star = sp.solve(sp.Eq(1 - b, sp.Rational(1, 3)), b)[0]
-    a_star = 1 - b_star
-    D.prove_equal("the summary's p = 1/3 ⇒ b = 2/3; a + b ≥ 1 and the fastest W alignment (smallest a) ⇒ a = 1/3; "
-                  "α = 1 (the only exponential case): the factors (a, α, b) = EQ10 that the joint-training claims run",
-                  sp.Matrix([a_star, 1, b_star]), sp.Matrix([sp.nsimplify(f) for f in EQ10]))
-    D.prove_equal("then ||W_t|| ~ t^{1-a} = t^{2/3}, ||u_t|| ~ t^{1-b} = t^{1/3}, 1 − ⟨W̄_t, W̄_mm⟩ ~ t^{-(1-a)} = t^{-2/3}",
-                  sp.Matrix([1 - a_star, 1 - b_star, -(1 - a_star)]),
-                  sp.Matrix([sp.Rational(2, 3), sp.Rational(1, 3), -sp.Rational(2, 3)]))
-    D.prove_equal("loss exponent of (10): p = 1 − b = 1/3", claimed(a, 1, b).subs({a: a_star, b: b_star}),
-                  sp.Rational(1, 3))
-    return D.outcome("p = 1 − b with α = 1 (the only exponential case); p = 1/3 ⇒ (a, α, b) = (1/3, 1, 2/3)")
+    D.say("INPUT, not a result: b = 2/3 is chosen so that p = 1 − b equals a third-party summary's 1/3, and a = 1/3 "
+          "is the smallest a with a + b ≥ 1. A run of these factors measures p = 1/3 by construction of the choice; "
+          "it cannot confirm the paper's (lost) rate.")
+    a_in, b_in = sp.Rational(1, 3), sp.Rational(2, 3)
+    D.prove_equal("consistency of the constant: joint_fixtures.EQ10 = (1/3, 1, 2/3) is that choice (a + b = 1, "
+                  "1 − b = 1/3)", sp.Matrix([a_in, 1, b_in]), sp.Matrix([sp.nsimplify(f) for f in EQ10]))
+    return D.outcome("law p = 1 − b (α = 1; a + b ≥ 1 for the per-step control); α < 1 polynomial; EQ10's b = 2/3 is "
+                     "an input (p = 1/3 put in)")
 
 
 # ---------------------------------------------------------------------------
-# 2. Numeric check: the loss exponent on DM
-# ---------------------------------------------------------------------------
-
-
-def check_loss_exponent(ctx: Context, spec: tuple | None = None, claimed: float = 1 / 3) -> Outcome:
-    """Fitted p in L = exp(-c t^p) from the increments of log(1/L_t) over [N/5, N]; ``spec``: another algorithm
-    (a control) in place of (10), run for the control horizon."""
-    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec), n_ctrl(ctx))
-    name = "updates (10)" if spec is None else str(spec)
-    ev = Evidence(ctx, decisions=1)
-    steps = traj.steps.numpy()
-    ell = -traj["log_loss"].numpy()
-    e = tail_exponent(steps, ell, N, ev.z, increments=True)
-    ev.decide("loss exponent p (exp(−c t^p))",
-              decide_close(e.lo, e.hi, claimed, resolution=RESOLUTION, max_width=MAX_WIDTH), value=e.est,
-              line=f"{name}: p = {e.text()} (stat ±{ev.z * e.stat:.2g}, sys ±{e.sys:.2g}; halves {e.halves[0]:.4f}, "
-                   f"{e.halves[1]:.4f}) vs claimed {claimed:.4g}")
-    # the constant: ell = c t^p + c0 on the window, with p = claimed
-    m = steps >= WINDOW * N
-    X = np.column_stack([steps[m] ** claimed, np.ones(m.sum())])
-    c_m, c_se = mean_se(np.linalg.lstsq(X, ell[m], rcond=None)[0][0])
-    ev.measure("constant c (with p fixed at the claim)", c_m, lo=c_m - ev.z * c_se, hi=c_m + ev.z * c_se,
-               level=ev.level)
-    ev.measure("log L at the last step (mean over runs)", float(-ell[-1].mean()))
-    ev.say(f"c = {c_m:.3f}; {ell.shape[1]} DM draws, {N} steps")
-    if ev.plots:
-        fig, ax = new_figure()
-        ax.loglog(steps[1:], ell[1:], color="tab:blue", alpha=0.5, lw=1)
-        tt = steps[m].astype(float)
-        ax.loglog(tt, c_m * tt ** claimed, "k--", label=f"c t^{claimed:.3g} (claim)")
-        ax.set_xlabel("step t")
-        ax.set_ylabel("log(1/L(W_t, u_t))")
-        ax.set_title("updates (10) on DM" if spec is None else name)
-        ax.legend(loc="best")
-        ev.figure("log(1/L) against t", fig,
-                  "Each line is one DM draw; the dashed line is c t^p with the claimed p fitted on the window.")
-    return ev.outcome(headline=f"p = {e.text()}, claimed {claimed:.4g}", per_run_p=e.per_run,
-                      window=[WINDOW * N, N], spec=list(spec or EQ10_SPEC))
-
-
-# ---------------------------------------------------------------------------
-# 3. Numeric check: sweep over the factors (p = 1 - b for alpha = 1; alpha < 1 polynomial)
+# 2. Numeric check: the law p = 1 - b across a sweep of b
 # ---------------------------------------------------------------------------
 
 
@@ -187,75 +157,104 @@ def transformed_loss(log_loss: np.ndarray, alpha: float) -> np.ndarray:
     return -log_loss if alpha == 1 else np.expm1(-(1 - alpha) * log_loss)
 
 
-def check_sweep(ctx: Context, predicted=loss_exponent) -> Outcome:
-    """Other factors (a, alpha, b): the growth exponent of g_alpha(L_t) against ``predicted(a, alpha, b)``."""
-    setup = main_setup(ctx)
-    small = replace(setup, B=min(4, setup.B))
-    N = n_ctrl(ctx)
+def _trajectory(ctx: Context, a: float, alpha: float, b: float):
+    if (a, alpha, b) == tuple(EQ10):
+        return main_run(ctx)
+    return run(ctx, ("eq10", ETA, a, alpha, b), n_main(ctx))
+
+
+def _label(a, alpha, b) -> str:
+    return f"a={a:.3g}, α={alpha:g}, b={b:.3g}"
+
+
+def check_law(ctx: Context, predicted=loss_exponent, u_loss_power: float | None = None) -> Outcome:
+    """For every point of SWEEP, the growth exponent of g_alpha(L_t) against ``predicted(a, alpha, b)``.
+
+    ``u_loss_power`` (a control): run the alpha = 1 points with this power of L in the u-step instead, while the
+    transform and the prediction stay those of alpha = 1 (the exponential law)."""
+    N = n_main(ctx)
     ev = Evidence(ctx, decisions=len(SWEEP))
-    curves = []
+    curves, devs, main_e = [], [], None
     for a, alpha, b in SWEEP:
-        p_claim = predicted(a, alpha, b)
-        traj = run(ctx, ("eq10", SWEEP_ETA, a, alpha, b), N, setup=small)
+        run_alpha = alpha if (u_loss_power is None or alpha != 1) else u_loss_power
+        traj = _trajectory(ctx, a, run_alpha, b)
         steps = traj.steps.numpy()
         g = transformed_loss(traj["log_loss"].numpy(), alpha)
         e = tail_exponent(steps, g, N, ev.z, increments=True)
-        label = f"a={a:.3g}, α={alpha:g}, b={b:.3g}"
+        p_claim = predicted(a, alpha, b)
         what = "log(1/L)" if alpha == 1 else f"L^-{1 - alpha:g} − 1"
-        d = decide_close(e.lo, e.hi, p_claim, resolution=RESOLUTION, max_width=SWEEP_MAX_WIDTH)
+        label = _label(a, run_alpha, b) + ("" if run_alpha == alpha else " (u-step without 1/L)")
+        d = decide_close(e.lo, e.hi, p_claim, resolution=RESOLUTION, max_width=MAX_WIDTH)
         ev.decide(f"growth exponent of {what} for {label}", d, value=e.est,
-                  line=f"{label}: {what} ~ t^{e.text()} vs {p_claim:.3g} [{d.status}]")
+                  line=f"{label}: {what} ~ t^{e.text()} vs {p_claim:.4g} ± {RESOLUTION:g} [{d.status}]")
+        devs.append(abs(e.est - p_claim))
+        if (a, alpha, b) == tuple(EQ10):
+            main_e = (e, traj, steps, g)
         curves.append((steps, g, f"{what}, {label}"))
-    if ev.plots:
+    e, traj, steps, ell = main_e
+    m = steps >= WINDOW * N
+    p_eq10 = predicted(*EQ10)
+    X = np.column_stack([steps[m] ** p_eq10, np.ones(m.sum())])
+    c_m, c_se = mean_se(np.linalg.lstsq(X, ell[m], rcond=None)[0][0])
+    ev.measure("constant c of (10) as read (p fixed at 1 − b = 1/3)", c_m, lo=c_m - ev.z * c_se, hi=c_m + ev.z * c_se,
+               level=ev.level)
+    ev.measure("log L at the last step of (10) (mean over runs)", float(-ell[-1].mean()))
+    ev.say(f"(10) as read, b = 2/3 put in: p = {e.text()} (its 1/3 is the law at the chosen b); c = {c_m:.3f}; "
+           f"{ell.shape[1]} DM draws, {N} steps")
+    if ev.plots:   # reported only (not decided, and not re-run by the controls): a + b < 1
+        for a, alpha, b in OUTSIDE:
+            tr = run(ctx, ("eq10", ETA, a, alpha, b), N)
+            eo = tail_exponent(tr.steps.numpy(), transformed_loss(tr["log_loss"].numpy(), alpha), N, ev.z,
+                               increments=True)
+            ev.measure(f"growth exponent of log(1/L) for {_label(a, alpha, b)} (a + b < 1, reported)", eo.est,
+                       lo=eo.lo, hi=eo.hi, level=ev.level, claimed=f"law: {1 - b:.4g}")
+            ev.say(f"outside a + b ≥ 1, reported: {_label(a, alpha, b)}: log(1/L) ~ t^{eo.text()} vs 1 − b = {1 - b:.4g}")
         fig, ax = new_figure()
-        for steps, g, label in curves:
-            ax.loglog(steps[1:], g[1:].mean(1), label=label)
-        main = main_run(ctx)
-        ax.loglog(main.steps.numpy()[1:], -main["log_loss"].numpy()[1:].mean(1), "k", label="log(1/L), (10): b = 2/3")
+        for st, g, label in curves:
+            ax.loglog(st[1:], g[1:].mean(1), label=label)
         ax.set_xlabel("step t")
         ax.set_ylabel("g_α(L_t) (mean over draws)")
-        ax.legend(loc="best", fontsize=7)
-        ev.figure("Loss decay for other factors of (10)", fig,
-                  "α = 1: log(1/L) ~ t^{1−b} (exponential rates); α = 1/2: L^{−1/2} ~ t^{1−b}, i.e. L decays only "
-                  "polynomially.")
-    return ev.outcome(n_steps=N, draws=small.B)
+        ax.legend(loc="best", fontsize=6)
+        ev.figure("The law p = 1 − b across the u factor's exponent b", fig,
+                  "α = 1: log(1/L) ~ t^{1−b} (exponential rates); α = 1/2, 0: L^{−(1−α)} ~ t^{1−b}, i.e. L decays only "
+                  "polynomially. The first curve is (10) as we read it (b = 2/3 put in).")
+    return ev.outcome(headline=f"law p = 1 − b at b = 2/3 … 9/10 and α ∈ {{1, 1/2, 0}}: max |p − (1 − b)| = "
+                               f"{max(devs):.4f}; (10) as read (b = 2/3 put in): p = {e.text()}",
+                      per_run_p_eq10=e.per_run, window=[WINDOW * N, N], sweep=[list(p) for p in SWEEP])
 
 
 # ---------------------------------------------------------------------------
-# 4. The claim
+# 3. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID,
-    title="Train loss → 0 at exp(−c t^p) under joint training (updates (10))",
+    title="Train loss → 0 at exp(−c t^{1−b}) under joint training (updates (10)); the summary's 1/3 is put in via b",
     statement=STATEMENT,
     fidelity="qualitative",
     fidelity_note=("The seed keeps only the shape (loss → 0 at a stretched-exponential rate); a third-party summary "
-                   "quotes exp(−Ω(t^{1/3})). The factors of (10) are lost: we derive p = 1 − b from the proof sketch "
-                   "(α = 1 is the only exponential case, hence 'fastest'), the constraint a + b ≥ 1 from the "
-                   "segment bound, and read (a, α, b) = (1/3, 1, 2/3) off p = 1/3 (ours, reconstructed). The "
-                   "exponent is then measured on DM (n=3, T=2, d=64, ρ=4, η=0.05); the sweep checks the derived law for b = 0 "
-                   "(p = 1) and α = 1/2 (polynomial decay)."),
+                   "quotes exp(−Ω(t^{1/3})). The factors of (10) are lost. We derive the law p = 1 − b from the "
+                   "proof sketch (α = 1 the only exponential case, hence 'fastest'; a + b ≥ 1 for the segment bound) "
+                   "and decide it on DM (n=3, T=2, d=64, ρ=4, η=0.05) across b = 2/3 … 9/10 and α ∈ {1, 1/2, 0}. "
+                   "The 1/3 is PUT IN: our reading (a, α, b) = (1/3, 1, 2/3) chooses b so that the law gives the "
+                   "summary's 1/3, so p = 0.333 on those runs is the law at b = 2/3, not a confirmation of the "
+                   "paper's rate, which cannot be tested without its factors."),
     findings=(
-        "With the update family W-step × (t+1)^−a, u-step ∝ (t+1)^−b ∇_u L / L^α, α = 1 is the only exponential case,"
-        " the loss decays like exp(−c t^{1−b}), and a + b ≥ 1 is needed for the per-step loss control; (a, α, b) = "
-        "(1/3, 1, 2/3) reproduces the quoted exp(−Ω(t^{1/3})): the 1/3 is put in through b, the finding is the law p "
-        "= 1 − b.",
+        "With the update family W-step × (t+1)^−a, u-step ∝ (t+1)^−b ∇_u L / L^α, the loss decays like exp(−c t^{1−b}) "
+        "(α = 1, the only exponential case) and L^{−(1−α)} ~ t^{1−b} for α < 1: decided on DM across b = 2/3 … 9/10 "
+        "within ±0.02. The quoted exp(−Ω(t^{1/3})) is reproduced only because b = 2/3 is put in.",
     ),
     assumptions=condition1_assumptions(),
     checks=(
-        Check("derivation", "symbolic", "p = 1 − b (α = 1), polynomial for α < 1; factors from p = 1/3", derivation),
-        Check("loss-exponent", "numeric", "fitted p in exp(−c t^p) for updates (10) on DM", check_loss_exponent),
-        Check("factor-sweep", "numeric", "b = 0 and α = 1/2: growth exponent 1 − b of log(1/L) (α = 1) and of "
-              "L^{−(1−α)} (α < 1: polynomial decay)", check_sweep),
+        Check("derivation", "symbolic", "p = 1 − b (α = 1), polynomial for α < 1; EQ10's b an input", derivation),
+        Check("loss-law", "numeric", "growth exponent of log(1/L) (α = 1) and of L^{−(1−α)} (α < 1) = 1 − b across "
+              "b = 2/3 … 9/10 on DM (the EQ10 run among them)", check_law),
     ),
     controls=(
         Control("symbolic: p = 1 − a", "derivation", "the W factor in place of the u factor",
                 {"claimed": w_factor_exponent}),
-        Control("GD in place of (10)", "loss-exponent", "constant-step GD: polynomial decay, p ≈ 0",
-                {"spec": ("gd", ETA_GD)}),
-        Control("wrong claimed exponent", "loss-exponent", "p = 1/2 claimed for updates (10)", {"claimed": 0.5}),
-        Control("sweep: p = 1 − a", "factor-sweep", "the W factor's exponent predicted instead",
-                {"predicted": w_factor_exponent}),
+        Control("u-step without 1/L", "loss-law", "α = 0 run where the law says α = 1 (the u-step's loss "
+                "normalization dropped): polynomial decay, log(1/L) ~ log t", {"u_loss_power": 0.0}),
+        Control("law p = 1 − a", "loss-law", "the W factor's exponent predicted instead", {"predicted": w_factor_exponent}),
     ),
 )

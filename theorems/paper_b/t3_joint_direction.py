@@ -5,24 +5,39 @@ Statement (spec: qualitative).  Under Condition 1, along the updates (10), ``Wba
 with the designated opt tokens of DM), at a rate slower than Theorem 1's: the seed explains that W's extra
 step factor slows the growth of ``||W_t||`` and "consequently, the convergence to implicit bias is slower".
 
-Our reading (derived in B.T2): ``||W_t|| ~ t^{2/3}`` and, as in Theorem 1 (``1 - corr <~ log t / ||W_t||`` from
-the eps_t-argument of Lemma 7 / eq. (56)-(58)),
+Structure (as in Theorem 1: the eps_t-argument of Lemma 7 / eq. (56)-(58) bounds the misalignment by the norm):
 
-    1 - <Wbar_t, Wbar_mm> <= C polylog(t) t^{-2/3}      (||Wbar_t - Wbar_mm|| = O~(t^{-1/3}), vs O~(t^{-1/2}) in B.T1).
+    1 - <Wbar_t, Wbar_mm> <= C polylog(t) / ||W_t||                                   (A: alignment per unit norm)
 
-Evidence.  On the shared DM runs (``joint_fixtures``), the log-log slope of ``1 - corr = ||Wbar_t - Wbar_mm||^2/2``
-(no cancellation) over ``[N/5, N]``, per run; the interval is the fixtures' (across-run error + the drift between
-window halves).  The claimed envelope allows a ``log^2 t`` factor (as B.T1 does): window exponent
-``<= -2/3 + s_2`` with ``s_2`` the window-averaged log-log slope of ``log^2 t``.  fail if the whole interval is
-above; pass if below.  The measured exponent is reported next to B.T1's envelope (-1).
+and with B.L10's ``||W_t|| = Theta(t^{1-a})``:  ``1 - <Wbar_t, Wbar_mm> <= C polylog(t) t^{-(1-a)}``   (B: the rate in t).
 
-Controls: GD in place of (10) (alignment at a logarithmic rate); a wrong W_mm (the W-SVM with its most loaded
-constraint dropped).
+**What the schedule implies and what it does not.**  The exponent ``-(1 - a) = -2/3`` of (B), and "slower than
+with a fixed head" (where ``||W_t|| ~ t``), come from the W factor we chose (``joint_fixtures.EQ10``, a = 1/3, set
+together with the b = 2/3 that was put in to match a summary's 1/3): they are not measurements of the paper's
+rate.  (A) does not involve the schedule at all: how well W's direction has aligned for a given norm is a property of
+the loss landscape and of the direction of the steps.  So (A) is the claim's evidence; (B) is decided as its
+consequence together with B.L10's lower bound, with its exponent labelled as the schedule's.
+
+Evidence.  On the shared DM runs (``joint_fixtures``), over the window ``[N/5, N]``, per run, with the fixtures'
+interval (across-run error + the drift between window halves):
+(A) the log-log slope in t of ``Q_t = ||W_t|| (1 - corr_t) / log^k t`` (k = 2, the polylog degree B.T1 allows; the
+    log factor is divided out exactly, no window-averaged allowance) must be <= 0: Q non-increasing, i.e. (A) holds
+    with C = Q at the window's start;
+(B) the log-log slope of ``1 - corr = ||Wbar_t - Wbar_mm||^2/2`` must be <= ``-(1 - a) + s_k`` with ``s_k`` the
+    window-averaged slope of ``log^k t`` (the effective bound is printed: -0.358 at quick, -0.412 at standard).
+The exponent of ``1 - corr`` against ``||W_t||`` is reported: it is close to -2 (as B.T1's t^{-2} for NGD with
+``||W_t|| ~ t``), not -1.
+
+Controls (mutants of the mathematics): a wrong W_mm (the W-SVM with its most loaded constraint dropped: the
+direction aligns with something else, Q grows like ||W_t||); the W-step with the wrong sign (gradient ascent in W:
+the direction leaves W_mm, 1 - corr does not decay).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+import numpy as np
 import torch
 
 from numerics.paper_b import joint as J
@@ -31,22 +46,47 @@ from numerics.paper_b.model import Dataset
 from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (ETA_GD, WINDOW, condition1_assumptions, main_run, main_setup, n_ctrl,
-                                             n_main, run, tail_exponent)
+from theorems.paper_b.joint_fixtures import (ASCENT_W_SPEC, EQ10_SPEC, WINDOW, condition1_assumptions, main_setup,
+                                             n_ctrl, n_main, run, tail_exponent)
 from theorems.plots import new_figure
 
 ID = "B.T3"
 
 STATEMENT = (
-    r"1-\langle\bar W_t,\bar W_{mm}\rangle\le C\,\mathrm{polylog}(t)\,t^{-2/3}"
-    r"\quad\big(\|\bar W_t-\bar W_{mm}\|=\tilde O(t^{-1/3})\big)"
+    r"1-\langle\bar W_t,\bar W_{mm}\rangle\le C\,\frac{\log^2 t}{\|W_t\|}\ \ \text{(decided: alignment per unit norm)},"
+    r"\quad\text{hence with }\|W_t\|=\Theta(t^{1-a}):\ \le C\,\mathrm{polylog}(t)\,t^{-(1-a)}"
+    r"\ \ (a=\tfrac13:\ t^{-2/3},\text{ the schedule's})"
 )
 
-#: the claimed envelope: exponent -2/3 up to a log^POLYLOG_K t factor (B.T1 allows the same)
-CLAIMED = -2 / 3
+#: the polylog degree k of the envelope (the log^k t factor): B.T1 allows the same for NGD with a fixed head
 POLYLOG_K = 2
-#: an exponent interval wider than 0.5 could hold both the -2/3 envelope and a logarithmic rate (exponent ~ 0)
+#: (A): Q_t = ||W_t|| (1 - corr_t) / log^k t must not grow: its log-log slope in t is decided <= this bound
+Q_SLOPE_MAX = 0.0
+#: (A): an interval below 0 at most 0.6 wide excludes a flat Q by its whole width; wider intervals come from runs whose
+#: Q has not settled (a non-converging direction has slope ~ +(1 - a) - k/log t ~ +0.35 here)
+Q_MAX_WIDTH = 0.6
+#: (B): an exponent interval wider than 0.5 could hold both the -2/3 envelope and a logarithmic rate (exponent ~ 0)
 MAX_WIDTH = 0.5
+#: DM draws at the quick / standard / full budget (the shared set-up's first draws, then more): at the quick horizon
+#: a draw whose attention saturates late still has a slower local exponent in the window, and with 6 draws one such
+#: draw widens the across-run interval past the widths above
+DRAWS = (12, 16, 24)
+
+PREREGISTERED = {
+    "Q_SLOPE_MAX": "new: decision (A), alignment per unit norm, added for issue #11 (the old single decision (B) has "
+                   "its exponent from the schedule) after exploratory quick runs at seeds 0-2 (Q slope -0.92 ... -1.05); "
+                   "the control 'GD in place of (10)' was dropped (GD's direction converges too, B.T6: it was rejected "
+                   "only through the schedule's exponent) for the W-step with the wrong sign",
+    "Q_MAX_WIDTH": "new with (A); set after the exploratory runs above measured widths 0.24-0.54",
+    "DRAWS": "was the shared set-up's 6 at the quick budget; is 12: at quick seed 4 one of the 6 draws (local exponent "
+             "-0.84 against -1.34 ... -1.42 for the others) made (A) [-1.29, -0.51] and (B) [-1.70, -0.86] wider than "
+             "declared (inconclusive; also the old single decision (B)); issue #11: raise power, do not widen",
+}
+
+
+def t3_setup(ctx: Context) -> J.Setup:
+    """The shared set-up with DRAWS draws (its first draws are the shared ones: draws are tried in a fixed order)."""
+    return replace(main_setup(ctx), B=ctx.pick(*DRAWS))
 
 
 def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:
@@ -56,7 +96,7 @@ def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:
 
 def w_mm_dropped(ctx: Context) -> torch.Tensor:
     """Per draw: the W-SVM with its most loaded constraint (largest dual weight) dropped."""
-    setup = main_setup(ctx)
+    setup = t3_setup(ctx)
     ds, _ = J.instances(setup)
     _, _, ws, _ = J.solutions(setup)
     out = []
@@ -67,11 +107,13 @@ def w_mm_dropped(ctx: Context) -> torch.Tensor:
 
 
 def check_direction(ctx: Context, spec: tuple | None = None, drop_most_loaded: bool = False) -> Outcome:
-    """Exponent of 1 − ⟨W̄_t, W̄_mm⟩ on the window against the envelope.
+    """(A) Q_t = ||W_t|| (1 − corr_t) / log^k t non-increasing; (B) exponent of 1 − corr in t against the envelope.
 
-    ``spec``: another algorithm (a control) in place of (10); ``drop_most_loaded``: measure against the W-SVM
-    without its most loaded constraint (a control)."""
-    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec), n_ctrl(ctx))
+    ``spec``: a mutant of (10) (a control), run for the control horizon; ``drop_most_loaded``: measure against the
+    W-SVM without its most loaded constraint (a control)."""
+    N = n_main(ctx) if spec is None else n_ctrl(ctx)
+    traj = run(ctx, EQ10_SPEC if spec is None else spec, N, setup=t3_setup(ctx))
+    a = (EQ10_SPEC if spec is None else spec)[2]
     if drop_most_loaded:
         M = w_mm_dropped(ctx).flatten(1)
         W = traj["W"].flatten(2)
@@ -81,29 +123,45 @@ def check_direction(ctx: Context, spec: tuple | None = None, drop_most_loaded: b
         omc = traj["one_minus_corr"].numpy()
     name = ("updates (10)" if spec is None else str(spec)) + (", W_mm with a dropped constraint" if drop_most_loaded
                                                               else "")
-    ev = Evidence(ctx, decisions=1)
+    ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
-    e = tail_exponent(steps[1:], omc[1:], N, ev.z, increments=False)
-    bound = CLAIMED + polylog_allowance(WINDOW * N, N)
-    ev.decide("exponent of 1 − ⟨W̄_t, W̄_mm⟩ in t on the window", decide_upper(e.lo, e.hi, bound, max_width=MAX_WIDTH),
-              value=e.est, line=f"{name}: 1 − corr ~ t^{e.text()} on [{WINDOW * N:.0f}, {N}] (envelope ≤ {bound:.3f}); "
-                                f"final max {omc[-1].max():.2e}; {omc.shape[1]} runs")
+    Wn = traj["W_norm"].numpy()
+    t = steps[1:].astype(float)
+    Q = Wn[1:] * omc[1:] / np.log(np.maximum(t, 2.0))[:, None] ** POLYLOG_K
+    eQ = tail_exponent(t, Q, N, ev.z, increments=False)
+    dQ = decide_upper(eQ.lo, eQ.hi, Q_SLOPE_MAX, max_width=Q_MAX_WIDTH)
+    ev.decide("(A) log-log slope of ||W_t||(1 − corr)/log^k t in t (alignment per unit norm)", dQ, value=eQ.est,
+              line=f"{name}: (A) Q_t = ||W_t||(1 − corr)/log^{POLYLOG_K} t ~ t^{eQ.text()} (must be ≤ {Q_SLOPE_MAX:g}: "
+                   f"1 − corr ≤ C log^{POLYLOG_K} t/||W_t||) [{dQ.status}]")
+    e = tail_exponent(t, omc[1:], N, ev.z, increments=False)
+    allowance = polylog_allowance(WINDOW * N, N)
+    bound = -(1 - a) + allowance
+    d = decide_upper(e.lo, e.hi, bound, max_width=MAX_WIDTH)
+    ev.decide("(B) exponent of 1 − ⟨W̄_t, W̄_mm⟩ in t on the window", d, value=e.est,
+              line=f"(B) 1 − corr ~ t^{e.text()} on [{WINDOW * N:.0f}, {N}]: envelope −(1 − a) + log^{POLYLOG_K} "
+                   f"allowance = {-(1 - a):.3f} + {allowance:.3f} = {bound:.3f} (the exponent −(1 − a) is the "
+                   f"schedule's) [{d.status}]; final max {omc[-1].max():.2e}; {omc.shape[1]} runs")
+    m = (steps >= WINDOW * N)
+    slopes = [np.polyfit(np.log(Wn[m, b]), np.log(omc[m, b]), 1)[0] for b in range(Wn.shape[1])
+              if np.all(omc[m, b] > 0) and np.ptp(np.log(Wn[m, b])) > 0]
+    if slopes:
+        ev.measure("exponent of 1 − corr against ||W_t|| on the window (mean over runs; reported)",
+                   float(np.mean(slopes)), claimed="≤ −1 (A, up to logs)")
     ev.measure("1 − ⟨W̄_N, W̄_mm⟩ (max over runs)", float(omc[-1].max()))
-    ev.measure("B.T1's envelope exponent for comparison (fixed head, NGD)", -1.0)
+    ev.measure("B.T1's envelope exponent for comparison (fixed head, NGD, ||W_t|| ~ t)", -1.0)
     if ev.plots:
         fig, ax = new_figure()
-        t = steps[1:].astype(float)
         ax.loglog(t, omc[1:], color="tab:blue", lw=1, alpha=0.6)
         tw = t[t >= WINDOW * N]
-        ax.loglog(tw, omc[-1].max() * (tw / N) ** CLAIMED, "k--", label="∝ t^{−2/3} (envelope, no logs)")
+        ax.loglog(tw, omc[-1].max() * (tw / N) ** -(1 - a), "k--", label="∝ t^{−(1−a)} (envelope, no logs)")
         ax.set_xlabel("step t")
         ax.set_ylabel("1 − ⟨W̄_t, W̄_mm⟩")
         ax.legend(loc="best")
         ax.set_title(name)
         ev.figure("Directional convergence of W_t to W_mm", fig,
-                  "1 − ⟨W̄_t, W̄_mm⟩ per run with a t^{−2/3} guide (the claimed envelope).")
-    return ev.outcome(headline=f"1 − corr ~ t^{e.text()}, envelope ≤ {bound:.3f}", per_run=e.per_run,
-                      envelope=bound)
+                  "1 − ⟨W̄_t, W̄_mm⟩ per run with a t^{−(1−a)} guide (the envelope's exponent is the schedule's).")
+    return ev.outcome(headline=f"(A) ||W_t||(1 − corr)/log²t ~ t^{eQ.text()} ≤ 0; (B) 1 − corr ~ t^{e.text()}, "
+                               f"envelope ≤ {bound:.3f}", per_run=e.per_run, per_run_Q=eQ.per_run, envelope=bound)
 
 
 CLAIM = Claim(
@@ -112,17 +170,24 @@ CLAIM = Claim(
     statement=STATEMENT,
     fidelity="qualitative",
     fidelity_note=("The seed keeps the shape (global directional convergence, slower than Theorem 1 because "
-                   "||W_t|| grows slower). The envelope t^{-2/3} (||W̄_t − W̄_mm|| = Õ(t^{-1/3})) is our derivation "
-                   "from the reconstructed factors of (10) (B.T2) and Theorem 1's structure; the exponent is "
-                   "measured on DM."),
+                   "||W_t|| grows slower). Decided: (A) the alignment per unit norm, 1 − corr ≤ C log²t/||W_t|| "
+                   "(Q_t = ||W_t||(1 − corr)/log²t non-increasing), which the step schedule does not imply; and (B) "
+                   "the resulting rate in t against −(1 − a) + the window's log² allowance (printed). The exponent "
+                   "−2/3 of (B) and 'slower than a fixed head' come from the W factor a = 1/3 we chose (B.T2: b = 2/3 "
+                   "put in to match a summary's 1/3, a the smallest allowed), not from the paper."),
+    findings=(
+        "Under joint training 1 − ⟨W̄_t, W̄_mm⟩ falls like ||W_t||^−2 (≈ t^−4/3 with ||W_t|| ~ t^{2/3}), as B.T1's t^−2 "
+        "for NGD with ||W_t|| ~ t: the misalignment is set by the norm; the envelope's 1/||W_t|| is not tight.",
+    ),
     assumptions=condition1_assumptions(),
     checks=(
-        Check("direction-rate", "numeric", "exponent of 1 − ⟨W̄_t, W̄_mm⟩ against the t^{−2/3} polylog envelope",
-              check_direction),
+        Check("direction-rate", "numeric", "(A) ||W_t||(1 − corr)/log²t non-increasing; (B) exponent of 1 − ⟨W̄_t, "
+              "W̄_mm⟩ against −(1 − a) + polylog allowance", check_direction),
     ),
     controls=(
-        Control("GD in place of (10)", "direction-rate", "constant-step GD on (W, u)", {"spec": ("gd", ETA_GD)}),
         Control("wrong W_mm", "direction-rate", "W-SVM with its most loaded constraint dropped",
                 {"drop_most_loaded": True}),
+        Control("W-step with the wrong sign", "direction-rate", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W)",
+                {"spec": ASCENT_W_SPEC}),
     ),
 )

@@ -12,22 +12,38 @@ and for linear logistic regression GD's residual orthogonal to the max-margin di
 
 decided like B.T1's: per run, the slope of ``log(1 - corr)`` on ``log log t`` over the late window
 ``[N/10, N]`` (of the upper envelope, ``rate_fixtures``); the ``(log log t)^2`` factor is allowed by
-``s = 2 (lll t_2 - lll t_1)/(ll t_2 - ll t_1)`` (lll = log log log); fail if the interval of the mean exponent
-lies above ``-2 + s``, pass if below (and narrower than 1).
+``s = 2 (lll t_2 - lll t_1)/(ll t_2 - ll t_1)`` (lll = log log log), so the **effective bound** is ``-2 + s``
+(printed in every line and the headline): -1.02 at the quick window [800, 8000], -1.06 at standard [1500, 15000],
+-1.11 at full.  That allowance is large, and it can only be made so by the window: s falls like
+1/log log t, so no reachable window gets it much below 0.9.  What the rule can honestly decide is therefore
+"1 - corr decays faster than 1/log t" (exponent -1): the window must make the effective bound lie below -1
+(``MAX_LOGLOG_ALLOWANCE`` = 1; else inconclusive), which sets the horizon (8000 steps at quick, where the old
+2000-step window [200, 2000] allowed <= -0.91 and 1/log t would have passed).  Fitting the loglog degree k in
+[0, 2] as a nuisance gives the same rule (see B.T1).  fail if the interval of the mean exponent lies above
+``-2 + s``, pass if below (and narrower than 0.5).
 
-"Slower than NGD": on the same runs, the paired difference of the exponents of 1 - corr in t (GD minus NGD)
-must be positive (interval above 0; a difference of exactly 0, an algorithm against itself, is not slower).
+"Slower than NGD": on the same runs, the paired difference of the exponents of 1 - corr in t (GD minus NGD) must
+exceed ``SLOWER_BY`` = 1: GD's exponent in t tends to 0 (1/log^2 t) and NGD's is -2 (B.S33 / B.A4), so the
+predicted gap is 2 minus GD's window allowance (about 1.6 at the quick window [50, 500], 1.7 at standard); 1 is
+half the limiting gap.  Control (a mutant of the step rule): the uncapped Polyak step in place of GD, which has
+Theorem 1's rate (B.T7), so its gap to NGD is ~0 and must fail.  (Before issue #11 the control was "NGD vs NGD" and
+"slower" meant any gap above 1e-12, with no width declared.)
 
 Negative controls (overrides of their checks' parameters): a direction other than W_mm makes 1 - corr level
 off at a positive value (exponent -> 0), which the rule rejects (alignment measured against the W-SVM with a
-dropped constraint); NGD against itself for "slower".
+dropped constraint); the Polyak step in place of GD for "slower".
 
 Setting: the Example-1 suite of ``rate_fixtures`` (n = 4, T = 3, d = 16, ``||W_0|| = 0.5`` in random and
-adversarial directions), GD and NGD with eta = 1.  GD moves in log t, so its "direction" runs are longer than the suite's
-(2000 steps at the quick budget, 15000 at standard); "slower than NGD" compares both over the suite's horizon.
+adversarial directions; outside our Ass 1, see ``rate_fixtures``), GD and NGD with eta = 1.  GD moves in log t, so its
+"direction" runs are longer than the suite's (8000 steps at the quick budget, 15000 at standard, 50000 at full);
+"slower than NGD" compares both over the suite's horizon.
+
+What we find: GD's exponent in log t is -1.7 to -1.9 (quick and standard, seed 0), between the surrogate's -2 and
+1/log t's -1, and the per-run exponents spread widely (sd ~0.3: runs differ in their offset log t + c).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -45,9 +61,29 @@ STATEMENT = (
     r"\quad\text{surrogate: }1-\langle\bar W_t,\bar W_{mm}\rangle\le C\,\frac{(\log\log t)^2}{\log^2 t}"
 )
 
-MAX_WIDTH = 1.0    # an exponent-in-log-t interval wider than this cannot tell 1/log²t from 1/log t
-STRICT = 1e-12     # "slower" is strict: an exponent difference of exactly 0 (an algorithm against itself) is no
-                   # difference; 1e-12 is far below any real one and above float64 noise in the paired slopes
+PREREGISTERED = {
+    "MAX_WIDTH": "was 1.0, is 0.5 (issue #11: an interval as wide as the distance between 1/log²t and 1/log t decided "
+                 "nothing; 0.5 is half of it)",
+    "GD_STEPS": "was (2000, 15000, 50000), is (8000, 15000, 50000): issue #11 showed the 2000-step window's effective "
+                "bound -0.91 let 1/log t pass; 8000 is the shortest horizon with MAX_LOGLOG_ALLOWANCE <= 1",
+    "GD_RUNS": "was the suite's (12, 32, 96), is (64, 64, 96): at quick seed 2 the interval over 32 runs was 0.60 wide "
+               "(> MAX_WIDTH 0.5): raised for power, nothing widened",
+    "SLOWER_BY": "new in issue #11 (before: any gap above 1e-12, whose only control was NGD against itself); set after "
+                 "the gaps 1.4-1.8 of seeds 0-2 had been seen, from the derived limiting gap 2 (half of it)",
+}
+
+#: an exponent-in-log-t interval wider than 0.5 cannot place the exponent nearer to 1/log²t's -2 or 1/log t's -1
+MAX_WIDTH = 0.5
+#: the (log log t)² allowance s must keep the effective bound -2 + s below -1 (1/log t): above 1 it cannot be decided
+MAX_LOGLOG_ALLOWANCE = 1.0
+GD_STEPS = (8000, 15000, 50000)  # GD's horizon per budget: s over [N/10, N] is 0.98 / 0.94 / 0.89 (<= 1)
+#: GD's runs per budget: per-run exponents in log t spread with sd 0.3-0.45 (runs differ in their offset log t + c),
+#: so 64 runs keep the interval (2 z sd / sqrt(B), z = 4.06) below MAX_WIDTH; 32 did not at quick seed 2
+GD_RUNS = (64, 64, 96)
+#: "slower than NGD" = GD's exponent in t exceeds NGD's by at least 1: half the derived limiting gap 2 (0 vs -2)
+SLOWER_BY = 1.0
+#: a gap interval wider than 1 cannot tell the required 1 from 0 (an algorithm with NGD's rate)
+SLOWER_MAX_WIDTH = 1.0
 
 
 def loglog_allowance(t1_: float, t2: float, k: float = 2.0) -> float:
@@ -58,14 +94,15 @@ def loglog_allowance(t1_: float, t2: float, k: float = 2.0) -> float:
 
 def n_steps(ctx: Context) -> int:
     """GD moves in log t: a longer horizon than the shared suite's (which NGD needs only to 500 steps)."""
-    return ctx.pick(2000, 15000, 50000)
+    return ctx.pick(*GD_STEPS)
 
 
 def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False) -> Outcome:
-    """Exponent of 1 - corr in log t against the surrogate (control: alignment against a wrong W_mm)."""
-    s = rf.suite(ctx)
+    """Exponent of 1 - corr in log t against the surrogate's effective bound -2 + s (control: alignment against a
+    wrong W_mm)."""
+    s = rf.suite(ctx, ctx.pick(*GD_RUNS))
     N = n_steps(ctx)
-    traj = rf.trajectory(ctx, algorithm, N)
+    traj = rf.trajectory(ctx, algorithm, N, ctx.pick(*GD_RUNS))
     om = rf.one_minus_corr(traj["W"], s.W_mm_wrong if wrong_svm else s.W_mm).numpy()
     steps = traj.steps.numpy()
     sel = rf.late(steps, N)
@@ -76,9 +113,16 @@ def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False
     allowance = loglog_allowance(t[0], t[-1])
     bound = -2 + allowance
     d = decide_upper(lo, hi, bound, max_width=MAX_WIDTH)
+    if allowance > MAX_LOGLOG_ALLOWANCE and d.status == "pass":
+        d = dataclasses.replace(d, status="inconclusive", why=f"(log log t)² allowance {allowance:.3f} > declared max "
+                                f"{MAX_LOGLOG_ALLOWANCE}: the bound would admit 1/log t")
+    claimed = f"≤ {bound:.3f} (= −2 + {allowance:.3f}: C (log log t)²/log²t over t ∈ [{t[0]:.0f}, {t[-1]:.0f}])"
+    d = dataclasses.replace(d, claimed=claimed)
     ev.decide(f"exponent of 1 − corr in log t over t ∈ [{t[0]:.0f}, {t[-1]:.0f}] (mean over runs)", d, value=m,
-              line=f"{algorithm}: exponent in log t {m:.2f} [{lo:.2f}, {hi:.2f}], surrogate allows ≤ {bound:.2f}; "
+              line=f"{algorithm}: exponent in log t {m:.2f} [{lo:.2f}, {hi:.2f}], effective bound {claimed}; "
                    f"max final 1 − corr {om[-1].max():.2e} [{d.status}]")
+    ev.measure("worst run's exponent in log t (reported: runs differ in their offset log t + c)",
+               float(slopes.max()), claimed=f"≤ {bound:.3f}")
     ev.measure("1 − corr at t = N, largest over runs", float(om[-1].max()), claimed="→ 0")
     ev.measure("1 − corr at t = N, median", float(np.median(om[-1])))
     ev.measure("K = max over runs of (1 − corr) log²t at t = N", float((om[-1] * math.log(t[-1]) ** 2).max()),
@@ -99,22 +143,25 @@ def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False
         ax.legend(loc="best", fontsize=7)
         ev.figure("GD alignment vs the 1/log²t surrogate", fig,
                   "1 − ⟨W̄ₜ, W̄mm⟩ per run; red: W₀ ∝ −W̄mm; dashed: C/log²t through the worst run.")
-    return ev.outcome(headline=f"exponent in log t {m:.2f} [{lo:.2f}, {hi:.2f}], surrogate ≤ {bound:.2f}",
-                      slopes=slopes.tolist(), window=[float(t[0]), float(t[-1])])
+    return ev.outcome(headline=f"exponent in log t {m:.2f} [{lo:.2f}, {hi:.2f}], effective bound ≤ {bound:.2f} "
+                               f"(−2 + {allowance:.2f} for (log log t)² over [{t[0]:.0f}, {t[-1]:.0f}])",
+                      slopes=slopes.tolist(), window=[float(t[0]), float(t[-1])], allowance=allowance,
+                      effective_bound=bound)
 
 
 def check_slower(ctx: Context, algorithm: str = "GD") -> Outcome:
-    """Paired difference of the exponents of 1 - corr in t, ``algorithm`` minus NGD, is positive (control: NGD)."""
+    """Paired difference of the exponents of 1 - corr in t, ``algorithm`` minus NGD, is at least SLOWER_BY
+    (control: the uncapped Polyak step, which has NGD's rate)."""
     s = rf.suite(ctx)
     ev = Evidence(ctx)
     fits = {a: rf.rate_fit(rf.trajectory(ctx, a), s.W_mm, s.n_steps, ev.z) for a in (algorithm, "NGD")}
     diff = fits[algorithm]["slopes"] - fits["NGD"]["slopes"]
     m, lo, hi = mean_interval(diff, ev.z)
     ratio = np.log10(fits[algorithm]["om"][-1] / fits["NGD"]["om"][-1])
-    d = decide_lower(lo, hi, STRICT, max_width=math.inf)
+    d = decide_lower(lo, hi, SLOWER_BY, max_width=SLOWER_MAX_WIDTH)
     ev.decide(f"exponent of 1 − corr in t: {algorithm} − NGD (paired)", d, value=m,
-              line=f"{algorithm} − NGD exponent {m:.3f} [{lo:.3f}, {hi:.3f}]; at t = N {algorithm}'s 1 − corr is "
-                   f"10^{np.median(ratio):.1f}× NGD's [{d.status}]")
+              line=f"{algorithm} − NGD exponent {m:.3f} [{lo:.3f}, {hi:.3f}], claimed ≥ {SLOWER_BY} (derived limit 2); "
+                   f"at t = N {algorithm}'s 1 − corr is 10^{np.median(ratio):.1f}× NGD's [{d.status}]")
     for a, name in ((algorithm, f"{algorithm} exponent in t"), ("NGD", "NGD exponent in t")):
         ev.measure(name, fits[a]["mean"], lo=fits[a]["lo"], hi=fits[a]["hi"])
     ev.measure(f"log₁₀ of (1 − corr) {algorithm} / NGD at t = N (median)", float(np.median(ratio)))
@@ -128,18 +175,22 @@ CLAIM = Claim(
     fidelity="exact",
     fidelity_note=("The seed states Theorem 6 in words (asymptotic global convergence of GD with a constant step, "
                    "no rate). Its finite-time test is our surrogate envelope (log log t)²/log²t, derived from the "
-                   "two-token closed form (B.S33) and the linear-regression analogy; 'slower than NGD' is from "
-                   "Section 3.3 and Remark 2."),
+                   "two-token closed form (B.S33) and the linear-regression analogy; over reachable windows its "
+                   "(log log t)² allowance is ~1, so the effective bound is about −1 in log t (−1.02 at quick, −1.06 "
+                   "standard): what is decided is 'faster than 1/log t'. 'Slower than NGD' (Section 3.3 and Remark "
+                   "2) is decided as a gap of at least 1 in the exponent of t (derived limit 2). The suite's runs "
+                   "are outside our Ass 1 (see B.T1)."),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("direction", "numeric", "Exponent of 1 − corr in log t for GD over a late window, against the "
               "(log log t)²/log²t surrogate", check_direction),
-        Check("slower-than-NGD", "numeric", "Paired difference of exponents in t, GD minus NGD, is positive",
-              check_slower),
+        Check("slower-than-NGD", "numeric", f"Paired difference of exponents in t, GD minus NGD, is at least {SLOWER_BY} "
+              "(derived limit 2)", check_slower),
     ),
     controls=(
         Control("wrong W_mm", "direction", "alignment against the W-SVM with its most-loaded constraint dropped",
                 {"wrong_svm": True}),
-        Control("NGD vs NGD", "slower-than-NGD", "NGD in place of GD: no difference", {"algorithm": "NGD"}),
+        Control("Polyak step in place of GD", "slower-than-NGD", "the uncapped Polyak step has Theorem 1's rate "
+                "(B.T7): its gap to NGD is ~0, below the required 1", {"algorithm": "Polyak (uncapped)"}),
     ),
 )

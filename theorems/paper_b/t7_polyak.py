@@ -24,9 +24,26 @@ bounded below (B.L3).  Only Ass. 2 and the exp loss are used; Ass. 1 enters thro
 Evidence: sympy proves the per-sample identities and the two scalar inequalities (as integrals of
 non-negative functions); numerically (a)-(c) are checked at every recorded iterate of uncapped PS runs
 (the Example-1 suite of ``rate_fixtures``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
-rate is decided with B.T1's envelope rule (``rate_fixtures.envelope_rate``) on uncapped PS; a probe draws the
-assumptions on both sides (B.T1's instances without a step size: the Polyak step sets its own length), and
-checks (b) at random W and the uncapped-PS envelope exponent.
+rate is decided with B.T1's envelope rule (``rate_fixtures.envelope_rate``: effective bound -1 + s_2 printed,
+-0.71 at quick) on uncapped PS; a probe draws the assumptions on both sides (B.T1's instances without a step
+size: the Polyak step sets its own length; Ass 1 at the run's largest step, the suite's single definition), and
+checks (b) at random W and the uncapped-PS envelope in the run's own clock with linear norm growth
+(``rate_fixtures.probe_rate``).
+
+The standard-budget counterexample of issue #11 (seed 1: "Polyak exponent -0.048 against bound -0.528, assumptions
+holding") is a bug in the probe, not in the algorithm or the theorem.  Its conclusion was a local exponent in t over
+[30, 150]; the assumptions were ours and ad hoc (nu <= 0.5, ||W_0|| <= 2).  Replayable instance of the same kind
+(found by a targeted scan; the issue's run did not replay here at HEAD or earlier commits, with a fresh or the
+repository's example database): ``data.example1(n=2, T=2, d=5, sigma=2.7815560826659516/sqrt(5),
+seed=256022430)``, ``W_0 = -1.1610536077854636 Wbar_mm`` (nu = 0.32, ||W_mm|| = 0.153): the uncapped Polyak step's
+first step has length 195 (at -Wbar_mm the opt scores are e^-7.6, so ||grad L|| = e^-5.7 while L - L* = e^-0.46;
+bound (b)'s ||W_mm|| / s_min allows it), ||W_1|| = 194, 1 - corr = 3.8e-6 at t = 1 and 1.8e-11 at t = 50, then
+1 - corr ~ K/(t + 1270)^2 (the norm then grows 0.153 per step): locally flat in t over [30, 150] (exponent -0.11),
+while the envelope C log^2 t / t holds with C = 1.2e-5 (the max of t (1 - corr)/log^2 t over t >= 2), and the exponent
+in the run's own clock ||W_t|| is -2.000 over t in [1200, 6000].  The new probe conclusion reads this run as "not
+decided" (||W|| grows only 1.18x over its window: inside the time offset).  Under the suite's single definitions the
+instance is outside the assumptions anyway: max |a(W_0)| = 6.2 > 1/4 (Lemma 2) and the 195-long step puts Ass 1's
+floor b, hence nu*, far below nu.
 
 Negative controls (overrides of their checks' parameters): wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
 saturates); the capped PS of the experiments (cap 1e4) for the rate: once the cap binds PS is GD with step
@@ -176,19 +193,21 @@ def random_points(inst, W_mm: torch.Tensor, norm: float) -> torch.Tensor:
 
 
 def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
-    """(b) holds at random W, and the uncapped-PS envelope exponent is below B.T1's bound."""
+    """(b) holds at random W, and the uncapped-PS run obeys B.T1's envelope in its own clock with linear norm
+    growth (``rate_fixtures.probe_rate``); not decided where the rate part cannot be (time offset, precision)."""
     out = rf.probe_run(inst, "Polyak")
     if out is None:
-        return True, "W-SVM infeasible", "no W_mm"
-    sol, traj = out
+        return None, "W-SVM infeasible", "no W_mm: not decided"
+    sol, _ = out
     W = random_points(inst, sol.solution, sol.norm)
     _, b, _, _, _ = bound_margins(W, inst["ds"], sol.solution[None], torch.tensor([sol.norm], dtype=DTYPE),
                                   wrong_L_star)
-    slope, bound, _ = rf.probe_envelope_exponent(traj, sol.solution)
     ok_b = bool((b >= -TOL).all())
-    ok_rate = bool(np.isfinite(slope) and slope <= bound)
-    return ok_b and ok_rate, "evaluated", (f"(b) holds at {int((b >= -TOL).sum())}/{PROBE_POINTS} random W; PS "
-                                           f"exponent {slope:.3f} (bound {bound:.3f})")
+    rate_ok, label, detail = rf.probe_rate(inst, "Polyak")
+    line = f"(b) holds at {int((b >= -TOL).sum())}/{PROBE_POINTS} random W; PS: {detail}"
+    if not ok_b or rate_ok is False:
+        return False, "evaluated", line
+    return rate_ok, "evaluated" if rate_ok else label, line
 
 
 # ---------------------------------------------------------------------------
@@ -206,6 +225,10 @@ CLAIM = Claim(
                    "capped one of the experiments becomes GD with step η_max (the seed's own remark)."),
     findings=(
         "A capped Polyak step becomes GD once the cap binds, so we read Theorem 7 as the uncapped step.",
+        "From a large adversarial start the uncapped Polyak step jumps far at once (length 195 from W₀ = −1.16 W̄mm on "
+        "a d = 5 instance whose opt scores are e^−7.6), so its rate shows only after a time offset of ~1300 steps: "
+        "the standard-budget 'counterexample' of issue #11 was this offset read as a local exponent in t, not a "
+        "violation of Theorem 7 (the exponent in the run's own clock ‖W_t‖ is −2.0).",
     ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
@@ -215,8 +238,9 @@ CLAIM = Claim(
               check_bounds),
         Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule",
               rf.check_envelope, {"algorithm": "Polyak (uncapped)"}),
-        Check("probe", "probe", "Hypothesis over ν, spread, init norm: (b) at random W and the uncapped-PS "
-              "exponent", probe_check, params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
+        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
+              "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock",
+              probe_check, params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),
