@@ -8,12 +8,15 @@ import torch
 from theorems.claim import Check, Claim, Context, Control, Outcome
 
 
-def slow_check(ctx: Context, seconds: float = 0.3, wrong: bool = False, die: bool = False) -> Outcome:
+def slow_check(ctx: Context, seconds: float = 0.3, wrong: bool = False, die: bool = False,
+               flaky: float = 0.0) -> Outcome:
     if die:  # the worker process dies mid-unit, every time it runs this unit
         os._exit(13)
     time.sleep(seconds)
     v = float(torch.rand((), generator=ctx.generator("toy", seconds)))
-    return Outcome("fail" if wrong else "pass", f"v = {v:.6f}", details={"v": v})
+    # flaky: inconclusive at the seeds whose draw falls below it (a check whose verdict depends on the seed)
+    status = "fail" if wrong else "inconclusive" if v < flaky else "pass"
+    return Outcome(status, f"v = {v:.6f}", details={"v": v})
 
 
 def toy(i: int, seconds: float = 0.4, die: bool = False) -> Claim:

@@ -121,7 +121,10 @@ def cmd_report(args) -> int:
     ctx = _context(args)
     results_dir = ensure_writable_dir(args.results, "results")
     records = run_claims(claims, ctx, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
-    report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]))
+    from verify import calibrate
+
+    report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]),
+                        calibration=calibrate.load_summary(results_dir, ctx.budget))
     _print_table(records)
     print(f"report written to {out}")
     return 0
@@ -168,6 +171,32 @@ def cmd_readme(args) -> int:
     return 0
 
 
+def cmd_calibrate(args) -> int:
+    """Run the claims at N consecutive seeds; print and store their operating characteristics."""
+    from verify import calibrate, registry
+
+    if args.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
+    if args.first_seed < 0:
+        raise UsageError("--first-seed must be a non-negative integer")
+    claims = [c for c in registry.select(args.k) if c.checks]
+    if not claims:
+        raise UsageError(f"no checked claim matches -k {args.k!r}")
+    results_dir = ensure_writable_dir(args.results, "results")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+
+    def said(seed, counts):
+        print(f"seed {seed}: units {counts['ran']} ran, {counts['reused']} reused, {counts['failed']} failed",
+              file=sys.stderr)
+
+    with _executor(args) as executor:
+        summary = calibrate.calibrate(claims, args.budget, seeds, results_dir, executor,
+                                      device=resolve_device(args.device), on_seed=said)
+    print("\n".join(calibrate.table(summary)))
+    print(f"calibration written to {calibrate.summary_path(results_dir, args.budget)}")
+    return 0
+
+
 def cmd_probe(args) -> int:
     """Run probes; print each probe's cells; exit 1 if any finds a counterexample."""
     from verify import registry
@@ -206,11 +235,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="verify", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
 
-    def common(sp, k=True):
+    def common(sp, k=True, seed=True):
         if k:
             sp.add_argument("-k", metavar="PATTERN", help="claims whose id or title matches (substring or glob)")
         sp.add_argument("--budget", choices=BUDGETS, default="quick")
-        sp.add_argument("--seed", type=int, default=0)
+        if seed:
+            sp.add_argument("--seed", type=int, default=0)
         sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
         sp.add_argument("--workers", type=int, default=None,
                         help="worker processes of a local Dask cluster (default: the number of cores; 1: in-process)")
@@ -236,6 +266,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--readme", type=Path, default=Path("README.md"))
     s.add_argument("--check", action="store_true", help="exit 1 if the README's table differs from the records")
     s.set_defaults(fn=cmd_readme)
+    s = sub.add_parser("calibrate", help="operating characteristics: every check and control over N seeds")
+    common(s, seed=False)
+    s.add_argument("--seeds", type=int, required=True, help="how many consecutive seeds")
+    s.add_argument("--first-seed", type=int, default=100, help="the first seed (default 100: seeds 0-4 chose "
+                   "sizes and thresholds, so calibration starts elsewhere)")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (calibration/ inside)")
+    s.set_defaults(fn=cmd_calibrate)
     s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
     s.add_argument("claim", nargs="?")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")

@@ -379,7 +379,27 @@ def _expectation(rec: dict) -> dict:
     return {"verdict": exp.verdict, "diagnosis": exp.diagnosis, "matches": exp.verdict == rec["verdict"]}
 
 
-def claim_view(rec: dict, index: int) -> dict:
+def calibration_view(summary: dict | None) -> dict | None:
+    """The operating characteristics table (``verify calibrate``'s summary): per paper, and per claim its row."""
+    if not summary:
+        return None
+    rows = {}
+    for c in summary["claims"]:
+        if not c["checks"]:
+            continue
+        counts = Counter(c["verdicts"].values())
+        checks = [{"name": k, **row["pass_rate"]} for k, row in c["checks"].items()]
+        controls = [{"name": k, **row["rejection_rate"]} for k, row in c["controls"].items()]
+        rows[c["id"]] = {"id": c["id"], "anchor": _anchor(c["id"]), "stable": c["stable"], "stale": c.get("stale", False),
+                         "verdicts": ", ".join(f"{k} {v}" for v, k in sorted(counts.items(), key=lambda kv: kv[0])),
+                         "weakest_check": min(checks, key=lambda r: r["k"]),
+                         "weakest_control": min(controls, key=lambda r: r["k"]) if controls else None,
+                         "checks": checks, "controls": controls}
+    return {"budget": summary["budget"], "seeds": summary["seeds"], "confidence": summary["confidence"],
+            "papers": summary["papers"], "rows": rows}
+
+
+def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
     controls = [_check_view(k, rec, f"{prefix}-n{i}") for i, k in enumerate(rec.get("controls", []))]
@@ -390,6 +410,8 @@ def claim_view(rec: dict, index: int) -> dict:
             "headline": headline(rec), "evidence": evidence(rec), "counterexamples": counterexamples(rec),
             "figure": is_figure(rec), "checks": checks, "controls": controls, "constants": constants,
             "verdict_class": rec["verdict"].replace(" ", "-"),
+            "calibration": (calibration or {}).get("rows", {}).get(rec["claim"]["id"]),
+            "calibrated": calibration is not None,
             "statement": statement_mathml(rec["claim"]["statement"])}
 
 
@@ -436,9 +458,10 @@ def _env() -> jinja2.Environment:
 
 
 def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
-           meta: dict | None = None) -> str:
+           meta: dict | None = None, calibration: dict | None = None) -> str:
     meta = meta or metadata(records, ctx, command)
-    views = [claim_view(r, i) for i, r in enumerate(records)]
+    calibration = calibration_view(calibration)
+    views = [claim_view(r, i, calibration) for i, r in enumerate(records)]
     papers = []
     for p in sorted({r["claim"]["paper"] for r in records}):
         vs = [v for v in views if v["r"]["claim"]["paper"] == p]
@@ -449,16 +472,19 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
         counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
         alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views),
-        violations=[v for v in views if v["r"]["verdict"] == "violated"])
+        violations=[v for v in views if v["r"]["verdict"] == "violated"], calibration=calibration)
 
 
-def write_report(out: Path, records: list[dict], ctx: Context, command: str) -> None:
-    """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``)."""
+def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None) -> None:
+    """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``); ``calibration``: the stored
+    operating characteristics of this budget (``verify.calibrate.load_summary``), if any."""
     out = Path(out)
     bundle_path = out.with_suffix(".json")
     if bundle_path == out:  # --out report.json: keep the HTML, put the bundle beside it
         bundle_path = out.with_suffix(".bundle.json")
     meta = metadata(records, ctx, command)
-    results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta))
-    bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records}
+    results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta,
+                                          calibration=calibration))
+    bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records,
+              "calibration": calibration}
     results.atomic_write_text(bundle_path, json.dumps(bundle, indent=1, sort_keys=True))
