@@ -23,6 +23,16 @@ def test_a_finding_applies_only_where_it_was_diagnosed(tmp_path):
         expectations.expected("X.2", "quick", 0, f)
 
 
+def test_a_claim_may_have_findings_at_several_budgets(tmp_path):
+    f = tmp_path / "e.toml"
+    f.write_text('[claims]\n"X.1" = "verified"\n'
+                 '[[findings."X.1"]]\nverdict = "violated"\nbudget = "quick"\nseeds = [4]\ndiagnosis = "a"\n'
+                 '[[findings."X.1"]]\nverdict = "violated"\nbudget = "standard"\nseeds = [3]\ndiagnosis = "b"\n')
+    assert expectations.expected("X.1", "quick", 4, f).diagnosis == "a"
+    assert expectations.expected("X.1", "standard", 3, f).diagnosis == "b"
+    assert expectations.expected("X.1", "standard", 4, f).verdict == "verified"
+
+
 @pytest.mark.parametrize("text, match", [
     ('[claims]\n"X.1" = "inconclusive"\n', "not one of"),          # inconclusive is work to do, never expected
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),

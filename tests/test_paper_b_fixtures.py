@@ -108,3 +108,37 @@ def test_probes_leave_infeasible_w_svm_undecided():
     assert r is None
     assert l4_probe_conclusion(dict(inst), 1e-3)[0] is None
     assert l5_conclusion(dict(inst), 1e-3)[0] is None
+
+
+def test_envelope_rule_states_its_effective_bound_and_refuses_short_windows():
+    """rate_fixtures.decide_envelope: bound -1 + s_2 in ``claimed``; a window whose allowance exceeds MAX_ALLOWANCE
+    never passes (t^-0.65 passed the old quick window [50, 500]); too wide an interval is inconclusive."""
+    from theorems.paper_b import rate_fixtures as rf
+
+    a, bound, _ = rf.effective_bound(300, 3000)
+    assert a <= rf.MAX_ALLOWANCE and math.isclose(bound, -1 + a)
+    assert rf.decide_envelope(-2.1, -1.9, 300, 3000).status == "pass"
+    assert rf.decide_envelope(-0.5, -0.4, 300, 3000).status == "fail"
+    assert rf.decide_envelope(-2.2, -1.9, 300, 3000).status == "inconclusive"     # wider than MAX_WIDTH
+    short = rf.decide_envelope(-0.70, -0.62, 50, 500)                              # allowance 0.40 > 0.3
+    assert short.status == "inconclusive" and short.claimed.startswith("≤ -0.598")
+
+
+def test_probe_rate_reads_a_time_offset_as_undecided_and_gd_as_sublinear():
+    """B.T7's standard-seed-1 kind of run (a first Polyak step of length ~195 from W0 = -1.16 Wbar_mm) is "not
+    decided" by the probe's rate conclusion (its window lies inside the time offset), not a counterexample; GD on an
+    in-assumption instance fails the linear-growth part; NGD there holds."""
+    from theorems.paper_b import rate_fixtures as rf
+
+    ds = data.example1(n=2, T=2, d=5, spread=0.0, sigma=2.7815560826659516 / math.sqrt(5), seed=256022430)
+    inst = dict(kind="example1", n=2, T=2, d=5, rho=None, extra_dims=1, spread=0.0, init=1.1610536077854636,
+                adversarial=True, data_seed=256022430, ds=ds, nu=float(data.assumptions(ds)["nu"]))
+    holds, label, _ = rf.probe_rate(inst, "Polyak")
+    assert holds is None and label == "time offset" and inst["step"] > 100
+    ass1_ok, _, small_init_ok = rf.probe_assumptions(inst).values()
+    assert not ass1_ok and not small_init_ok                                       # outside Ass 1 and Lemma 2
+    orth = runs.orthogonal_tokens(3, 3, rho=0.0, extra_dims=2, seed=1)
+    good = dict(kind="orthogonal", n=3, T=3, d=orth.d, rho=0.0, extra_dims=2, spread=0.0, init=0.01, eta=1.0,
+                adversarial=False, data_seed=1, ds=orth, nu=float(data.assumptions(orth)["nu"]))
+    assert rf.probe_rate(dict(good), "NGD")[0] is True
+    assert rf.probe_rate(dict(good), "GD")[:2] == (False, "sublinear growth")

@@ -13,6 +13,7 @@ expects, kept in one file.  ``verified`` is the expectation unless the file reco
     seeds = [1]                  # optional: only at these seeds
     diagnosis = "what was found, and whether it is our bug, our reconstruction or the paper"
 
+A claim with findings at several budgets writes each as an entry of an array of tables (``[[findings."B.T1"]]``).
 A diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
 verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` is never a
 reviewed expectation: a check that cannot decide is work to do, not a finding.
@@ -45,18 +46,20 @@ def load(path: Path = PATH) -> dict:
     for cid, v in claims.items():
         if v not in VERDICTS:
             raise ValueError(f"{path}: {cid}: expected verdict {v!r} is not one of {VERDICTS}")
-    for cid, f in findings.items():
-        if f.get("verdict") not in VERDICTS or not f.get("diagnosis", "").strip():
-            raise ValueError(f"{path}: finding {cid} needs a verdict in {VERDICTS} and a diagnosis")
+    findings = {cid: f if isinstance(f, list) else [f] for cid, f in findings.items()}
+    for cid, entries in findings.items():
+        for f in entries:
+            if f.get("verdict") not in VERDICTS or not f.get("diagnosis", "").strip():
+                raise ValueError(f"{path}: finding {cid} needs a verdict in {VERDICTS} and a diagnosis")
     return {"claims": claims, "findings": findings}
 
 
 def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expectation:
     """The reviewed verdict of ``claim_id`` at ``budget`` and ``seed`` (a finding where one applies)."""
     data = load(path)
-    f = data["findings"].get(claim_id)
-    if f and f.get("budget", budget) == budget and seed in f.get("seeds", [seed]):
-        return Expectation(f["verdict"], f["diagnosis"])
+    for f in data["findings"].get(claim_id, []):
+        if f.get("budget", budget) == budget and seed in f.get("seeds", [seed]):
+            return Expectation(f["verdict"], f["diagnosis"])
     if claim_id not in data["claims"]:
         raise KeyError(f"{claim_id} has no reviewed expectation in {path.name}: add one")
     return Expectation(data["claims"][claim_id])

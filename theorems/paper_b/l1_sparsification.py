@@ -214,6 +214,9 @@ CLAIM = Claim(
                    "explicit bracket (algebra, reported) and decide that the smallest late c_t is at least 1/2 on "
                    "every run, and the Ω(t) rate (slope −1 of log(1 − s_opt)‖W_mm‖/η in t). The probe's c ≥ 1/2 is "
                    "ours; its assumptions are the suite's single Ass 1 / Ass 2 and Lemma 2's small init."),
+    findings=(
+        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asks a slope of log(1 − s_opt) ≤ −η/(2‖W_mm‖) per step, i.e. growth ≥ η/2 (a constant of ours, not the paper's), counts such instances as counterexamples (quick seed 4).",
+    ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("derivation", "symbolic", "Softmax identity with logit gaps; the bracket ingredients",

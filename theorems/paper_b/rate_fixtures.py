@@ -411,6 +411,8 @@ PROBE_POINTS = 40            # ... and 40 log-spaced steps (each with its succes
 CLOCK_RATIO_MIN = 2.5
 #: the norm must grow at least at half the algorithm's guaranteed step (NGD: eta; PS: the derived lower bound
 #: 1/(2 R^2 e^{Delta_max}) of B.T7): increments are step x cos(W_t, -grad L) -> step as W_t aligns; GD's -> 0
+#: (for NGD not derived, and wrong for a large step: on orthogonal tokens with eta = 19-32 NGD zigzags at a steady
+#: 0.46 eta per step, still Theta(t): the probe then reports a counterexample that is ours, see B.T1's findings)
 GROWTH_FRACTION = 0.5
 #: below 1e-18, 1 - corr = ||Wbar - Wbar_mm||^2 / 2 is at the level of W_mm's own float64 / solver error (1e-9
 #: relative): such a run is not decided
@@ -520,8 +522,9 @@ def _probe_algorithm(inst, algorithm: str):
 def probe_run(inst, algorithm: str = "NGD", n_steps: int = PROBE_STEPS):
     """NGD, GD (a control) or uncapped "Polyak" from the instance: (W-SVM solution, trajectory), or None if the
     W-SVM is infeasible.  Records the run's initial logit bound ``eps`` and largest step ``step`` (over the
-    recorded consecutive steps: every step up to ``PROBE_EVERY_STEP``, then log-spaced pairs) on ``inst`` (Ass 1 and the small-init assumption are evaluated at them).  Cached: the B.T1 and
-    B.L1 probes draw the same instances from the same seed."""
+    recorded consecutive steps: every step up to ``PROBE_EVERY_STEP``, then log-spaced pairs) on ``inst`` (Ass 1
+    and the small-init assumption are evaluated at them).  Cached: the B.T1 and B.L1 probes draw the same
+    instances from the same seed."""
     key = (algorithm, n_steps) + tuple(str(v) for k, v in describe(inst).items() if k not in ("eps", "step"))
     if key not in _PROBE_RUNS:
         if len(_PROBE_RUNS) > 512:
@@ -579,6 +582,12 @@ def probe_rate(inst, algorithm: str = "NGD", wrong_svm: bool = False) -> tuple:
        envelope at t2 is below OMC_FLOOR (solver precision);
     3. the exponent of the upper envelope of 1 - corr in ||W_t|| over the window is <= -1 + s_2 over the clock
        window [||W_t1|| / v, ||W_t2|| / v].
+
+    Weaker than the suite's rule, and said so: the probe's window is short (a 5x span, [60, 300] in t), so its
+    log^2 allowance is s_2 ~ 0.41 (effective bound ~ -0.59 at zero offset), above ``MAX_ALLOWANCE``; the probe's
+    rate part would pass t^-0.65.  It is not made inconclusive on that account (every run would be), so it is
+    read as a coverage check of the assumptions with the bound printed per instance; the sharp decision of the
+    rate is the suite's (``envelope_rate``).  The in-assumption runs measured so far sit at -2.00 (quick seeds 0-2).
     """
     out = probe_run(inst, algorithm)
     if out is None:

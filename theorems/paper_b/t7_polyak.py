@@ -31,8 +31,11 @@ checks (b) at random W and the uncapped-PS envelope in the run's own clock with 
 (``rate_fixtures.probe_rate``).
 
 The standard-budget counterexample of issue #11 (seed 1: "Polyak exponent -0.048 against bound -0.528, assumptions
-holding") is a bug in the probe, not in the algorithm or the theorem.  Its conclusion was a local exponent in t over
-[30, 150]; the assumptions were ours and ad hoc (nu <= 0.5, ||W_0|| <= 2).  Replayable instance of the same kind
+holding") is, as far as it can be replayed, a bug in the probe, not in the algorithm or the theorem (the issue's
+own instance was not recorded and did not replay; the diagnosis rests on an instance of the same kind, below, and
+on the old conclusion's window: its bound, about -0.52, is -1 + s_2 over [30, 150]).  Its conclusion was a local
+exponent in t over [30, 150]; the assumptions were ours and ad hoc (nu <= 0.5, ||W_0|| <= 2).  Replayable instance
+of the same kind
 (found by a targeted scan; the issue's run did not replay here at HEAD or earlier commits, with a fresh or the
 repository's example database): ``data.example1(n=2, T=2, d=5, sigma=2.7815560826659516/sqrt(5),
 seed=256022430)``, ``W_0 = -1.1610536077854636 Wbar_mm`` (nu = 0.32, ||W_mm|| = 0.153): the uncapped Polyak step's
@@ -227,8 +230,9 @@ CLAIM = Claim(
         "A capped Polyak step becomes GD once the cap binds, so we read Theorem 7 as the uncapped step.",
         "From a large adversarial start the uncapped Polyak step jumps far at once (length 195 from W₀ = −1.16 W̄mm on "
         "a d = 5 instance whose opt scores are e^−7.6), so its rate shows only after a time offset of ~1300 steps: "
-        "the standard-budget 'counterexample' of issue #11 was this offset read as a local exponent in t, not a "
-        "violation of Theorem 7 (the exponent in the run's own clock ‖W_t‖ is −2.0).",
+        "an instance of that kind reproduces the standard-budget 'counterexample' of issue #11 (an offset read as a "
+        "local exponent in t; the exponent in the run's own clock ‖W_t‖ is −2.0), not a violation of Theorem 7; "
+        "the issue's own instance was not recorded and did not replay.",
     ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
