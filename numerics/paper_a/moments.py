@@ -344,6 +344,27 @@ def softmax_row_stats(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
     return RowStats(c["ss"], c["xbar"], c["M2"], c["xl"], c["Ml"], mu, q, n)
 
 
+def scaled_ss_exact(q: float, n_prime: int, nodes: int = 400, grid: int = 20001) -> float:
+    r"""Exact ``n' E sum_j s_j^2`` for ``n'`` iid scores ``a_j ~ N(0, q)`` (``s = softmax(a)``), by quadrature.
+
+    ``E sum_j s_j^2 = n' E[w_1^2 / S^2]`` with ``w = e^a``, ``S = sum_j w_j``, and ``1/S^2 = int_0^inf t e^{-tS} dt``,
+    so ``E[w_1^2/S^2] = int_0^inf t psi(t) phi(t)^{n'-1} dt`` with ``phi(t) = E e^{-tw}``, ``psi(t) = E w^2 e^{-tw}``
+    (Gauss-Hermite in ``a``; trapezoid in ``u = log t``, where the integrand decays at both ends).  It depends on
+    ``q`` alone: the finite-``n`` curve whose limit is ``e^q`` (A.L9 (i)), used to measure the truncation error of a
+    fit model in ``1/n'`` (``n' = 1`` gives 1 exactly).
+    """
+    from scipy.special import roots_hermite
+
+    z, wz = roots_hermite(nodes)
+    w = np.exp(math.sqrt(2 * q) * z)
+    wts = wz / math.sqrt(math.pi)
+    u = np.linspace(-25.0, 40.0, grid)
+    t = np.exp(u)
+    E = np.exp(-np.outer(t, w))
+    phi, psi = E @ wts, (E * w**2) @ wts
+    return float(n_prime**2 * np.trapezoid(t**2 * psi * phi ** (n_prime - 1), u))
+
+
 # ---------------------------------------------------------------------------
 # Gaussian exponential moments (Lemma 7)
 # ---------------------------------------------------------------------------

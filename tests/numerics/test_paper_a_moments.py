@@ -201,3 +201,20 @@ def test_poincare_frozen_softmax_sums_match_autograd_with_detached_weights():
     for f, J in zip(mo.POINCARE_FUNCTIONS, torch.func.vmap(torch.func.jacrev(frozen))(X)):
         ref = ((J @ Sigma) * J).sum((-1, -2, -3))
         assert torch.allclose(P.grad_sq[(f, "frozen")], ref, rtol=1e-10, atol=1e-14)
+
+
+def test_scaled_ss_exact_quadrature_is_exact_at_small_n_and_reaches_e_q():
+    # n' = 1: one weight, s = 1; n' = 2: s1^2 + s2^2 = (1 + tanh^2(d/2))/2 with d = a1 - a2 ~ N(0, 2q)
+    assert abs(mo.scaled_ss_exact(0.6, 1) - 1) < 1e-9
+    q = 0.6
+    zs = torch.special.erfinv(torch.linspace(-1, 1, 200003, dtype=DTYPE)[1:-1]) * math.sqrt(2)
+    d = zs * math.sqrt(2 * q)
+    two = 2 * float(((1 + torch.tanh(d / 2) ** 2) / 2).mean())
+    assert abs(mo.scaled_ss_exact(q, 2) - two) < 1e-4
+    # Monte Carlo at n' = 15, and the limit e^q
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(200000, 15, generator=g, dtype=DTYPE) * math.sqrt(q)
+    v = 15 * torch.softmax(a, -1).pow(2).sum(-1)
+    assert abs(float(v.mean()) - mo.scaled_ss_exact(q, 15)) < 5 * float(v.std()) / math.sqrt(len(v))
+    assert abs(mo.scaled_ss_exact(q, 10**6) - math.exp(q)) < 1e-5
+    assert mo.scaled_ss_exact(q, 255) < mo.scaled_ss_exact(q, 1023) < math.exp(q)

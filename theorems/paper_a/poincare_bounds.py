@@ -255,7 +255,7 @@ def _claim(lemma: str) -> Claim:
             Check("poincare-inequality", "numeric", "Var₋ᵢ f ≤ Σⱼ E‖∇_{x_j} f‖²_Σ, both sides by paired Monte "
                   "Carlo (autograd for the gradients), two queries, n = 8..32 (quick), 8..128 (standard)",
                   check_inequality, params={"lemma": lemma}),
-            Check("one-over-n", "numeric", "n'·Var₋ᵢ f → derived constant (fitted a + b/n' + c/n'², n = 8..256)",
+            Check("one-over-n", "numeric", "n'·Var₋ᵢ f → derived constant (fitted a + b/n' + c/n'² + d/n'³, n = 8..256)",
                   check_one_over_n, params={"lemma": lemma}),
         ),
         controls=(

@@ -71,6 +71,11 @@ FINDINGS = (
     "Scope: our derived leading term needs ‖B‖op² < 1/6 (the bias series' second order needs E e^{3q} < ∞); at "
     "σ₁(M*) = 0.25 (‖B‖op ≈ 0.52) the bias approaches it far more slowly than 1/n², so the instance is "
     "σ₁(M*) = 0.1, chosen after that miss.",
+    "At the standard budget, seed 1, point 1's B-block (the K-gradient in factor coordinates) misses: fitted limit "
+    "[0.404, 0.456] vs the derived 0.4557 (4.4 SE below; the scaled bias is 0.354 → 0.424 over n = 8..256 and still "
+    "rising, a four-term fit lands 1.7 SE below); point 1's B-block lies below the derived value at 4 of the "
+    "5 seeds 0-4 (quick), point 2's at 2 of 5, while A.T4's K-block lies below at 9 of 10: diagnosis open (truncation of the three-term fit, or "
+    "the derived K-block).",
 )
 
 # ---------------------------------------------------------------------------

@@ -107,6 +107,10 @@ FINDINGS = (
     "The bias's leading coefficient ∇c (A.T1.1's n-law coefficient, differentiated; the same by a second route through "
     "the conditional lemmas) matches the Monte Carlo in both blocks; the K-block approaches it slowly (its scaled "
     "bias is still 8-10% below the limit at n = 256), which is why its fit keeps terms to 1/n³.",
+    "The K-block's fitted limit lies below the derived one at every instance so far (seeds 0-4, quick and standard "
+    "alike: point 1 by 1-10%, point 2 at 4 of 5 seeds; standard seed 1: 0.196 ± 0.025 vs 0.217, inside the interval): "
+    "either the three-term fit still carries truncation error (the series is still rising at n = 256) or the derived "
+    "K-block is slightly off; open.",
 )
 
 #: the two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding

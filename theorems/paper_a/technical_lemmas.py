@@ -287,7 +287,7 @@ def _claim(lemma: str) -> Claim:
     else:
         note = " Lemma 11's object is pinned down by its proof words." if lemma == "A.L11" else ""
         checks = (derivation, Check("one-over-n", "numeric", "n'·(conditional MSE) → derived constant (fitted "
-                                    "a + b/n' + c/n'²) at two queries", check_mse_limit, params={"lemma": lemma}))
+                                    "a + b/n' + c/n'² + d/n'³) at two queries", check_mse_limit, params={"lemma": lemma}))
         controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
                                                "e^q", {"untilted": True}))
     findings = (("Loose by a factor 1/n: the squared conditional bias decays with exponent −2 (decided against our "
