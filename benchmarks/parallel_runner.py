@@ -12,6 +12,7 @@ cluster's start-up and the fixtures each worker computes for itself).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import heapq
 import json
 import os
@@ -56,16 +57,17 @@ def main() -> int:
     ap.add_argument("--budget", default="quick")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--keep", type=Path, default=None, help="keep both results directories under this directory")
     args = ap.parse_args()
 
     from verify import results
 
-    with tempfile.TemporaryDirectory() as tmp:
+    with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
         one, many = Path(tmp) / "w1", Path(tmp) / f"w{args.workers}"
         t1 = run(args.budget, 1, args.seed, one)
         tn = run(args.budget, args.workers, args.seed, many)
-        same = all(results.replay_view(json.loads(f.read_text())) ==
-                   results.replay_view(json.loads((many / f.name).read_text())) for f in one.glob("*.json"))
+        view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
+        same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
         times = unit_times(one)
     secs = [t for t, _ in times]
     total = sum(secs)

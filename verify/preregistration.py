@@ -23,6 +23,7 @@ import tokenize
 from pathlib import Path
 
 from theorems.claim import Assumption
+from verify.results import stable_repr
 
 #: module constants that are the claim's text, not a decision
 NOT_DECISIONS = re.compile(r"^(ID|ID_\w+|STATEMENT\w*|TITLE\w*|FIDELITY_NOTE\w*|FINDINGS\w*|CLAIMS?|PREREGISTERED|__\w+__)$")
@@ -89,7 +90,7 @@ def module_constants(module: str, root: Path | None = None) -> list[dict]:
             value = getattr(mod, name, None)
             if isinstance(value, Assumption):  # an assumption is the claim's hypothesis, not a decision
                 continue
-            text = repr(value)
+            text = stable_repr(value)
             out.append({"module": module, "name": name, "value": _short(text), "source": _short(expr),
                         "reason": reason, "changed": changes.get(name, "")})
     return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import tempfile
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -39,6 +40,12 @@ def outcome_dict(name: str, kind: str, outcome, extra: dict | None = None) -> di
          "steps": [asdict(s) for s in outcome.steps],
          "details": outcome.details, "headline": getattr(outcome, "headline", "")}
     return d | (extra or {})
+
+
+def stable_repr(value) -> str:
+    """``repr`` without memory addresses (``<function f at 0x7f...>`` -> ``<function f>``): the same on every run and
+    in every process, so a record replays."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
 
 
 def now_utc() -> str:

@@ -30,7 +30,7 @@ def run_control(claim: Claim, control: Control, ctx: Context) -> Outcome:
 
 def _overrides_dict(control: Control) -> dict:
     plain = (int, float, str, bool, type(None))
-    return {k: v if isinstance(v, plain) else repr(v) for k, v in control.overrides.items()}
+    return {k: v if isinstance(v, plain) else results.stable_repr(v) for k, v in control.overrides.items()}
 
 
 def _run_one(fn, ctx: Context) -> tuple[Outcome, float]:
