@@ -119,11 +119,13 @@ def fixture_group(claim: Claim) -> str:
     return "+".join(fixtures) or claim.id
 
 
-def assign_groups(todo: list[tuple[Claim, Unit]], workers: list[str], estimate: Callable[[Unit], float]) -> dict:
-    """Fixture group -> worker address: groups placed longest first on the least loaded worker (LPT)."""
+def assign_groups(todo: list[tuple[Claim, Unit]], workers: list[str], estimate: Callable[[Unit], float],
+                  group: dict[str, str]) -> dict:
+    """Fixture group -> worker address (``group``: claim id -> its fixture group): groups placed longest first on the
+    least loaded worker (LPT)."""
     load: dict[str, float] = {}
     for claim, u in todo:
-        g = fixture_group(claim)
+        g = group[claim.id]
         load[g] = load.get(g, 0.0) + estimate(u)
     on = {w: 0.0 for w in workers}
     out = {}
@@ -213,10 +215,12 @@ class Executor:
 
         self._start()
         workers = sorted(self.client.scheduler_info()["workers"])
-        placed = assign_groups(todo, workers, estimate) if len(workers) > 1 else {}
+        claims = {claim.id: claim for claim, _ in todo}
+        group = {cid: fixture_group(c) for cid, c in claims.items()}  # one import-closure walk per claim
+        placed = assign_groups(todo, workers, estimate, group) if len(workers) > 1 else {}
         futures = {}
         for claim, u in todo:
-            where = placed.get(fixture_group(claim))
+            where = placed.get(group[claim.id])
             place = {"workers": [where], "allow_other_workers": True} if where else {}
             f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, **place,
                                    key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")

@@ -163,15 +163,22 @@ def test_exp_quadratic_moment_matches_monte_carlo_and_scope():
     assert math.isinf(float(mo.exp_quadratic_moment(big, Sigma)))
 
 
-def test_poincare_gradient_sum_matches_lemma_8_closed_form():
-    """sum_j ||d xbar / d x_j Sigma^{1/2}||^2 by autograd vs d xbar/dx_k = s_k (I + (x_k - xbar) a^T), a = K^T x_q."""
+def _poincare_instance():
+    """A small Poincaré instance, ``poincare_samples`` on it, and the same context draws rebuilt by hand (same seed,
+    same order), for comparing its sums with autograd."""
     Sigma = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=DTYPE)
     K = torch.tensor([[0.2, 0.1], [-0.1, 0.3]], dtype=DTYPE)
     xq = torch.tensor([1.0, -0.5], dtype=DTYPE)
     n, N = 6, 5
     P = mo.poincare_samples(K, Sigma, xq, n, N, torch.Generator().manual_seed(4))
     X = torch.randn(N, n - 1, 2, generator=torch.Generator().manual_seed(4), dtype=DTYPE)
-    X = X @ torch.linalg.cholesky(Sigma).T  # the same draws as poincare_samples (same seed, same order)
+    X = X @ torch.linalg.cholesky(Sigma).T
+    return Sigma, K, xq, n, N, P, X
+
+
+def test_poincare_gradient_sum_matches_lemma_8_closed_form():
+    """sum_j ||d xbar / d x_j Sigma^{1/2}||^2 by autograd vs d xbar/dx_k = s_k (I + (x_k - xbar) a^T), a = K^T x_q."""
+    Sigma, K, xq, n, N, P, X = _poincare_instance()
     a = K.T @ xq
     s = torch.softmax(X @ a, -1)
     xbar = (s.unsqueeze(-1) * X).sum(-2)
@@ -185,13 +192,7 @@ def test_poincare_gradient_sum_matches_lemma_8_closed_form():
 
 def test_poincare_frozen_softmax_sums_match_autograd_with_detached_weights():
     """The closed-form sums of the frozen-softmax control equal autograd of the row functions with s detached."""
-    Sigma = torch.tensor([[2.0, 0.3], [0.3, 1.0]], dtype=DTYPE)
-    K = torch.tensor([[0.2, 0.1], [-0.1, 0.3]], dtype=DTYPE)
-    xq = torch.tensor([1.0, -0.5], dtype=DTYPE)
-    n, N = 6, 5
-    P = mo.poincare_samples(K, Sigma, xq, n, N, torch.Generator().manual_seed(4))
-    X = torch.randn(N, n - 1, 2, generator=torch.Generator().manual_seed(4), dtype=DTYPE)
-    X = X @ torch.linalg.cholesky(Sigma).T
+    Sigma, K, xq, n, N, P, X = _poincare_instance()
 
     def frozen(Y):
         s = torch.softmax(Y @ (K.T @ xq), -1).detach()
