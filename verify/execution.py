@@ -170,23 +170,14 @@ class Executor:
         from distributed import Client, LocalCluster
 
         os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the worker processes
-        import dask
-
-        # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ = 64 KiB in each worker; an explicit trim threshold also fixes
-        # glibc's mmap threshold at 128 KiB, so every mid-sized tensor is a fresh mmap: A.Fig1's check took 55 s in
-        # a worker against 41 s in-process (measured). Our units hold no memory between them worth trimming.
-        # (set only while the nannies are built, which is when they read it: no config change outlives the call)
-        environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
-        environ.pop("MALLOC_TRIM_THRESHOLD_", None)
         try:
             if self.scheduler:
                 timeout = os.environ.get("VERIFY_SCHEDULER_TIMEOUT", "20s")
                 self.client = self._stack.enter_context(Client(self.scheduler, timeout=timeout))
             else:
-                with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-                    cluster = self._stack.enter_context(LocalCluster(
-                        n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        silence_logs=logging.ERROR))
+                cluster = self._stack.enter_context(LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                    silence_logs=logging.ERROR))
                 self.client = self._stack.enter_context(Client(cluster))
         except (OSError, TimeoutError) as e:  # no scheduler at that address, or no process could start
             self._stack.close()
