@@ -1,7 +1,10 @@
 """Every registered claim's verdict against its reviewed expectation, and the machinery that produced it.
 
 Default run: the quick tier.  ``pytest -m slow``: the standard tier.  Each claim runs once per budget through the
-real runner (so the verdict rules are exercised too), at seed 0.
+real runner (so the verdict rules are exercised too), at the test seed: ``VERIFY_TEST_SEED``, or a fresh seed drawn
+for the run and printed in pytest's header (``tests/conftest.py``), so a verdict that holds only at the seed its
+sizes were chosen at cannot pass here for long.  Seed 0 is checked too, by ``.ci/run``: the report's records at seed
+0 must give the README's reviewed table (``verify readme --check``).
 
 * ``test_verdict``: the claim's verdict equals the reviewed expectation in ``verify/expectations.toml``.  A diagnosed
   violation shows as an expected failure (``xfail``) with its diagnosis as the reason — a finding, never tuned
@@ -23,7 +26,7 @@ from theorems.claim import Context
 from verify import expectations, registry, results, runner
 
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked]
-SEED = 0
+SEED = int(os.environ.get("VERIFY_TEST_SEED", "0"))  # set (fresh if not given) by conftest.pytest_configure
 
 
 def _params(item_of, marks=()):
@@ -46,7 +49,13 @@ def claim_record(claim_id: str, budget: str) -> dict:
 
 
 def _why(rec) -> str:
-    return f"{rec['claim']['id']} is {rec['verdict']}: {rec['reason']}"
+    return f"{rec['claim']['id']} is {rec['verdict']} at seed {SEED}: {rec['reason']}"
+
+
+def _known_unstable(exp, what: str):
+    """A claim measured to depend on the seed (expectations' ``[unstable]``): its miss is that finding, stated."""
+    if exp.unstable:
+        pytest.xfail(f"known seed dependence ({exp.unstable}), {what} at seed {SEED}: {exp.diagnosis}")
 
 
 def _assert_verdict(claim, budget):
@@ -55,6 +64,8 @@ def _assert_verdict(claim, budget):
     if exp.verdict == "violated":
         assert rec["verdict"] == "violated", f"the diagnosed violation is gone — review the finding: {_why(rec)}"
         pytest.xfail(f"finding: {exp.diagnosis}")
+    if rec["verdict"] != exp.verdict:
+        _known_unstable(exp, rec["verdict"])
     assert rec["verdict"] == exp.verdict, f"expected {exp.verdict}; {_why(rec)}"
 
 
@@ -64,13 +75,17 @@ def _assert_decided(claim, name, budget):
     exp = expectations.expected(claim.id, budget, SEED)
     if c["status"] == "fail" and exp.verdict == "violated":
         pytest.xfail(f"finding: {exp.diagnosis}")
-    assert c["status"] == "pass", f"{claim.id} {name}: {c['status']}: {c['summary']}"
+    if c["status"] != "pass":
+        _known_unstable(exp, f"{name} {c['status']}")
+    assert c["status"] == "pass", f"{claim.id} {name} at seed {SEED}: {c['status']}: {c['summary']}"
 
 
 def _assert_rejected(claim, name, budget):
     k = next(k for k in claim_record(claim.id, budget)["controls"] if k["name"] == name)
+    if k["status"] != "fail":
+        _known_unstable(expectations.expected(claim.id, budget, SEED), f"control {name!r} not rejected")
     assert k["status"] == "fail", (f"{claim.id}: negative control {name!r} was not rejected by "
-                                   f"{k['target']!r}: {k['status']}: {k['summary']}")
+                                   f"{k['target']!r} at seed {SEED}: {k['status']}: {k['summary']}")
 
 
 def _assert_no_vague_pass(claim, budget):

@@ -33,10 +33,23 @@ def test_a_claim_may_have_findings_at_several_budgets(tmp_path):
     assert expectations.expected("X.1", "standard", 4, f).verdict == "verified"
 
 
+def test_a_claim_measured_to_depend_on_the_seed_says_so_where_no_finding_applies(tmp_path):
+    f = tmp_path / "e.toml"
+    f.write_text('[claims]\n"X.1" = "verified"\n'
+                 '[[findings."X.1"]]\nverdict = "violated"\nbudget = "quick"\nseeds = [4]\ndiagnosis = "a"\n'
+                 '[[unstable."X.1"]]\nbudget = "quick"\nmeasured = "violated at 1 of 20 seeds"\ndiagnosis = "b"\n')
+    assert expectations.expected("X.1", "quick", 4, f).verdict == "violated"  # the seed's own finding first
+    fresh = expectations.expected("X.1", "quick", 777, f)
+    assert (fresh.verdict, fresh.unstable, fresh.diagnosis) == ("verified", "violated at 1 of 20 seeds", "b")
+    assert expectations.expected("X.1", "standard", 777, f).unstable == ""
+    assert set(expectations.load()["unstable"]) <= {c.id for c in registry.all_claims()}
+
+
 @pytest.mark.parametrize("text, match", [
     ('[claims]\n"X.1" = "inconclusive"\n', "not one of"),          # inconclusive is work to do, never expected
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),
     ('[claims\n', "Expected"),
+    ('[claims]\n"X.1" = "verified"\n[unstable."X.1"]\nmeasured = "1 of 20"\n', "diagnosis"),
 ])
 def test_bad_expectation_files_are_refused_with_one_line(tmp_path, text, match):
     f = tmp_path / "bad.toml"

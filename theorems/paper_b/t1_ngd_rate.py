@@ -142,7 +142,7 @@ CLAIM = Claim(
     findings=(
         "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"
         " consistent with A.4's remark that Theorem 1's rate may not be tight.",
-        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asks growth ≥ η/2 (a constant of ours, not the paper's), counts such instances as counterexamples (quick seed 4).",
+        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asked growth ≥ η/2 (a constant of ours, not the paper's), counted such instances as counterexamples (quick seed 4); issue #13 replaced that constant by a scale-free test of linear growth (rate_fixtures.linear_growth).",
         "From W₀ = −0.003 W̄mm on orthogonal tokens perturbed by ρ = 1e-8 (n = 2, T = 3, η = 1.89), NGD is aligned to "
         "1e-18 within 10 steps, then 1 − corr rises to 1e-7 at t ≈ 300 and only then decays as t⁻² (6e-9 at t = 1150, "
         "2e-11 at t = 20000): "
