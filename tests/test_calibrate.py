@@ -57,3 +57,93 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_every_claimed_text_numerics_writes_has_an_allowed_region():
+    """Detection limits read the allowed region off a decision's ``claimed`` text: every form the decide_* rules
+    write must parse, or a format change would silently drop limits."""
+    from numerics import stats
+
+    cases = [(stats.decide_interval(0, 1, -0.5, max_width=1), (-0.5, -0.5)),
+             (stats.decide_close(0, 1, 1 / 3, resolution=0.02, max_width=1), (1 / 3 - 0.02, 1 / 3 + 0.02)),
+             (stats.decide_upper(0, 1, -0.7143, max_width=1, tolerance=0.1), (float("-inf"), -0.7143)),
+             (stats.decide_lower(0, 1, 1e-5, max_width=1, tolerance=0.1), (1e-5, float("inf"))),
+             (stats.decide_binomial(9, 10, 0.95, at_least=0.9, max_width=1), (0.9, float("inf"))),
+             (stats.decide_binomial(1, 10, 0.95, at_most=0.1, max_width=1), (float("-inf"), 0.1))]
+    for d, region in cases:
+        assert calibrate.allowed_region(d.claimed) == pytest.approx(region, rel=1e-3), d.claimed
+
+
+def test_detection_limit_is_the_shift_the_decision_rejects_at_95_percent_of_seeds():
+    """Planting a deviation by shifting each seed's intervals and re-deciding with the real rule rejects at >= 95 %
+    of the seeds just above the reported limit, and at fewer just below it."""
+    import numpy as np
+    from numerics import stats
+
+    rng = np.random.default_rng(0)
+    mids = -0.5 + 0.01 * rng.standard_normal((20, 3))  # 20 seeds x 3 instances, half-width 0.02
+
+    def records(shift):
+        return {s: {"details": {"decisions": [
+            {"name": f"instance {i + 1}: exponent", "lo": m - 0.02 + shift, "hi": m + 0.02 + shift,
+             **{k: getattr(stats.decide_interval(m - 0.02 + shift, m + 0.02 + shift, -0.5, max_width=0.1), k)
+                for k in ("rule", "claimed")}} for i, m in enumerate(mids[s])]}} for s in range(20)}
+
+    (row,) = calibrate.detection_limits(records(0.0))
+    assert row["decision"] == "instance ·: exponent" and row["members"] == 3 and row["seeds"] == 20
+
+    def rejected(shift):  # seeds at which some instance's shifted interval excludes -1/2
+        return sum(any(stats.decide_interval(d["lo"], d["hi"], -0.5, max_width=0.1).status == "fail"
+                       for d in rec["details"]["decisions"]) for rec in records(shift).values())
+
+    for side, sign in (("up", 1), ("down", -1)):
+        assert rejected(sign * (row[side] + 1e-9)) >= 19 and rejected(sign * (row[side] - 1e-3)) < 19
+
+
+def test_a_rate_off_by_delta_moves_the_exponent_interval_by_exactly_delta():
+    """Why planting by shift is exact for exponent decisions: a factor x^delta in the data shifts the fitted
+    exponent's interval by delta, width unchanged (both fits the suite uses)."""
+    import numpy as np
+    from numerics import stats
+
+    rng = np.random.default_rng(1)
+    x = np.logspace(3, 6, 7)
+    y = x**-0.5 * np.exp(0.03 * rng.standard_normal(7))
+    se = 0.03 * y
+    for delta in (0.013, -0.2):
+        a, b = stats.loglog_slope(x, y, se).interval(1, 2.5), stats.loglog_slope(x, y * x**delta, se * x**delta).interval(1, 2.5)
+        assert np.allclose(np.subtract(b, a), delta, atol=1e-12)
+        Y = np.log(y[:, None] * np.exp(0.01 * rng.standard_normal((7, 5))))
+        assert np.allclose(stats.per_run_slopes(np.log(x), Y + delta * np.log(x)[:, None])
+                           - stats.per_run_slopes(np.log(x), Y), delta)
+
+
+def test_the_published_calibration_is_read_when_the_results_have_none(tmp_path, monkeypatch):
+    claim = toy_claims.toy(3, seconds=0.0)
+    object.__setattr__(claim, "module", "toy_claims")
+    calibrate.calibrate([claim], "quick", SEEDS[:2], tmp_path / "ran", Executor(workers=1))
+    published = tmp_path / "published"
+    published.mkdir()
+    (published / "quick.json").write_text(calibrate.summary_path(tmp_path / "ran", "quick").read_text())
+    monkeypatch.setattr(calibrate, "PUBLISHED", published)
+    assert calibrate.load_summary(tmp_path / "ran", "quick")["published"] is False
+    s = calibrate.load_summary(tmp_path / "empty", "quick")
+    assert s["published"] is True and s["seeds"] == SEEDS[:2]
+    assert calibrate.load_summary(tmp_path / "empty", "standard") is None or calibrate.load_summary(
+        tmp_path / "empty", "standard")["published"]
+
+
+def test_workers_are_fresh_for_every_seed_that_ran_something(tmp_path):
+    """A calibration restarts the cluster's workers after each seed that ran units (memory bounded by one seed)."""
+    class Recording(Executor):
+        restarts = 0
+
+        def fresh_workers(self):
+            Recording.restarts += 1
+
+    claim = toy_claims.toy(4, seconds=0.0)
+    object.__setattr__(claim, "module", "toy_claims")
+    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Recording(workers=1))
+    assert Recording.restarts == 3
+    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Recording(workers=1))  # all reused: nothing to free
+    assert Recording.restarts == 3

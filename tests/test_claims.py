@@ -14,8 +14,9 @@ sizes were chosen at cannot pass here for long.  Seed 0 is checked too, by ``.ci
   seed and budget give the same record.
 
 With ``VERIFY_STORE_RESULTS=DIR`` the quick-tier records are also written to ``DIR``, so a following
-``verify report --results DIR`` reuses them instead of re-running (``.ci/run`` does this).  Tests of one claim share
-an xdist group, so under ``pytest -n 2 --dist loadgroup`` each claim still runs once.
+``verify report --results DIR`` reuses them instead of re-running (``.ci/run`` does this).  Tests of claims that share
+set-ups (one fixture group) share an xdist group, so under ``pytest -n 2 --dist loadgroup`` each claim runs once and
+each shared set-up is computed once.
 """
 import functools
 import os
@@ -24,13 +25,19 @@ import pytest
 
 from theorems.claim import Context
 from verify import expectations, registry, results, runner
+from verify.execution import fixture_group
 
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked]
 SEED = int(os.environ.get("VERIFY_TEST_SEED", "0"))  # set (fresh if not given) by conftest.pytest_configure
 
 
+#: the xdist group of a claim's tests: its fixture group (``verify.execution.fixture_group``, the shared set-ups it
+#: imports), so under ``--dist loadgroup`` each set-up is computed by one pytest worker, as the executor does
+GROUP = {c.id: fixture_group(c) for c in CLAIMS}
+
+
 def _params(item_of, marks=()):
-    return [pytest.param(c, x, id=f"{c.id}:{label}", marks=[pytest.mark.xdist_group(c.id), *marks])
+    return [pytest.param(c, x, id=f"{c.id}:{label}", marks=[pytest.mark.xdist_group(GROUP[c.id]), *marks])
             for c in CLAIMS for x, label in item_of(c)]
 
 

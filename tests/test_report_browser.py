@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from theorems.claim import Context
-from verify import registry, report, runner
+from verify import calibrate, registry, report, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 SCREENSHOTS = ROOT / "reports" / "screenshots"
@@ -48,10 +48,16 @@ def _real_records(ctx: Context) -> list[dict]:
 def report_file(tmp_path_factory):
     from test_report import synthetic_records
 
+    from test_report import synthetic_claims
+
     ctx = Context(seed=0, budget="quick", device="cpu")
     records = _real_records(ctx) + synthetic_records(ctx)
+    # an operating-characteristics section from these records read as four calibration seeds (the section's layout
+    # and links are what is tested here; its numbers are tested in test_calibrate.py)
+    claims = [registry.get("A.T1.1"), *synthetic_claims()]
+    summary = calibrate.summarize(claims, {s: records for s in range(100, 104)}, "quick")
     out = tmp_path_factory.mktemp("browser") / "report.html"
-    report.write_report(out, records, ctx, command="verify report -k A.T1.1 (browser test)")
+    report.write_report(out, records, ctx, command="verify report -k A.T1.1 (browser test)", calibration=summary)
     return out, records
 
 
@@ -137,6 +143,26 @@ def test_console_has_no_errors_and_nothing_is_fetched(browser):
     assert not severe, severe
     fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     assert fetched == [], f"the report fetched {fetched}"
+
+
+def test_operating_characteristics_section_with_detection_limits(browser):
+    """The calibration section shows per paper and per claim rates and exponent detection limits; a claim's row
+    links to its section, whose detection-limit table opens on a click."""
+    driver, _ = browser
+    section = driver.find_element("id", "operating-characteristics")
+    driver.execute_script("arguments[0].scrollIntoView()", section)
+    assert section.is_displayed()
+    text = section.text
+    assert "Detection limits" in text and "exponent detection limits" in text and "A.T1.1" in text
+    link = section.find_element("css selector", "a[href='#" + report._anchor("A.T1.1") + "']")
+    link.click()
+    time.sleep(0.2)
+    claim = driver.find_element("id", report._anchor("A.T1.1"))
+    details = claim.find_element("css selector", "details.detection")
+    details.find_element("tag name", "summary").click()
+    rows = details.find_elements("css selector", "tbody tr")
+    assert rows and all(r.is_displayed() for r in rows)
+    assert any("exponent" in r.text for r in rows)
 
 
 def test_counterexample_is_a_visible_red_box(browser):

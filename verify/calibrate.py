@@ -16,6 +16,8 @@ report reads it (its *Operating characteristics* section).
 from __future__ import annotations
 
 import json
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,6 +59,80 @@ class Rate:
         return {"k": self.k, "n": self.n, "rate": self.k / self.n if self.n else None, "lo": lo, "hi": hi}
 
 
+# ---------------------------------------------------------------------------
+# Detection limits: the smallest deviation from the claim a check catches at POWER of the seeds
+# ---------------------------------------------------------------------------
+
+#: a deviation counts as detected "with 95 % power" when the check's decision rejects it at >= 95 % of the
+#: calibration seeds (19 of 20)
+POWER = 0.95
+_CLAIMED = re.compile(r"^(?:P )?(=|≤|≥) (\S+?)(?: ± (\S+?))?(?: \(.*\))?$")
+#: decisions that differ only by which instance / run / point / query / sample size they read are one *kind*: a
+#: deviation planted in the claim moves them all
+_MEMBER = re.compile(r"(\b(?:instance|run|point|query|quadratic|bilinear inside|bilinear outside|seed)\s*#?)\d+|"
+                     r"(\bn\s*=\s*)[\d.e+]+|(#)\d+|()\d(?:\.\d+)?e[+-]\d+")
+
+
+def allowed_region(claimed: str) -> tuple[float, float] | None:
+    """The region ``[a, b]`` a decision's claim allows, read off the ``claimed`` text that ``numerics.stats`` writes
+    (``"= t"``, ``"= t ± r"``, ``"≤ b"``, ``"≤ b (+ tolerance e)"``, ``"≥ b"``, ``"P ≥ b"``): the decision fails
+    when its interval misses ``[a, b]`` (a tolerance widens only the pass side, so it is not part of the region).
+    None for a text of another form."""
+    m = _CLAIMED.match(claimed.strip())
+    if not m:
+        return None
+    try:
+        x = float(m.group(2))
+        r = float(m.group(3)) if m.group(3) else 0.0
+    except ValueError:
+        return None
+    return {"=": (x - r, x + r), "≤": (-math.inf, x), "≥": (x, math.inf)}[m.group(1)]
+
+
+def decision_kind(name: str) -> str:
+    return _MEMBER.sub(lambda m: (m.group(1) or m.group(2) or m.group(3) or "") + "·", name)
+
+
+def detection_limits(check_records: dict[int, dict]) -> list[dict]:
+    """Per decision kind of one check (``{seed: check record}``), the smallest deviation it detects at ``POWER`` of
+    the seeds, upward and downward, in the decision's own units (an exponent, a ratio, a probability).
+
+    The deviation is *planted by shift*: a claim off by ``delta`` moves the decision's estimate, and its interval
+    ``[lo, hi]``, by ``delta`` with its spread unchanged; the decision then rejects when the shifted interval misses
+    the allowed region ``[a, b]``, i.e. at seed s for every ``delta > b - lo_s`` (up) or ``delta < -(hi_s - a)``
+    (down).  For exponent decisions this is exact, not a model: planting a factor ``x^delta`` in the fitted data
+    (a rate off by ``delta``) adds ``delta log x`` to every log value and leaves the relative errors, hence the
+    weights and the residuals, unchanged, so the fitted exponent and both ends of its interval move by exactly
+    ``delta`` (``tests/test_calibrate.py`` checks it on ``numerics.stats.loglog_slope`` and ``per_run_slopes``).
+    For a constant read as a mean with its standard error it is first order (a factor ``1 + delta`` also scales the
+    spread); for a probability (Clopper–Pearson) it is an approximation, as the interval's width depends on p.  A deviation in the claim moves every member of a kind (every instance), so a seed detects it through
+    its most sensitive member.  The limit is the ``POWER``-quantile over seeds (``ceil(POWER n)``-th smallest); an
+    infinite side (an upper-bound claim has no downward failure) is None."""
+    per_kind: dict[str, dict] = {}
+    for seed, rec in check_records.items():
+        for d in (rec.get("details") or {}).get("decisions", []):
+            region = allowed_region(d.get("claimed", ""))
+            lo, hi = d.get("lo"), d.get("hi")
+            if region is None or lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
+                continue
+            a, b = region
+            k = per_kind.setdefault(decision_kind(d["name"]), {"rule": d.get("rule"), "claimed": d["claimed"],
+                                                                "up": {}, "down": {}, "members": set()})
+            k["members"].add(d["name"])
+            k["up"][seed] = min(k["up"].get(seed, math.inf), b - lo)
+            k["down"][seed] = min(k["down"].get(seed, math.inf), hi - a)
+    out = []
+    for kind, k in per_kind.items():
+        row = {"decision": kind, "rule": k["rule"], "claimed": k["claimed"], "members": len(k["members"])}
+        for side in ("up", "down"):
+            v = sorted(k[side].values())
+            q = v[max(0, math.ceil(POWER * len(v)) - 1)] if v else math.inf
+            row[side] = max(q, 0.0) if math.isfinite(q) else None
+        row["seeds"] = len(k["up"])
+        out.append(row)
+    return out
+
+
 def characteristics(claim: Claim, records: dict[int, dict]) -> dict:
     """The operating characteristics of one claim from its records at several seeds (``{seed: record}``)."""
     seeds = sorted(records)
@@ -70,8 +146,9 @@ def characteristics(claim: Claim, records: dict[int, dict]) -> dict:
             row = controls.setdefault(c["name"], {"target": c.get("target"), "rejected": [], "not rejected": []})
             row["rejected" if c["rejected"] else "not rejected"].append(s)
     n = len(seeds)
-    for row in checks.values():
+    for name, row in checks.items():
         row["pass_rate"] = Rate(len(row["pass"]), n).as_dict()
+        row["detection"] = detection_limits({s: c for s in seeds for c in records[s]["checks"] if c["name"] == name})
     for row in controls.values():
         row["rejection_rate"] = Rate(len(row["rejected"]), n).as_dict()
     hashes = sorted({records[s]["code_hash"] for s in seeds})
@@ -95,7 +172,7 @@ def summarize(claims: list[Claim], by_seed: dict[int, list[dict]], budget: str) 
         papers[paper] = {"claims": len(rows), "stable": sum(c["stable"] for c in rows),
                          "check_pass_rate": Rate(k_pass, n_check).as_dict(),
                          "control_rejection_rate": Rate(k_rej, n_ctl).as_dict()}
-    return {"budget": budget, "seeds": sorted(by_seed), "confidence": CONFIDENCE, "papers": papers,
+    return {"budget": budget, "seeds": sorted(by_seed), "confidence": CONFIDENCE, "power": POWER, "papers": papers,
             "claims": per_claim, "written": results.now_utc()}
 
 
@@ -111,22 +188,43 @@ def calibrate(claims: list[Claim], budget: str, seeds: list[int], results_dir: P
         recs, counts = execute(claims, ctx, seed_dir(results_dir, budget, seed), executor, reuse_records=True,
                                bar_label=f"calibrate {budget}, seed {seed}")
         by_seed[seed] = recs
+        if counts["ran"] and hasattr(executor, "fresh_workers"):
+            executor.fresh_workers()  # memory bounded by one seed's set-ups (Executor.fresh_workers)
         on_seed(seed, counts)
         summary = summarize(claims, by_seed, budget)
         results.atomic_write_text(summary_path(results_dir, budget), json.dumps(summary, indent=1, default=float))
     return summary
 
 
+#: the reviewed calibration that ships with the code (``verify calibrate ... --results DIR`` and then copy
+#: ``DIR/calibration/<budget>.json`` here): the report of a fresh clone shows it, rows on changed code marked stale
+PUBLISHED = Path(__file__).with_name("calibration")
+
+
+def publish(summary: dict) -> Path:
+    """Write ``summary`` as the published calibration of its budget (atomically); returns the path."""
+    path = PUBLISHED / f"{summary['budget']}.json"
+    PUBLISHED.mkdir(exist_ok=True)
+    results.atomic_write_text(path, json.dumps(summary, indent=1, default=float))
+    return path
+
+
 def load_summary(results_dir: Path, budget: str) -> dict | None:
-    """The stored calibration summary of ``budget``, or None; rows whose code hash is stale are marked so."""
-    try:
-        summary = json.loads(summary_path(results_dir, budget).read_text())
-    except (OSError, json.JSONDecodeError):
+    """The calibration summary of ``budget`` in ``results_dir``, else the published one (``PUBLISHED``), or None;
+    rows whose code hash is stale are marked so, and a published summary says it is (``"published": True``)."""
+    for path, published in ((summary_path(results_dir, budget), False), (PUBLISHED / f"{budget}.json", True)):
+        try:
+            summary = json.loads(path.read_text())
+            break
+        except (OSError, json.JSONDecodeError):
+            continue
+    else:
         return None
+    summary["published"] = published
     for c in summary.get("claims", []):
         try:
             c["stale"] = c["code_hash"] != registry.code_hash(registry.get(c["id"]))
-        except KeyError:
+        except LookupError:  # a claim since removed or renamed
             c["stale"] = True
     return summary
 
@@ -148,6 +246,10 @@ def table(summary: dict) -> list[str]:
                 + f" | weakest check {worst_check[0]!r}: {_rate(worst_check[1]['pass_rate'])} pass")
         if worst_ctl:
             line += f" | weakest control {worst_ctl[0]!r}: {_rate(worst_ctl[1]['rejection_rate'])} rejected"
+        limits = [max(x for x in (d["up"], d["down"]) if x is not None) for row in c["checks"].values()
+                  for d in row.get("detection", []) if d["rule"] == "exponent" and (d["up"], d["down"]) != (None, None)]
+        if limits:
+            line += f" | exponents off by ≥ {max(limits):.3g} detected at {summary.get('power', POWER):.0%} of seeds"
         lines.append(line)
     for p, row in summary["papers"].items():
         lines.append(f"paper {p}: {row['stable']}/{row['claims']} claims stable; checks pass "

@@ -194,6 +194,8 @@ def cmd_calibrate(args) -> int:
                                       device=resolve_device(args.device), on_seed=said)
     print("\n".join(calibrate.table(summary)))
     print(f"calibration written to {calibrate.summary_path(results_dir, args.budget)}")
+    if args.publish:
+        print(f"published to {calibrate.publish(summary)}")
     return 0
 
 
@@ -272,6 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--first-seed", type=int, default=100, help="the first seed (default 100: seeds 0-4 chose "
                    "sizes and thresholds, so calibration starts elsewhere)")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (calibration/ inside)")
+    s.add_argument("--publish", action="store_true", help="also write the summary to verify/calibration/ (the "
+                   "calibration a fresh clone's report shows; commit it after review)")
     s.set_defaults(fn=cmd_calibrate)
     s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
     s.add_argument("claim", nargs="?")

@@ -390,13 +390,31 @@ def calibration_view(summary: dict | None) -> dict | None:
         counts = Counter(c["verdicts"].values())
         checks = [{"name": k, **row["pass_rate"]} for k, row in c["checks"].items()]
         controls = [{"name": k, **row["rejection_rate"]} for k, row in c["controls"].items()]
+        detection = [{"check": k, **d} for k, row in c["checks"].items() for d in row.get("detection", [])]
         rows[c["id"]] = {"id": c["id"], "anchor": _anchor(c["id"]), "stable": c["stable"], "stale": c.get("stale", False),
                          "verdicts": ", ".join(f"{k} {v}" for v, k in sorted(counts.items(), key=lambda kv: kv[0])),
                          "weakest_check": min(checks, key=lambda r: r["k"]),
                          "weakest_control": min(controls, key=lambda r: r["k"]) if controls else None,
-                         "checks": checks, "controls": controls}
+                         "checks": checks, "controls": controls, "detection": detection,
+                         "exponent_limit": _largest_limit(detection, "exponent")}
+    papers = {p: {**row, "exponent_limits": _limit_range([rows[c["id"]]["exponent_limit"] for c in summary["claims"]
+                                                          if c["id"] in rows and c["paper"] == p])}
+              for p, row in summary["papers"].items()}
     return {"budget": summary["budget"], "seeds": summary["seeds"], "confidence": summary["confidence"],
-            "papers": summary["papers"], "rows": rows}
+            "power": summary.get("power", 0.95), "papers": papers, "rows": rows,
+            "published": summary.get("published", False), "written": summary.get("written", "")}
+
+
+def _largest_limit(detection: list[dict], rule: str) -> float | None:
+    """The claim's loosest two-sided detection limit among its decisions of ``rule`` (each kind's larger side)."""
+    sides = [max(v for v in (d["up"], d["down"]) if v is not None) for d in detection
+             if d["rule"] == rule and (d["up"] is not None or d["down"] is not None)]
+    return max(sides) if sides else None
+
+
+def _limit_range(limits: list[float | None]) -> dict | None:
+    v = sorted(x for x in limits if x is not None)
+    return {"n": len(v), "min": v[0], "median": v[len(v) // 2], "max": v[-1]} if v else None
 
 
 def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:

@@ -29,6 +29,8 @@ like ``log t``).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from numerics.paper_b import joint as J
@@ -53,12 +55,19 @@ STATEMENT = (
 MAX_WIDTH = 0.1
 #: rounding allowance of the triangle bounds (relative)
 BOUND_TOL = 1e-12
+#: DM draws of the controls' runs (the main set-up's draws, more of them): the W-step mutant's norm stalls, so its
+#: increment exponent is noisy (intervals ~[-1.4, 0.6]); with the main set-up's 6 runs its upper end reached the
+#: bound 0.647 (not rejected) at calibration seed 105; 24 runs halve the across-run error
+CONTROL_RUNS = 24
 
 PREREGISTERED = {
     "MAX_WIDTH": "value unchanged (0.1); the decisions it bounds changed from two-sided (exponent = 2/3 and = 1/3, "
                  "± 0.02) to the lower side only (>= 2/3 - 0.02, >= 1/3 - 0.02): issue #11, the upper side follows "
                  "from the step schedule (triangle inequality) and is now an implementation check; controls 'a = 0' "
                  "and 'claimed Theta(t)' replaced by the W-step without normalization and the u-step without 1/L",
+    "CONTROL_RUNS": "new in issue #13 (before: the main set-up's 6 draws): the control 'W-step without normalization' "
+                    "was not rejected at calibration seed 105 of 100-108; more runs for the controls, the decision "
+                    "unchanged; validated on seeds 120-139",
 }
 
 
@@ -73,10 +82,11 @@ def check_norms(ctx: Context, spec: tuple | None = None) -> Outcome:
     RESOLUTION; upper bounds (the schedule's, checked exactly at every record).
 
     ``spec``: a mutant of (10) (a control), run for the control horizon."""
-    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec), n_ctrl(ctx))
+    setup = main_setup(ctx) if spec is None else dataclasses.replace(main_setup(ctx), B=CONTROL_RUNS)
+    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec, setup=setup), n_ctrl(ctx))
     _, _, a, _, b = (EQ10_SPEC if spec is None else spec)[:5]
     name = "updates (10)" if spec is None else str(spec)
-    ds, _ = J.instances(main_setup(ctx))
+    ds, _ = J.instances(setup)
     R = ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                                # (B,) largest token norm
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()

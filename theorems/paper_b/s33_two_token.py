@@ -59,10 +59,21 @@ ETA_NGD = 1.0         # NGD's step: p_t = p_0 + t, the natural unit (any eta giv
 TOL = 1e-9            # engine vs closed form, relative: float64 accumulation over <= 2e4 steps stays near 1e-13
 STOLZ_RESOLUTION = 0.01  # the Stolz constant e^{z_t}/t -> 2 eta/e is reached to O(log t / t): ~1% at t_1 = 50
 MAX_WIDTH = 0.5       # an exponent-in-log-t interval wider than this cannot tell log t from log² t
+#: runs (random W_0) at quick / standard / full.  The exponents in log t vary from run to run by the run's offset
+#: (||W_t|| = log t/sqrt 2 + O(1)), on the safe side of both bounds (< 1 and > -2) over a finite window, so the mean
+#: over more runs decides them; 16 at quick left the intervals straddling the bounds at 3 of 9 calibration seeds
+RUNS = (64, 64, 128)
 #: added to B.A4's derived finite-window allowance of the exponent -2: a margin for the higher-order terms the
 #: allowance omits (set by hand when the check was written, not derived; the mean exponents measured so far sit
 #: within 0.005 of -2)
 NGD_SLACK = 0.01
+
+
+PREREGISTERED = {
+    "RUNS": "was (16, 32, 128), is (64, 64, 128) (issue #13): at quick the gd-rates decisions straddled their bounds "
+            "(inconclusive) at 3 of calibration seeds 100-108; more runs, the decision unchanged; validated on seeds "
+            "120-139",
+}
 
 
 # ---------------------------------------------------------------------------
@@ -146,7 +157,7 @@ def symbolic_derivation(gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
 def runs(ctx: Context, algorithm: str) -> dict:
     """B runs of ``algorithm`` ("GD", "NGD" or the control "NGD (autograd)") on the two-token data from random W_0
     (iid N(0, 1) entries, so r > 0), split into p = <W, Wbar_mm> and r = ||W_perp||."""
-    return _runs(ctx.derived_seed("B.S33", "W0"), ctx.pick(16, 32, 128), ctx.pick(500, 20000, 50000),
+    return _runs(ctx.derived_seed("B.S33", "W0"), ctx.pick(*RUNS), ctx.pick(500, 20000, 50000),
                  ctx.pick(30, 60, 80), algorithm)
 
 
