@@ -14,7 +14,7 @@ sizes were chosen at cannot pass here for long.  Seed 0 is checked too, by ``.ci
   seed and budget give the same record.
 
 With ``VERIFY_STORE_RESULTS=DIR`` the quick-tier records are also written to ``DIR``, so a following
-``verify report --results DIR`` reuses them instead of re-running (``.ci/run`` does this).  Tests of claims that share
+``verify report --results DIR --seed S`` at the test seed reuses them instead of re-running.  Tests of claims that share
 set-ups (one fixture group) share an xdist group, so under ``pytest -n 2 --dist loadgroup`` each claim runs once and
 each shared set-up is computed once.
 """
