@@ -133,6 +133,13 @@ def detection_limits(check_records: dict[int, dict]) -> list[dict]:
     return out
 
 
+def loosest_limit(detection: list[dict], rule: str = "exponent") -> float | None:
+    """The loosest two-sided detection limit among ``detection`` rows of ``rule`` (each row's larger side)."""
+    sides = [max(v for v in (d["up"], d["down"]) if v is not None) for d in detection
+             if d["rule"] == rule and (d["up"] is not None or d["down"] is not None)]
+    return max(sides) if sides else None
+
+
 def characteristics(claim: Claim, records: dict[int, dict]) -> dict:
     """The operating characteristics of one claim from its records at several seeds (``{seed: record}``)."""
     seeds = sorted(records)
@@ -246,10 +253,9 @@ def table(summary: dict) -> list[str]:
                 + f" | weakest check {worst_check[0]!r}: {_rate(worst_check[1]['pass_rate'])} pass")
         if worst_ctl:
             line += f" | weakest control {worst_ctl[0]!r}: {_rate(worst_ctl[1]['rejection_rate'])} rejected"
-        limits = [max(x for x in (d["up"], d["down"]) if x is not None) for row in c["checks"].values()
-                  for d in row.get("detection", []) if d["rule"] == "exponent" and (d["up"], d["down"]) != (None, None)]
-        if limits:
-            line += f" | exponents off by ≥ {max(limits):.3g} detected at {summary.get('power', POWER):.0%} of seeds"
+        limit = loosest_limit([d for row in c["checks"].values() for d in row.get("detection", [])])
+        if limit is not None:
+            line += f" | exponents off by ≥ {limit:.3g} detected at {summary.get('power', POWER):.0%} of seeds"
         lines.append(line)
     for p, row in summary["papers"].items():
         lines.append(f"paper {p}: {row['stable']}/{row['claims']} claims stable; checks pass "

@@ -34,7 +34,7 @@ from markupsafe import Markup
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
-from verify import results
+from verify import calibrate, results
 
 VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 KINDS = ("symbolic", "numeric", "probe")
@@ -396,20 +396,13 @@ def calibration_view(summary: dict | None) -> dict | None:
                          "weakest_check": min(checks, key=lambda r: r["k"]),
                          "weakest_control": min(controls, key=lambda r: r["k"]) if controls else None,
                          "checks": checks, "controls": controls, "detection": detection,
-                         "exponent_limit": _largest_limit(detection, "exponent")}
+                         "exponent_limit": calibrate.loosest_limit(detection)}
     papers = {p: {**row, "exponent_limits": _limit_range([rows[c["id"]]["exponent_limit"] for c in summary["claims"]
                                                           if c["id"] in rows and c["paper"] == p])}
               for p, row in summary["papers"].items()}
     return {"budget": summary["budget"], "seeds": summary["seeds"], "confidence": summary["confidence"],
             "power": summary.get("power", 0.95), "papers": papers, "rows": rows,
             "published": summary.get("published", False), "written": summary.get("written", "")}
-
-
-def _largest_limit(detection: list[dict], rule: str) -> float | None:
-    """The claim's loosest two-sided detection limit among its decisions of ``rule`` (each kind's larger side)."""
-    sides = [max(v for v in (d["up"], d["down"]) if v is not None) for d in detection
-             if d["rule"] == rule and (d["up"] is not None or d["down"] is not None)]
-    return max(sides) if sides else None
 
 
 def _limit_range(limits: list[float | None]) -> dict | None:
