@@ -114,12 +114,27 @@ def typical(ok: torch.Tensor, level: float) -> Decision:
     return decide_binomial(int(ok.sum()), ok.numel(), level, at_least=TYPICAL, max_width=math.inf)
 
 
+#: plotted range of L/L* (display only, not a decision): a diverged draw's curve stops here
+PLOT_CEILING = 1e6
+
+
 def loss_curves(steps, first: torch.Tensor, second: torch.Tensor, labels: tuple[str, str], title: str):
-    """Population loss over L* (log scale) of the first four draws of two methods."""
+    """Population loss over L* (log scale) of the first four draws of two methods.
+
+    A diverged draw's curve ends where it leaves the plotted range (``PLOT_CEILING``), marked ×: its inf/overflowing
+    values would otherwise reach the log axis's tick formatter, which raises on an infinite limit (quick seed 116:
+    this plot, not the decision, made A.Fig2 inconclusive).
+    """
     fig, ax = new_figure()
     for j in range(min(4, first.shape[1])):
         for curves, color, label in ((first, "tab:blue", labels[0]), (second, "tab:red", labels[1])):
-            ax.semilogy(steps, curves[:, j] / L_STAR, color=color, lw=0.9, alpha=0.8, label=label if j == 0 else None)
+            ratio = (curves[:, j] / L_STAR).double()
+            shown = torch.isfinite(ratio) & (ratio < PLOT_CEILING)
+            ax.semilogy(steps, ratio.where(shown, torch.nan), color=color, lw=0.9, alpha=0.8,
+                        label=label if j == 0 else None)
+            if not bool(shown.all()) and bool(shown.any()):
+                last = int(shown.nonzero().max())
+                ax.plot(steps[last], float(ratio[last]), "x", color=color, ms=6)
     ax.axhline(1, color="k", lw=0.8, ls="--", label="L*")
     ax.set_xlabel("iteration")
     ax.set_ylabel("population loss / L*")
