@@ -142,3 +142,19 @@ def test_probe_rate_reads_a_time_offset_as_undecided_and_gd_as_sublinear():
                 adversarial=False, data_seed=1, ds=orth, nu=float(data.assumptions(orth)["nu"]))
     assert rf.probe_rate(dict(good), "NGD")[0] is True
     assert rf.probe_rate(dict(good), "GD")[:2] == (False, "sublinear growth")
+
+
+def test_probe_rate_looks_once_more_a_decade_later():
+    """B.T1's quick seed-114 counterexample: from W0 = -0.01 Wbar_mm on exactly orthogonal tokens NGD starts on
+    W_mm's line (1 - corr ~ 1e-31, below its C/t^2 asymptote), so 1 - corr rises until t ~ 300 and the window
+    [60, 300] sees it flat; a decade later, on [600, 3000], it decays as t^-2.  GD still fails there (log t growth)."""
+    from theorems.paper_b import rate_fixtures as rf
+
+    ds = runs.orthogonal_tokens(2, 3, rho=0.0, spread=0.0, extra_dims=1, seed=7)
+    inst = dict(kind="orthogonal", n=2, T=3, d=ds.d, rho=0.0, extra_dims=1, spread=0.0, init=0.01,
+                eta=1.9109529749704406, adversarial=True, data_seed=7, ds=ds, nu=float(data.assumptions(ds)["nu"]))
+    first = rf._probe_rate_on(dict(inst), "NGD", False, rf.PROBE_STEPS)
+    assert first[0] is False and "-0.000" in first[2]                              # flat on [60, 300]
+    holds, label, detail = rf.probe_rate(dict(inst), "NGD")
+    assert (holds, label) == (True, "fitted") and "-2.000" in detail and "looked later" in detail
+    assert rf.probe_rate(dict(inst), "GD")[:2] == (False, "sublinear growth")

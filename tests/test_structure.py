@@ -6,6 +6,7 @@ scratch copy of the tree and checks that exactly the claims that import it, dire
 get a new hash: found here independently, by reading the import lines as text.
 """
 import ast
+import functools
 import re
 import shutil
 from pathlib import Path
@@ -33,20 +34,25 @@ def _claim_modules(root: Path) -> dict[str, Path]:
 
 def _direct_imports(name: str, f: Path, known: set[str]) -> set[str]:
     """Project modules that ``f`` imports (absolute or relative), by the import statements."""
+    return set(_parse_direct_imports(name, f.name == "__init__.py", f.read_text(), frozenset(known)))
+
+
+@functools.cache  # by content: every test's scratch tree is a copy, and only its edited file differs
+def _parse_direct_imports(name: str, is_pkg: bool, source: str, known: frozenset[str]) -> frozenset[str]:
     out = set()
-    for node in ast.walk(ast.parse(f.read_text())):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             cands = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                pkg = name.split(".")[: len(name.split(".")) - node.level + (f.name == "__init__.py")]
+                pkg = name.split(".")[: len(name.split(".")) - node.level + is_pkg]
                 base = ".".join(pkg + ([node.module] if node.module else []))
             cands = [base] + [f"{base}.{a.name}" for a in node.names]
         else:
             continue
         out |= {c for c in cands if c in known}
-    return out
+    return frozenset(out)
 
 
 def test_no_claim_module_imports_another_claim_module():

@@ -71,15 +71,13 @@ def _module_file(root: Path, name: str) -> Path | None:
 
 def _imported_names(name: str, file: Path) -> frozenset[str]:
     """Every module name an ``import`` statement in ``file`` may refer to (anywhere in it, functions too)."""
-    st = file.stat()
-    return _parse_imports(name, file, st.st_mtime_ns, st.st_size)
+    return _parse_imports(name, file.name == "__init__.py", file.read_bytes())
 
 
 @functools.cache
-def _parse_imports(name: str, file: Path, mtime_ns: int, size: int) -> frozenset[str]:  # each version parsed once
-    is_pkg = file.name == "__init__.py"
+def _parse_imports(name: str, is_pkg: bool, source: bytes) -> frozenset[str]:  # each content parsed once per process
     out: set[str] = set()
-    for node in ast.walk(ast.parse(file.read_bytes(), str(file))):
+    for node in ast.walk(ast.parse(source, name)):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):

@@ -105,6 +105,11 @@ ADV_ITERS = (150, 300, 500)  # steps of A.T1.3's adversarial search: tightness r
 #: (context n, Monte Carlo batches) per budget: n = 8 error-dominated, n = 256 where the lemma has content (the
 #: constant term of (3a) turns positive inside rho'); batches keep the Monte Carlo noise of ghat below its bias
 CONTEXTS = (((8, 1000), (256, 32)), ((8, 4000), (64, 400), (256, 120)), ((8, 8000), (64, 800), (256, 240)))
+#: Monte Carlo batches per call of the oracle's sampler, at most this many attention scores (points x batches x n^2)
+#: at once: the standard budget's (256, 120) context at 64 points held 12 GB at its peak in one call (it killed Dask
+#: workers, whose share of this 23 GB machine is 11.7 GB); 2^26 is the quick budget's largest call, so quick's draws
+#: are unchanged (one call), and memory is bounded at every budget (not a decision)
+MAX_SCORES = 2**26
 TOL = 1e-9  # rounding slack of the pointwise inequalities, relative to sigma_1(M*) D^2 (float64 errors ~1e-14)
 #: at the largest n at least this many points must have a positive constant term in (3a) (else no content tested)
 MIN_INFORMATIVE = 4
@@ -187,7 +192,9 @@ def _samples(seed: int, budget: str):
     G = ge.regularized_loss_grad(V, K, Sigma, W)  # theta coordinates
     oracle = {}
     for n, m in ctx.pick(*CONTEXTS):
-        Dk = ex.oracle_bias_samples(V, K, Sigma, W, n, m, gen)  # (m, points, p): ghat_k - grad, factor coordinates
+        per = max(1, MAX_SCORES // (len(V) * n * n))  # batches per call: bounded memory, the same draws in order
+        Dk = torch.cat([ex.oracle_bias_samples(V, K, Sigma, W, n, min(per, m - i), gen)  # (m, points, p): ghat_k -
+                        for i in range(0, m, per)])                                       # grad, factor coordinates
         bV, bK = _theta_coords(Dk.mean(0), Sigma, r, d)
         eps2 = squared_norm_of_mean(Dk)
         oracle[n] = {"m": m, "g": (G[0] + bV, G[1] + bK), "eps": ge.dual_norm((bV, bK), Sigma),

@@ -68,6 +68,11 @@ PREREGISTERED = {
                    "standard seed-1 counterexample was a time offset of ~1300 steps, see probe_rate)",
     "PROBE_EXAMPLES": "was (5, 50, 200), is (60, 120, 300): issue #11 requires a declared minimum of decided "
                       "instances inside the assumptions (MIN_DECIDED); 40 decided only 9-12 there at quick seed 0",
+    "LATER": "new in this session, after the 20-seed quick calibration: B.T1's probe failed at quick seeds 113 and "
+             "114 (2/20) and standard seed 3 on runs that start exactly on W_mm's line and rise to their C/t^2 "
+             "asymptote by t ~ 300-700 before decaying as t^-2 (diagnosed by continuing the recorded instances to "
+             "t = 3000); the window and the bound are unchanged, a failing run is looked at once more a decade later; "
+             "validated at fresh seeds 120-139",
     "IN_SCOPE_RHO": "first (0, 1e-6, 1e-5), is (0, 1e-9, 1e-8): Polyak runs take first steps ~1-3 long, which "
                     "puts nu* near 1e-7 (seen in a tally of draws, before any conclusion was evaluated)",
 }
@@ -405,6 +410,10 @@ LOG_ETA_OUT = (0.5, 1.5)     # log10 of a large step: b, hence nu*, collapses un
 #: NGD / PS / GD steps per probe run; the window is its last 4/5 (t >= PROBE_STEPS / 5)
 PROBE_STEPS = 300
 PROBE_WINDOW = 0.2           # the probe's window starts at PROBE_WINDOW x PROBE_STEPS (a 5x span in t)
+#: a run whose probe conclusion fails on [60, 300] is continued to LATER x PROBE_STEPS = 3000 steps and decided once
+#: more on [600, 3000] (probe_rate): the envelope holds for t >= t_0 with t_0 unknown, and the transients seen so far
+#: peak at t ~ 300-700 (a decade later covers them, and GD's log t growth still fails there: ratio 0.45)
+LATER = 10
 #: a probe run records every step up to 30 (its largest step, which Ass 1's floor b uses, is taken early: GD's and
 #: PS's steps shrink or settle between constants later; NGD's is eta at every step) ...
 PROBE_EVERY_STEP = 30
@@ -553,10 +562,10 @@ def probe_run(inst, algorithm: str = "NGD", n_steps: int = PROBE_STEPS):
     return out
 
 
-def probe_window(traj: optim.Trajectory) -> tuple[np.ndarray, np.ndarray]:
-    """The probe's fitted window t >= PROBE_WINDOW x PROBE_STEPS: (mask over records, t)."""
+def probe_window(traj: optim.Trajectory, n_steps: int = PROBE_STEPS) -> tuple[np.ndarray, np.ndarray]:
+    """The probe's fitted window t >= PROBE_WINDOW x n_steps of an n_steps run: (mask over records, t)."""
     steps = traj.steps.numpy()
-    sel = steps >= PROBE_WINDOW * PROBE_STEPS
+    sel = steps >= PROBE_WINDOW * n_steps
     return sel, steps[sel].astype(float)
 
 
@@ -600,8 +609,27 @@ def probe_rate(inst, algorithm: str = "NGD", wrong_svm: bool = False) -> tuple:
     rate part would pass t^-0.65.  It is not made inconclusive on that account (every run would be), so it is
     read as a coverage check of the assumptions with the bound printed per instance; the sharp decision of the
     rate is the suite's (``envelope_rate``).  The in-assumption runs measured so far sit at -2.00 (quick seeds 0-2).
+
+    Looked at later once (``LATER``).  The envelope bounds 1 - corr only for t >= t_0, t_0 unknown.  A run that
+    starts exactly on W_mm's line (an adversarial W_0 = -c Wbar_mm flipped by the first NGD step) has 1 - corr ~
+    1e-31, far *below* its asymptote C / t^2 (the direction's bounded, non-W_mm part is still growing from 0 to its
+    limit), so 1 - corr rises until t ~ 300-700, then decays as t^-2 (quick seeds 113, 114; standard seed 3): a
+    transient before t_0 that the fixed window [60, 300] read as a flat envelope.  So a run whose conclusion fails
+    on the window is continued to LATER x PROBE_STEPS steps and decided once more, with the same rule, on
+    [PROBE_WINDOW, 1] x LATER x PROBE_STEPS; only a failure there is a counterexample.  (Not "look until it
+    passes": one later window, fixed here; a run that is not linear or not at rate there fails.)
     """
-    out = probe_run(inst, algorithm)
+    verdict = _probe_rate_on(inst, algorithm, wrong_svm, PROBE_STEPS)
+    if verdict[0] is not False:
+        return verdict
+    later = _probe_rate_on(inst, algorithm, wrong_svm, LATER * PROBE_STEPS)
+    return later[0], later[1], (f"t ≤ {LATER * PROBE_STEPS} (looked later: on t ≤ {PROBE_STEPS} {verdict[2]}): "
+                                f"{later[2]}")
+
+
+def _probe_rate_on(inst, algorithm: str, wrong_svm: bool, n_steps: int) -> tuple:
+    """:func:`probe_rate`'s rule on an ``n_steps`` run, over its window [PROBE_WINDOW, 1] x n_steps."""
+    out = probe_run(inst, algorithm, n_steps)
     if out is None:
         return None, "W-SVM infeasible", "no W_mm: not decided"
     sol, traj = out
@@ -609,7 +637,7 @@ def probe_rate(inst, algorithm: str = "NGD", wrong_svm: bool = False) -> tuple:
     if wrong_svm:
         i, t_ = divmod(int(sol.alpha.flatten().argmax()), inst["ds"].T)
         W_ref = svm.w_svm(inst["ds"], drop=(i, t_)).solution
-    sel, t = probe_window(traj)
+    sel, t = probe_window(traj, n_steps)
     om = one_minus_corr(traj["W"], W_ref[None]).numpy()[:, 0]
     if not np.isfinite(om).all():
         return False, "broke", "1 − corr not finite"

@@ -147,7 +147,9 @@ CLAIM = Claim(
         "1e-18 within 10 steps, then 1 − corr rises to 1e-7 at t ≈ 300 and only then decays as t⁻² (6e-9 at t = 1150, "
         "2e-11 at t = 20000): "
         "the probe's fixed window [60, 300] sees the rise and reports as a counterexample a transient before t₀ ≈ 300, "
-        "which the envelope's unknown t₀ allows (standard seed 3).",
+        "which the envelope's unknown t₀ allows (standard seed 3; the same shape at quick seeds 113 and 114, where "
+        "the run starts exactly on W_mm's line, 1 − corr ~ 1e-31, below its C/t² asymptote). The probe now decides "
+        "a run that fails on [60, 300] once more on [600, 3000] (rate_fixtures.LATER), where these runs decay as t⁻².",
     ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
