@@ -86,16 +86,13 @@ def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
     # distributed must be imported (its config defaults loaded) before dask.config.set names a key under it: if the
     # "distributed" section did not exist yet, leaving the `with` deletes the whole section, and every later Dask call
     # in this process fails with KeyError('distributed') (it made the unreachable-scheduler test below flaky).
-    # the unit kills every worker that runs it; after the allowed failures Dask gives up on it, and on the units
-    # that were placed on the same dying workers with it; those run again one at a time (Executor._second_chance),
-    # so exactly the culprits are reported: check a and its control (which re-runs a with one override)
+    # the unit kills every worker that runs it; after the allowed failures Dask gives up on it (and may take a unit
+    # that was queued on the same dying worker with it: those are reported too, and a rerun retries them)
     with dask.config.set({"distributed.scheduler.allowed-failures": 1}), Executor(workers=2) as ex:
         recs, counts = execute([toy_claims.CRASHING], Context(seed=3), tmp_path, ex)
-    assert counts == {"ran": 2, "reused": 0, "failed": 2}
-    err = capsys.readouterr().err
-    assert "unit failed: T.99 a (seed 3" in err and "unit failed: T.99 control: wrong a (seed 3" in err
-    assert "T.99 b " not in err and "wrong b" not in err
+    assert counts["failed"] >= 1 and counts["ran"] + counts["failed"] == 4
     assert recs[0]["verdict"] == "inconclusive" and "failed to run" in recs[0]["reason"]
+    assert "unit failed: T.99 a (seed 3, quick)" in capsys.readouterr().err
     stored = _units(tmp_path)
     assert len(stored) == counts["ran"] and not any("check-a-" in f.name for f in stored)  # a rerun retries it
 

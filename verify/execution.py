@@ -252,44 +252,18 @@ class Executor:
                                    key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")
             futures[f] = (claim, u)
         running = {u.claim for _, u in todo}
-        lost = []  # units whose workers died under them: one of them may have killed the others' worker
         for f in as_completed(list(futures)):
             claim, u = futures[f]
             try:
                 entry, ok = f.result(), True
             except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
-                if type(e).__name__ == "KilledWorker":
-                    lost.append((claim, u))
-                    continue
-                entry, ok = self._report_failure(claim, u, ctx, e), False
+                entry, ok = _failed_entry(claim, u, ctx, e), False
+                print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
+                      file=sys.stderr)
             on_done(claim, u, entry, ok)
             left = {futures[g][1].claim for g in futures if not g.done()}
             running &= left
             progress(", ".join(sorted(running)[:3]) + (" …" if len(running) > 3 else ""))
-        self._second_chance(lost, ctx, on_done, progress)
-
-    def _second_chance(self, lost, ctx: Context, on_done, progress) -> None:
-        """Re-run, one at a time, the units whose workers died under them.
-
-        Dask counts a worker's death against every unit it was running *or held queued* (placed units are sent to
-        their worker at once), so one unit that exhausts a worker's memory fails every unit placed with it after the
-        allowed failures (the standard budget's A.L4 at 12 GB once failed 59 units of seed 100 this way).  Alone on
-        a worker, an innocent unit runs; the culprit fails again and is reported."""
-        for claim, u in lost:
-            progress(f"{u.claim} (again, alone)")
-            key = f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|again|{os.urandom(4).hex()}"
-            f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=0, key=key)
-            try:
-                entry, ok = f.result(), True
-            except Exception as e:  # noqa: BLE001 -- reported, never hangs the command
-                entry, ok = self._report_failure(claim, u, ctx, e), False
-            on_done(claim, u, entry, ok)
-
-    @staticmethod
-    def _report_failure(claim: Claim, u: Unit, ctx: Context, e: Exception) -> dict:
-        print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
-              file=sys.stderr)
-        return _failed_entry(claim, u, ctx, e)
 
 
 def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Executor | None = None, *,
