@@ -114,3 +114,10 @@ def test_readme_check_compares_verdicts(tmp_path):
     text, _ = readme.update(md, recs)
     got = readme.verdicts(text)
     assert got == {r["claim"]["id"]: r["verdict"] for r in recs}
+
+
+def test_readme_lists_a_seed_dependent_claim_as_such_not_as_a_diagnosed_verdict():
+    rec = runner.run_claim(registry.get("A.T4"), Context(), kinds={"symbolic"})  # A.T4 is [unstable] at quick
+    text = readme.render([rec])
+    assert "- **A.T4** (seed-dependent at quick: inconclusive at 3 of 20" in text
+    assert "(verified, diagnosed)" not in text

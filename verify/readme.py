@@ -47,7 +47,9 @@ def render(records: list[dict]) -> str:
                 exp = expectations.expected(cid, r["budget"], r["seed"])
             except KeyError:
                 exp = None
-            if exp is not None and exp.diagnosis:
+            if exp is not None and exp.unstable:  # measured seed dependence, not a verdict at this seed
+                findings.append(f"- **{cid}** (seed-dependent at {r['budget']}: {exp.unstable}): {exp.diagnosis}")
+            elif exp is not None and exp.diagnosis:
                 findings.append(f"- **{cid}** ({exp.verdict}, diagnosed): {exp.diagnosis}")
             findings += [f"- **{cid}**: {f}" for f in r["claim"].get("findings", [])]
         if findings:
