@@ -1,6 +1,7 @@
 """Registry, runner verdicts, results records, CLI errors and the HTML report."""
 import json
 import re
+from dataclasses import replace
 import subprocess
 import sys
 
@@ -43,6 +44,29 @@ def test_crashing_check_is_inconclusive_not_passed():
               checks=(Check("c", "symbolic", "d", boom, stochastic=False),), module=__name__)
     rec = runner.run_claim(c, Context())
     assert rec["verdict"] == "inconclusive" and "kaput" in rec["reason"]
+
+
+def test_a_pass_against_a_nan_target_is_not_a_pass():
+    # numerics.stats compares the interval with the target; against NaN neither "fail" nor "too wide" fires, so a NaN
+    # prediction (A.T2's linearized curve took the log of negative rounding in a control once) would have passed
+    from numerics.stats import decide_equal
+    from theorems.evidence import Evidence
+
+    def check(ctx, target: float = 1.0):
+        ev = Evidence(ctx)
+        ev.decide("estimate = prediction", decide_equal(1.0, 0.01, target, ev.z, max_width=0.1 * abs(target)))
+        return ev.outcome()
+
+    c = Claim(id="Z.T3", title="t", statement="x", fidelity="exact", fidelity_note="n",
+              checks=(Check("c", "numeric", "d", check),), controls=(Control("k", "c", "off", {"target": 2.0}),),
+              module=__name__)
+    assert runner.run_claim(c, Context())["verdict"] == "verified"
+    def nan_check(ctx, target: float = float("nan")):
+        return check(ctx, target)
+
+    nan_target = replace(c, checks=(Check("c", "numeric", "d", nan_check),))
+    rec = runner.run_claim(nan_target, Context())
+    assert rec["verdict"] == "inconclusive" and "not a number" in rec["checks"][0]["summary"]
 
 
 def test_numeric_check_without_control_is_refused():

@@ -105,8 +105,23 @@ def run_unit(claim: Claim, unit: Unit, ctx: Context) -> dict:
     return unit_entry(claim, unit, out, secs)
 
 
+def _no_pass_on_nan(out: Outcome) -> Outcome:
+    """A safety net under the checks: a decision that passed against a claimed value or width that is not a number
+    (``numerics.stats`` compares with NaN, which is never true, so neither "fail" nor "too wide" fires) decided
+    nothing; the outcome is inconclusive.  (The decision rules themselves guard the interval, not the target.)"""
+    bad = [d["name"] for d in (out.details or {}).get("decisions", [])
+           if d.get("status") == "pass" and ("nan" in str(d.get("claimed", "")).lower()
+                                            or d.get("max_width") != d.get("max_width"))]
+    if not bad or out.status != "pass":
+        return out
+    return replace(out, status="inconclusive",
+                   summary=f"{out.summary} | not decided: {', '.join(bad)} passed against a claimed value that is not "
+                           "a number")
+
+
 def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     """The record entry of a unit's outcome (also for a unit that could not be run at all)."""
+    out = _no_pass_on_nan(out)
     if unit.kind == "check":
         c = next(c for c in claim.checks if c.name == unit.name)
         entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic})
