@@ -2,7 +2,7 @@ r"""Shared set-up of paper B's vision figures (B.Fig5, B.Fig6, B.Fig7): one set 
 
 **Model** (``numerics.paper_b.vision``): Lee et al. (2021)'s ViT for small-size datasets from ``vit-pytorch``, the
 paper's model class, configured for 8x8 single-channel images (:data:`CONFIG`; the seed lost the paper's numbers).
-**Data**: sklearn's 8x8 digits (1,437 training, 360 held-out images, 10 classes), a scaled-down analog of MNIST and
+**Data**: sklearn's 8x8 digits (1,438 training, 359 held-out images, 10 classes), a scaled-down analog of MNIST and
 CIFAR-10; at the ``full`` budget with ``VERIFY_DATA_DIR`` holding MNIST (B.Fig5-6) or CIFAR-10 (B.Fig7) in their
 standard formats, those are used instead (:func:`data_for`), with the patch size scaled to the image (:func:`config_for`).
 float32, on ``ctx.device`` (``--device cuda`` where present).
@@ -45,7 +45,7 @@ PREREGISTERED = {"RUNS": "was (8, 16, 16); at 8 runs the paired SPS-SGD decision
 #: (patch 2, 16 patches, cost 2x per step and sat at chance for 100 steps at lr 0.1); width 16, 2 heads of 8, MLP 32,
 #: depth 2: ~7k parameters, the smallest ViT with more than one block and head that learns the digits in 300 steps
 CONFIG = dict(image_size=8, patch_size=4, num_classes=10, dim=16, depth=2, heads=2, dim_head=8, mlp_dim=32, channels=1)
-#: minibatch size (the seed lost the paper's): 32, about 45 steps per epoch of the 1,437 training digits
+#: minibatch size (the seed lost the paper's): 32, about 45 steps per epoch of the 1,438 training digits
 BATCH = 32
 #: independent runs per optimizer at the quick / standard / full budget: >= 8 per decision (the issue's floor)
 RUNS = (12, 24, 24)
