@@ -44,7 +44,6 @@ import struct
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import torch

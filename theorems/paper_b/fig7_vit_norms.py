@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from numerics.stats import decide_lower, mean_se, per_run_slopes
