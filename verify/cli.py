@@ -295,6 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
+        if os.environ.get("VERIFY_DATA_DIR") and args.fn in (cmd_run, cmd_report, cmd_calibrate):
+            _check_data_dir()
         return args.fn(args)
     except UsageError as e:
         print(f"verify: error: {e}", file=sys.stderr)
@@ -308,6 +310,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("verify: interrupted; finished units are kept: run the same command again to resume", file=sys.stderr)
         return 130
+
+
+def _check_data_dir() -> None:
+    """Read what ``VERIFY_DATA_DIR`` holds (MNIST / CIFAR-10 for paper B's vision figures at the full budget) before
+    anything runs: a bad file is one line and exit 2 here, not a crashed check later."""
+    from numerics.paper_b.vision import check_data_dir
+
+    try:
+        found = check_data_dir()
+    except ValueError as e:
+        raise UsageError(f"VERIFY_DATA_DIR: {e}") from None
+    if not found:
+        print(f"verify: VERIFY_DATA_DIR={os.environ['VERIFY_DATA_DIR']} holds neither MNIST nor CIFAR-10; the vision "
+              "figures use the digits", file=sys.stderr)
 
 
 def _terminated(signum, frame):

@@ -1,7 +1,8 @@
 """Paper B's experiments on pretrained transformers and real data: registered, not checked.
 
-They need data sets and pretrained weights (BERT, ViT, a BERT tokenizer's embeddings) that cannot be obtained
-offline; nothing in the suite substitutes for them.
+They need text data sets and pretrained weights (BERT, a BERT tokenizer's embeddings) that cannot be obtained
+offline; nothing in the suite substitutes for them.  (The vision figures B.Fig5-7 are checked on a scaled-down
+analog: ``fig5_vit_digits``, ``fig6_vit_digits``, ``fig7_vit_norms``.)
 """
 from __future__ import annotations
 
@@ -23,15 +24,6 @@ CLAIMS = [
     _figure("B.Fig4", "Figure 4: BERT on CivilComments — same picture as Figure 1",
             r"\text{BERT on CivilComments: SNGD, SPS train faster than SGD}",
             "CivilComments (WILDS) and pretrained bert-base-uncased"),
-    _figure("B.Fig5", "Figure 5: ViT-small on MNIST — SPS beats SGD, SNGD trains slower",
-            r"\text{ViT on MNIST: SPS}>\text{SGD},\ \text{SNGD slower}",
-            "MNIST"),
-    _figure("B.Fig6", "Figure 6: ViT-small on MNIST (further metrics)",
-            r"\text{ViT on MNIST: training dynamics of SGD, SNGD, SPS, Adam}",
-            "MNIST"),
-    _figure("B.Fig7", "Figure 7: ViT-small on CIFAR-10 — SNGD slower, parameter norms grow",
-            r"\text{ViT on CIFAR-10: SNGD slower than SGD; layer norms grow}",
-            "CIFAR-10"),
     _figure("B.Fig10", "Figure 10: cosine similarities of BERT token embeddings concentrate near 0 (Ass. 1)",
             r"\cos(e_i,e_j)\approx0\ \text{for token embeddings in CivilComments and MNLI sentences}",
             "a pretrained BERT tokenizer/embedding table and the CivilComments / MultiNLI texts"),

@@ -1,0 +1,223 @@
+"""Paper B's vision figures (B.Fig5-7): the dependency pins, the ViT loaded by path, the data readers, the optimizers
+and the batched engine (numerics.paper_b.vision)."""
+import gzip
+import importlib.metadata
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from numerics.paper_b import vision as V
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = dict(image_size=8, patch_size=4, num_classes=10, dim=8, depth=1, heads=2, dim_head=4, mlp_dim=8, channels=1)
+
+
+# ---------------------------------------------------------------------------
+# Dependencies: the pins keep torch where it is; the ViT never imports torchvision
+# ---------------------------------------------------------------------------
+
+
+def test_the_pins_do_not_move_torch():
+    """pyproject pins torchvision==0.28.0 (built against torch 2.13.0) beside vit-pytorch: torch stays 2.13.x."""
+    assert torch.__version__.startswith("2.13."), f"torch moved to {torch.__version__}"
+    assert importlib.metadata.version("torch").startswith("2.13.")
+    assert importlib.metadata.version("vit-pytorch") == "1.26.11"
+    assert importlib.metadata.version("torchvision") == "0.28.0"  # read from its metadata, never imported
+
+
+def test_the_vit_loads_by_path_without_torchvision():
+    code = ("import sys, torch\n"
+            "from numerics.paper_b import vision as V\n"
+            f"m = V.make_vit({TINY!r}, seed=1)\n"
+            "out = m(torch.zeros(2, 1, 8, 8))\n"
+            "assert out.shape == (2, 10), out.shape\n"
+            "bad = sorted(k for k in sys.modules if k.split('.')[0] in ('torchvision', 'vit_pytorch'))\n"
+            "assert not bad, bad\n"
+            "print('ok', type(m).__module__)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.startswith("ok _numerics_vit_for_small_dataset")
+
+
+def test_the_vit_is_lee_et_al_s():
+    m = V.make_vit(TINY, seed=0)
+    mod = V.vit_module()
+    assert isinstance(m.to_patch_embedding, mod.SPT)  # shifted patch tokenization
+    assert isinstance(m.transformer.layers[0][0], mod.LSA)  # locality self-attention (learned temperature)
+    assert m.transformer.layers[0][0].temperature.requires_grad
+    a, b = V.make_vit(TINY, seed=3), V.make_vit(TINY, seed=3)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))  # the seed fixes the init
+
+
+# ---------------------------------------------------------------------------
+# Data readers, on tiny files written here
+# ---------------------------------------------------------------------------
+
+
+def _idx(path: Path, arr: np.ndarray, gz=False):
+    raw = bytes([0, 0, 0x08, arr.ndim]) + struct.pack(">" + "I" * arr.ndim, *arr.shape) + arr.astype(">u1").tobytes()
+    with (gzip.open(path, "wb") if gz else open(path, "wb")) as f:
+        f.write(raw)
+
+
+def _mnist(folder: Path, gz: bool, n=6, m=4):
+    rng = np.random.default_rng(0)
+    folder.mkdir(parents=True, exist_ok=True)
+    sfx = ".gz" if gz else ""
+    _idx(folder / f"train-images-idx3-ubyte{sfx}", rng.integers(0, 256, (n, 28, 28)), gz)
+    _idx(folder / f"train-labels-idx1-ubyte{sfx}", np.arange(n) % 10, gz)
+    _idx(folder / f"t10k-images-idx3-ubyte{sfx}", rng.integers(0, 256, (m, 28, 28)), gz)
+    _idx(folder / f"t10k-labels-idx1-ubyte{sfx}", np.arange(m) % 10, gz)
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_read_mnist_idx(tmp_path, gz):
+    _mnist(tmp_path, gz)
+    d = V.read_mnist(tmp_path)
+    assert d.name == "mnist" and d.X_train.shape == (6, 1, 28, 28) and d.X_test.shape == (4, 1, 28, 28)
+    assert d.y_train.tolist() == [0, 1, 2, 3, 4, 5] and d.X_train.dtype == torch.float32
+    assert abs(float(d.X_train.mean())) < 1e-5 and abs(float(d.X_train.std()) - 1) < 1e-3  # standardized
+    raw = V.read_idx(tmp_path / ("train-labels-idx1-ubyte" + (".gz" if gz else "")))
+    assert raw.dtype == np.uint8 and raw.shape == (6,)
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    bad = tmp_path / "x-idx1-ubyte"
+    bad.write_bytes(b"\x01\x02\x08\x01\x00\x00\x00\x03abc")
+    with pytest.raises(V.DataFormatError, match="magic"):
+        V.read_idx(bad)
+    bad.write_bytes(bytes([0, 0, 8, 1]) + struct.pack(">I", 5) + b"abc")
+    with pytest.raises(V.DataFormatError, match="holds 3"):
+        V.read_idx(bad)
+    with pytest.raises(V.DataFormatError, match="cannot read"):
+        V.read_idx(tmp_path / "missing")
+
+
+def _cifar(folder: Path, n=5):
+    rng = np.random.default_rng(1)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("data_batch_1", "data_batch_2", "test_batch"):
+        with open(folder / name, "wb") as f:
+            pickle.dump({b"data": rng.integers(0, 256, (n, 3072)).astype(np.uint8), b"labels": list(range(n))}, f)
+
+
+def test_read_cifar10_pickles(tmp_path):
+    _cifar(tmp_path / "cifar-10-batches-py")
+    d = V.read_cifar10(tmp_path / "cifar-10-batches-py")
+    assert d.name == "cifar10" and d.X_train.shape == (10, 3, 32, 32) and d.X_test.shape == (5, 3, 32, 32)
+    assert d.y_test.tolist() == [0, 1, 2, 3, 4]
+    assert V.find_data("cifar10", tmp_path) == tmp_path / "cifar-10-batches-py"
+    assert V.find_data("mnist", tmp_path) is None
+
+
+def test_read_cifar10_rejects_bad_files(tmp_path):
+    _cifar(tmp_path)
+    (tmp_path / "data_batch_2").write_bytes(b"not a pickle")
+    with pytest.raises(V.DataFormatError, match="data_batch_2: not a CIFAR-10 pickle"):
+        V.read_cifar10(tmp_path)
+    with open(tmp_path / "data_batch_2", "wb") as f:
+        pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, f)
+    with pytest.raises(V.DataFormatError, match=r"\(N, 3072\)"):
+        V.read_cifar10(tmp_path)
+
+
+def test_load_images_uses_the_data_dir_or_the_digits(tmp_path, monkeypatch):
+    monkeypatch.delenv("VERIFY_DATA_DIR", raising=False)
+    assert V.load_images("mnist").name == "digits"
+    _mnist(tmp_path / "mnist", gz=True)
+    monkeypatch.setenv("VERIFY_DATA_DIR", str(tmp_path))
+    assert V.load_images("mnist").name == "mnist" and V.load_images("cifar10").name == "digits"
+    assert V.check_data_dir() == ["mnist"]
+    monkeypatch.setenv("VERIFY_DATA_DIR", str(tmp_path / "nope"))
+    with pytest.raises(V.DataFormatError, match="not a directory"):
+        V.find_data("mnist")
+
+
+def test_the_cli_reports_a_bad_data_dir_in_one_line(tmp_path):
+    _mnist(tmp_path, gz=False)
+    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(b"garbage!")
+    env = dict(os.environ, VERIFY_DATA_DIR=str(tmp_path),
+               PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-m", "verify.cli", "run", "-k", "B.Fig6", "--results", str(tmp_path / "r")],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("verify: error: VERIFY_DATA_DIR:") and "magic" in lines[0]
+
+
+def test_digits_split():
+    d = V.digits()
+    assert d.X_train.shape == (1438, 1, 8, 8) and d.X_test.shape == (359, 1, 8, 8)
+    assert set(d.y_train.tolist()) == set(range(10))
+
+
+# ---------------------------------------------------------------------------
+# Optimizers and the batched engine
+# ---------------------------------------------------------------------------
+
+
+def _tree(gen, B=3):
+    return (torch.randn(B, 4, 5, generator=gen), torch.randn(B, 7, generator=gen))
+
+
+def test_sngd_and_sps_steps(gen):
+    p, g = _tree(gen), _tree(gen)
+    gn = V.batch_norm(g)
+    u, _ = V.scale_by_capped_normalized(0.3, 1e6).update(g, (), p, {})
+    assert torch.allclose(V.batch_norm(u), torch.full_like(gn, 0.3))  # normalized: step length eta
+    u, _ = V.scale_by_capped_normalized(0.3, 1e-4).update(g, (), p, {})
+    assert torch.allclose(u[0], -1e-4 * g[0])  # the cap binds: SGD at lr cap
+    loss = torch.tensor([0.5, 1.0, 2.0])
+    u, _ = V.scale_by_stochastic_polyak(1e6).update(g, (), p, {"loss": loss})
+    assert torch.allclose(u[1], -(loss / gn**2)[:, None] * g[1])  # Polyak step L/||g||^2 (L* = 0)
+    u, _ = V.scale_by_stochastic_polyak(1e-3).update(g, (), p, {"loss": loss})
+    assert torch.allclose(u[0], -1e-3 * g[0])  # the tiny-cap control is SGD at lr 1e-3
+
+
+def test_adam_on_stacked_runs_is_adam_on_each_run(gen):
+    p = _tree(gen)
+    grads = [_tree(gen) for _ in range(5)]
+    tr = V.adam(1e-2)
+    state, params = tr.init(p), p
+    for g in grads:
+        u, state = tr.update(g, state, params, {})
+        params = tuple(a + b for a, b in zip(params, u))
+    for b in range(3):
+        leaves = [t[b].clone().requires_grad_(True) for t in p]
+        opt = torch.optim.Adam(leaves, lr=1e-2)
+        for g in grads:
+            for leaf, gi in zip(leaves, g):
+                leaf.grad = gi[b].clone()
+            opt.step()
+        for leaf, t in zip(leaves, params):
+            assert torch.allclose(leaf.detach(), t[b], atol=1e-6)
+
+
+def test_batched_runs_equal_single_runs():
+    """The vmap over runs and optimizers gives each run what it gets alone (same seed: same init and minibatches)."""
+    data = V.digits()
+    both = V.train(TINY, data, {"SGD": V.sgd(0.1), "SPS": V.scale_by_stochastic_polyak(1.0)}, [11, 12], 6, 16,
+                   norm_every=3)
+    alone = V.train(TINY, data, {"SPS": V.scale_by_stochastic_polyak(1.0)}, [12], 6, 16, norm_every=3)
+    assert torch.allclose(both["SPS"].batch_loss[:, 1], alone["SPS"].batch_loss[:, 0], atol=1e-5)
+    assert torch.allclose(both["SPS"].layer_norms[:, 1], alone["SPS"].layer_norms[:, 0], atol=1e-5)
+    assert torch.allclose(both["SPS"].final["train_loss"][1], alone["SPS"].final["train_loss"][0], atol=1e-5)
+    assert torch.equal(both["SGD"].batch_loss[0], both["SPS"].batch_loss[0])  # paired: same init, same minibatch
+    assert both["SGD"].groups[0] == "position embedding + cls" and "head" in both["SGD"].groups
+    assert both["SGD"].norm_steps.tolist() == [0, 3, 6]
+
+
+def test_minibatches_are_epochs_of_permutations():
+    idx = V.minibatches(10, 3, 7, [5, 6])
+    assert idx.shape == (7, 2, 3)
+    first_epoch = idx[:3, 0].flatten().tolist()
+    assert len(set(first_epoch)) == 9  # 3 batches of 3 from one permutation of 10 (the last 1 dropped)
+    assert not torch.equal(idx[:, 0], idx[:, 1])
