@@ -156,6 +156,15 @@ def test_same_code_seed_and_budget_give_the_same_record(claim_id):
     assert results.replay_view(a) == results.replay_view(b)
 
 
+@pytest.mark.xdist_group("guard")
+def test_xdist_groups_are_in_effect(request):
+    """Under ``--dist loadgroup`` (``./suite test``) a claim's tests share one worker, so its record is computed once;
+    pytest 9.2 with pytest-xdist 3.8 silently dropped the groups (every claim ran on both workers), hence this guard."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not under pytest-xdist --dist loadgroup")
+    assert request.node.nodeid.endswith("@guard"), f"xdist groups are ignored: node id {request.node.nodeid!r}"
+
+
 def test_every_claim_has_a_reviewed_expectation():
     for c in registry.all_claims():
         for budget in ("quick", "standard"):
