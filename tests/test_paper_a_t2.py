@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from numerics.paper_a import geometry as ge
 from theorems.claim import Context
 from theorems.paper_a import t2_scaling_law as t2
 
@@ -22,16 +23,15 @@ def test_rate_is_predicted_by_the_linearized_curve_not_the_slowest_mode_alone():
     assert t2.check_rate(Context(seed=115, budget="quick", figures=False), preconditioner="none").status == "fail"
 
 
-def test_linearized_excess_is_half_the_quadratic_form_and_decays_at_the_slowest_mode(monkeypatch):
-    # a displacement on the manifold's Q = I point along the top non-tangent mode: the curve's log-slope is that
-    # mode's -2 log|1 - eta mu|, and the curve starts at delta^T H_L delta / 2
+def test_linearized_excess_decays_at_the_rate_of_the_mode_it_starts_on():
+    # a displacement from the manifold's Q = I point along one mode of the two-sided iteration (the slowest key-block
+    # mode): the curve's log-slope is that mode's -2 log|1 - eta mu|
     ctx = Context(seed=3, budget="quick")
     gen = ctx.generator("test", "linearized")
     Sigma, W = t2.conditioned_instances(gen, 1)
     _, S_hat = t2.training_sets(gen, Sigma, W, 1)
     z0, v, w, mu, c = t2.key_block_mode(Sigma[0], W[0], S_hat[0], 0.1)
     r, d = W.shape[-2:]
-    from numerics.paper_a import geometry as ge
     limit = ge.from_factors(z0[: r * d].reshape(r, d), z0[r * d:].reshape(d, d), Sigma[0])
     z = z0 + 1e-6 * v
     start = ge.from_factors(z[: r * d].reshape(r, d), z[r * d:].reshape(d, d), Sigma[0])
