@@ -44,6 +44,8 @@ def test_crashing_check_is_inconclusive_not_passed():
               checks=(Check("c", "symbolic", "d", boom, stochastic=False),), module=__name__)
     rec = runner.run_claim(c, Context())
     assert rec["verdict"] == "inconclusive" and "kaput" in rec["reason"]
+    # the record keeps where it raised (an error seen once on a Dask worker is located from the record alone)
+    assert "in boom" in rec["checks"][0]["details"]["traceback"]
 
 
 def test_a_pass_against_a_nan_target_is_not_a_pass():

@@ -33,13 +33,19 @@ def _overrides_dict(control: Control) -> dict:
     return {k: v if isinstance(v, plain) else results.stable_repr(v) for k, v in control.overrides.items()}
 
 
+#: frames of a raised check's traceback kept in its record (the innermost ones locate it)
+TRACEBACK_FRAMES = 12
+
+
 def _run_one(fn, ctx: Context) -> tuple[Outcome, float]:
     t0 = time.perf_counter()
     try:
         out = fn(ctx)
     except Exception as e:  # a crashing check is reported, never silently passed
         tb = traceback.format_exception_only(type(e), e)[-1].strip()
-        out = Outcome("inconclusive", f"check raised {tb}", details={"error": tb})
+        # the innermost frames, so an error seen once on a worker can be located from its record
+        frames = traceback.format_list(traceback.extract_tb(e.__traceback__)[-TRACEBACK_FRAMES:])
+        out = Outcome("inconclusive", f"check raised {tb}", details={"error": tb, "traceback": "".join(frames)})
         out.details["raised"] = True
     return out, time.perf_counter() - t0
 

@@ -1,0 +1,38 @@
+"""A.T1.1's n-law: the pilot-sized sample (CI's fresh seed 476035 left it inconclusive at a fixed size)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from theorems.claim import Context
+from theorems.paper_a import t1_1_population_loss as t11
+
+
+def test_planned_growth_is_the_squared_width_ratio_rounded_up_and_capped():
+    assert t11.planned_growth(0.3) == 1  # already narrow: no extra draws
+    assert t11.planned_growth(0.6) == 1
+    assert t11.planned_growth(0.85) == 3  # (0.85 / 0.6)^2 = 2.007 -> 3
+    assert t11.planned_growth(1.41, cap=8) == 6  # seed 476035's pilot: (1.41 / 0.6)^2 = 5.5
+    assert t11.planned_growth(1.41) == t11.NLAW_MAX_GROWTH == 4
+    assert t11.planned_growth(10.0) == t11.NLAW_MAX_GROWTH
+
+
+def _gap_draws(ns, c, sd, per_n, rng):
+    # synthetic (N, 1) gap draws with mean c/(n-1) and standard deviation sd/(n-1), as the control-variate sampler gives
+    return [torch.tensor(c / (n - 1) + sd / (n - 1) * rng.standard_normal((per_n * n, 1))) for n in ns]
+
+
+def test_the_pilot_ratio_halves_when_the_draws_quadruple():
+    ns, c, z = [8, 16, 32, 64, 128], np.array([5.0]), 4.0
+    small = t11.n_law_fits(ns, _gap_draws(ns, 5.0, 40.0, 50, np.random.default_rng(1)), c, z)[3]
+    large = t11.n_law_fits(ns, _gap_draws(ns, 5.0, 40.0, 200, np.random.default_rng(2)), c, z)[3]
+    assert 0.35 < large / small < 0.7  # width ∝ N^{-1/2} (the Birge ratio and sampling noise move it a little)
+
+
+@pytest.mark.slow
+def test_seed_476035_is_decided_with_more_draws_and_its_control_still_rejected():
+    ctx = Context(seed=476035, budget="quick", figures=False)
+    out = t11.check_n_law(ctx)
+    assert out.status == "pass" and out.details["pilot_growth"] == 4, out.summary
+    assert t11.check_n_law(ctx, include_self=True).status == "fail"
