@@ -19,6 +19,7 @@ set-ups (one fixture group) share an xdist group, so under ``pytest -n 2 --dist 
 each shared set-up is computed once.
 """
 import functools
+import hashlib
 import os
 
 import pytest
@@ -46,13 +47,33 @@ CHECKS = _params(lambda c: [(ch.name, f"{ch.kind}:{ch.name}") for ch in c.checks
 CONTROLS = _params(lambda c: [(k.name, f"control:{k.name}") for k in c.controls])
 
 
+def second_seed(seed: int) -> int:
+    """The seed of the second look (:func:`_second_look`), derived from the test seed by hashing."""
+    return int(hashlib.sha256(f"second look at {seed}".encode()).hexdigest()[:8], 16)
+
+
 @functools.cache
-def claim_record(claim_id: str, budget: str) -> dict:
-    rec = runner.run_claim(registry.get(claim_id), Context(seed=SEED, budget=budget))
+def claim_record(claim_id: str, budget: str, seed: int = SEED) -> dict:
+    rec = runner.run_claim(registry.get(claim_id), Context(seed=seed, budget=budget))
     store = os.environ.get("VERIFY_STORE_RESULTS")
-    if store and budget == "quick":
+    if store and budget == "quick" and seed == SEED:
         results.write_record(store, rec)
     return rec
+
+
+def _second_look(claim, budget: str, ok, what: str) -> None:
+    """A check left inconclusive (or a control left unrejected) at a fresh test seed is run once more at a second
+    seed derived from it; if it decides there, the first miss is an expected failure naming both seeds, and only a miss
+    at both fails.  Why: a claim whose misses are independent at rate p per seed then fails a run at rate p^2 (over 30
+    seeds the stable claims missed at about 1 seed in 10, spread over different claims), while a claim that lost its
+    power misses at both and fails.  A violation, a crash, and seed 0 (the README's) get no second look.
+    ``ok(record) -> (decided as expected, what it was)``."""
+    if SEED == 0:
+        return
+    seed2 = second_seed(SEED)
+    good, text = ok(claim_record(claim.id, budget, seed2))
+    if good:
+        pytest.xfail(f"power miss at seed {SEED}: {what}; at the second look (seed {seed2}) it {text}")
 
 
 def _why(rec) -> str:
@@ -73,7 +94,15 @@ def _assert_verdict(claim, budget):
         pytest.xfail(f"finding: {exp.diagnosis}")
     if rec["verdict"] != exp.verdict:
         _known_unstable(exp, rec["verdict"])
+        if rec["verdict"] == "inconclusive":
+            _second_look(claim, budget, lambda r: (r["verdict"] == exp.verdict, f"is {r['verdict']}"), _why(rec))
     assert rec["verdict"] == exp.verdict, f"expected {exp.verdict}; {_why(rec)}"
+
+
+def _status(rec: dict, part: str, name: str, wanted: str) -> tuple[bool, str]:
+    item = next(c for c in rec[part] if c["name"] == name)
+    raised = (item.get("details") or {}).get("raised")
+    return item["status"] == wanted and not raised, f"is {item['status']}: {item['summary']}"
 
 
 def _assert_decided(claim, name, budget):
@@ -84,6 +113,8 @@ def _assert_decided(claim, name, budget):
         pytest.xfail(f"finding: {exp.diagnosis}")
     if c["status"] != "pass":
         _known_unstable(exp, f"{name} {c['status']}")
+    if c["status"] == "inconclusive":
+        _second_look(claim, budget, lambda r: _status(r, "checks", name, "pass"), f"{name}: {c['summary']}")
     assert c["status"] == "pass", f"{claim.id} {name} at seed {SEED}: {c['status']}: {c['summary']}"
 
 
@@ -91,6 +122,8 @@ def _assert_rejected(claim, name, budget):
     k = next(k for k in claim_record(claim.id, budget)["controls"] if k["name"] == name)
     if k["status"] != "fail":
         _known_unstable(expectations.expected(claim.id, budget, SEED), f"control {name!r} not rejected")
+        _second_look(claim, budget, lambda r: _status(r, "controls", name, "fail"),
+                     f"control {name!r} not rejected: {k['summary']}")
     assert k["status"] == "fail", (f"{claim.id}: negative control {name!r} was not rejected by "
                                    f"{k['target']!r} at seed {SEED}: {k['status']}: {k['summary']}")
 
@@ -101,6 +134,31 @@ def _assert_no_vague_pass(claim, budget):
              for c in rec["checks"] for d in (c["details"] or {}).get("decisions", [])
              if d["status"] == "pass" and d["hi"] - d["lo"] > d["max_width"]]
     assert not vague, f"{claim.id} passed on intervals wider than declared: " + "; ".join(vague)
+
+
+@pytest.mark.parametrize("second, outcome", [("pass", "xfail"), ("inconclusive", "fail")])
+def test_a_fresh_seed_miss_gets_one_second_look_and_a_miss_at_both_fails(monkeypatch, second, outcome):
+    import sys
+
+    me = sys.modules[__name__]
+    claim = registry.get("A.T5")  # expected verified, not [unstable]
+    name = claim.checks[-1].name
+
+    def record(status):
+        return {"checks": [{"name": name, "status": status, "summary": status, "details": {}}]}
+
+    seen = []
+
+    def fake(claim_id, budget, seed=17):
+        seen.append(seed)
+        return record("inconclusive" if seed == 17 else second)
+
+    monkeypatch.setattr(me, "SEED", 17)
+    monkeypatch.setattr(me, "claim_record", fake)
+    expected = pytest.xfail.Exception if outcome == "xfail" else AssertionError
+    with pytest.raises(expected):
+        _assert_decided(claim, name, "quick")
+    assert seen == [17, second_seed(17)]
 
 
 @pytest.mark.parametrize("claim, _", VERDICTS)
