@@ -1,13 +1,16 @@
 """Wall time of a tier with 1 worker against N workers, the records compared, and where the time goes.
 
-    python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0]
+    python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0] [--save-estimates]
 
 Runs ``verify run --rerun`` twice in fresh results directories (``--workers 1``: every unit in one process;
 ``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio, checks
 that the records are identical after ``replay_view``, and summarizes the per-unit times measured by the serial run:
 their distribution, the longest units (a unit longer than total/N bounds the parallel run: split it), and the wall
 time projected for W workers by scheduling the measured units longest-first (a lower bound: it leaves out the
-cluster's start-up and the fixtures each worker computes for itself).
+cluster's start-up and the fixtures each worker computes for itself).  Both runs start from empty results
+directories, as on a fresh clone: the parallel run places its units by the reference estimates
+(``verify/unit_seconds.json``); ``--save-estimates`` replaces that file's entries for this budget by the serial run's
+unit times.
 """
 from __future__ import annotations
 
@@ -44,6 +47,15 @@ def unit_times(results_dir: Path) -> list[tuple[float, str]]:
     return sorted(out, reverse=True)
 
 
+def save_estimates(results_dir: Path, budget: str) -> None:
+    from verify import execution, results
+
+    serial = json.loads((results_dir / "units" / "timings.json").read_text())
+    keep = {k: v for k, v in execution.reference_estimates().items() if not k.startswith(f"{budget}|")}
+    new = keep | {k: round(v, 3) for k, v in serial.items() if k.startswith(f"{budget}|")}
+    results.atomic_write_text(execution.ESTIMATES, json.dumps(new, indent=0, sort_keys=True) + "\n")
+
+
 def lpt_makespan(times: list[float], workers: int) -> float:
     """Longest-processing-time-first schedule of the units on ``workers`` identical workers."""
     loads = [0.0] * workers
@@ -58,6 +70,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, default=None, help="keep both results directories under this directory")
+    ap.add_argument("--save-estimates", action="store_true",
+                    help="write the serial run's unit times into verify/unit_seconds.json (this budget's entries)")
     args = ap.parse_args()
 
     from verify import results
@@ -69,6 +83,8 @@ def main() -> int:
         view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
         same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
         times = unit_times(one)
+        if args.save_estimates:
+            save_estimates(one, args.budget)
     secs = [t for t, _ in times]
     total = sum(secs)
     print(f"{args.budget} tier, seed {args.seed}: {len(secs)} units, {total:.0f} s of unit time")

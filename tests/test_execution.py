@@ -97,6 +97,32 @@ def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
     assert len(stored) == counts["ran"] and not any("check-a-" in f.name for f in stored)  # a rerun retries it
 
 
+def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_path, capfd, monkeypatch):
+    # the error torch.func raised at random in Dask workers (verify.execution.BROKEN_TORCH_STATE): the unit's outcome
+    # would describe the process, so the worker leaves and a fresh one reruns the unit; the record is the serial one
+    marker = tmp_path / "raised-once"
+    monkeypatch.setenv("TOY_BROKEN_ONCE_MARKER", str(marker))  # before the cluster starts: its workers inherit it
+    claim = toy_claims.BROKEN_ONCE
+    with Executor(workers=2) as ex:
+        recs, counts = execute([claim], Context(seed=4), tmp_path / "w2", ex)
+    assert marker.exists() and counts["failed"] == 0
+    assert recs[0]["verdict"] == "verified", recs[0]["reason"]
+    assert "restarts: T.98 a (seed 4, quick): NotImplementedError: Cannot access storage" in capfd.readouterr().err
+    serial, _ = execute([claim], Context(seed=4), tmp_path / "w1", Executor(workers=1))  # the marker exists now
+    assert results.replay_view(recs[0]) == results.replay_view(serial[0])
+
+
+def test_the_torch_transform_state_is_read_inside_and_outside_transforms():
+    import torch
+
+    from verify.execution import torch_transform_state
+
+    assert torch_transform_state() == {"transform": None, "functorch_keys": []}
+    inside = []
+    torch.func.vmap(lambda x: inside.append(torch_transform_state()) or x)(torch.ones(2, 2))
+    assert inside[0]["transform"] == "TransformType.Vmap" and inside[0]["functorch_keys"]
+
+
 def test_remote_scheduler(tmp_path):
     sched_file = tmp_path / "scheduler.json"
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",

@@ -9,9 +9,13 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 
 
 def slow_check(ctx: Context, seconds: float = 0.3, wrong: bool = False, die: bool = False,
-               flaky: float = 0.0) -> Outcome:
+               flaky: float = 0.0, broken_once: bool = False) -> Outcome:
     if die:  # the worker process dies mid-unit, every time it runs this unit
         os._exit(13)
+    marker = os.environ.get("TOY_BROKEN_ONCE_MARKER", "")  # a file: the first time, across processes
+    if broken_once and marker and not os.path.exists(marker):  # torch.func's "broken process" error, once
+        open(marker, "w").close()
+        raise NotImplementedError("Cannot access storage of BatchedTensorImpl")
     time.sleep(seconds)
     v = float(torch.rand((), generator=ctx.generator("toy", seconds)))
     # flaky: inconclusive at the seeds whose draw falls below it (a check whose verdict depends on the seed)
@@ -27,8 +31,18 @@ def toy(i: int, seconds: float = 0.4, die: bool = False) -> Claim:
                            Control("wrong b", "b", "toy", {"wrong": True})))
 
 
-CLAIMS = [toy(i, seconds=0.2) for i in range(1, 9)] + [toy(99, die=True)]
+def toy_broken_once() -> Claim:
+    """T.98: its check "a" raises torch.func's broken-process error the first time it runs while the environment
+    names a marker file (``TOY_BROKEN_ONCE_MARKER``, inherited by the workers)."""
+    c = toy(98, seconds=0.1)
+    a = Check("a", "numeric", "toy", slow_check, params={"seconds": 0.1, "broken_once": True})
+    object.__setattr__(c, "checks", (a,) + c.checks[1:])
+    return c
+
+
+CLAIMS = [toy(i, seconds=0.2) for i in range(1, 9)] + [toy(99, die=True), toy_broken_once()]
 for _c in CLAIMS:
     object.__setattr__(_c, "module", __name__)
-GOOD = CLAIMS[:-1]          # eight claims, 32 units of 0.1-0.2 s
-CRASHING = CLAIMS[-1]       # its check "a" kills whatever worker runs it
+GOOD = CLAIMS[:8]           # eight claims, 32 units of 0.1-0.2 s
+CRASHING = CLAIMS[8]        # its check "a" kills whatever worker runs it
+BROKEN_ONCE = CLAIMS[9]     # its check "a" raises torch.func's broken-process error once (see toy_broken_once)

@@ -18,7 +18,8 @@ a unit that still fails is reported with its claim, unit and seed, gets an ``inc
 stored (a rerun tries it again), and never hangs the command.
 
 Shared fixtures (``functools.cache`` in the fixture modules) are computed once per worker process and reused by
-every unit that worker runs.  Units are submitted longest first, by the times stored from earlier runs.
+every unit that worker runs.  Units are placed by fixture group and submitted longest first, by the times stored from
+earlier runs in the same results directory, else by the reference machine's (``unit_seconds.json``).
 """
 from __future__ import annotations
 
@@ -86,6 +87,21 @@ def _load_timings(results_dir: Path) -> dict:
         return {}
 
 
+#: unit seconds measured on the reference machine (2-core VM; quick: one serial run at seed 0, standard: the median
+#: over the standard calibration's seeds), keyed like ``timings.json``: the placement's estimates for a results
+#: directory that has no timings of its own (a fresh clone).  ``benchmarks/parallel_runner.py --save-estimates``
+#: refreshes the quick ones.
+ESTIMATES = Path(__file__).with_name("unit_seconds.json")
+
+
+@functools.cache
+def reference_estimates() -> dict:
+    try:
+        return json.loads(ESTIMATES.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
 # ---------------------------------------------------------------------------
 # What a worker runs
 # ---------------------------------------------------------------------------
@@ -124,14 +140,60 @@ def restore_dynamic_malloc() -> bool:
     return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(libc.mallopt(m_trim_threshold, 64 << 20))
 
 
+#: errors that say this process's torch.func state is broken, not the unit's mathematics.  Seen only in Dask workers,
+#: at random (every torch.func unit of one worker at once: A.L10/L14/L19/L23 and B.Fig5-7 at seed 200 of session 7's
+#: sweep, B.Fig5-7 in a benchmark of session 8), never in one process; the same units pass on a fresh worker.  Not
+#: diagnosed: the worker prints its torch state (:func:`torch_transform_state`) before it exits, for next time.
+BROKEN_TORCH_STATE = ("Cannot access storage of BatchedTensorImpl",
+                      "Cannot access data pointer of Tensor that doesn't have storage")
+#: the exit code of a worker that found its torch state broken (the nanny restarts it; Dask reruns the unit)
+BROKEN_TORCH_EXIT = 70
+
+
+def torch_transform_state() -> dict:
+    """This thread's torch.func state: the innermost transform (None outside every transform) and the dispatch keys
+    its transforms add; both are empty between units."""
+    import torch
+
+    level = torch._C._functorch.peek_interpreter_stack()
+    keys = str(torch._C._dispatch_tls_local_include_set())
+    return {"transform": None if level is None else str(level.key()),
+            "functorch_keys": [k for k in ("FuncTorchDynamicLayerFrontMode", "FuncTorchDynamicLayerBackMode",
+                                           "FuncTorchBatched", "FuncTorchGradWrapper") if k in keys]}
+
+
+def _leave_worker(unit: Unit, ctx: Context, why: str) -> None:
+    """Exit this worker process: its nanny starts a fresh one and the scheduler reruns the unit there (a worker's
+    death counts against ``distributed.scheduler.allowed-failures``, so a unit that breaks every worker is reported,
+    never retried forever)."""
+    print(f"verify: worker {os.getpid()} restarts: {unit.label} (seed {ctx.seed}, {ctx.budget}): {why}; torch state "
+          f"{torch_transform_state()}", file=sys.stderr, flush=True)
+    os._exit(BROKEN_TORCH_EXIT)
+
+
 def run_unit_task(unit: Unit, ctx: Context) -> dict:
     """One unit on a worker: torch single-threaded (the checks are batched small-tensor work), glibc's malloc
-    thresholds as outside Dask (:func:`restore_dynamic_malloc`)."""
+    thresholds as outside Dask (:func:`restore_dynamic_malloc`).
+
+    A worker whose torch.func state is broken (a transform left open before the unit, or one of
+    :data:`BROKEN_TORCH_STATE` raised by it) is replaced by a fresh process that reruns the unit: the outcome would
+    describe the process, not the claim, and a record must not depend on where its units ran."""
     import torch
 
     restore_dynamic_malloc()
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
-    return runner.run_unit(claim_from_module(unit.module, unit.claim), unit, ctx)
+    state = torch_transform_state()
+    if state["transform"] is not None or state["functorch_keys"]:
+        _leave_worker(unit, ctx, "a torch.func transform was left open before the unit")
+    entry = runner.run_unit(claim_from_module(unit.module, unit.claim), unit, ctx)
+    error = str((entry.get("details") or {}).get("error", ""))
+    if any(m in error for m in BROKEN_TORCH_STATE):
+        _leave_worker(unit, ctx, error)
+    after = torch_transform_state()
+    if after != state:  # this unit left a transform open: name it (the next unit here restarts the worker)
+        print(f"verify: worker {os.getpid()}: {unit.label} (seed {ctx.seed}, {ctx.budget}) left torch state {after}",
+              file=sys.stderr, flush=True)
+    return entry
 
 
 def fixture_group(claim: Claim) -> str:
@@ -190,6 +252,7 @@ class Executor:
         """Start the local cluster, or connect to the scheduler: on the first units to run (nothing to run, no cluster)."""
         if self.client is not None:
             return
+        import dask
         from distributed import Client, LocalCluster
 
         os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the worker processes
@@ -198,9 +261,15 @@ class Executor:
                 timeout = os.environ.get("VERIFY_SCHEDULER_TIMEOUT", "20s")
                 self.client = self._stack.enter_context(Client(self.scheduler, timeout=timeout))
             else:
-                cluster = self._stack.enter_context(LocalCluster(
-                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                    silence_logs=logging.ERROR))
+                # no work stealing: the units are placed by fixture group (``run``), and a stolen unit recomputes its
+                # group's shared set-up on the thief (measured: A.Fig2's control stolen from A.Fig1's worker took
+                # 37 s instead of 0.01 s; quick tier 288 s with stealing, 215 s without, with the same placement).
+                # Set for this scheduler only (it runs in this process and reads the key when it starts);
+                # ``distributed`` is imported above, so leaving the ``with`` restores its config section.
+                with dask.config.set({"distributed.scheduler.work-stealing": False}):
+                    cluster = self._stack.enter_context(LocalCluster(
+                        n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        silence_logs=logging.ERROR))
                 self.client = self._stack.enter_context(Client(cluster))
         except (OSError, TimeoutError) as e:  # no scheduler at that address, or no process could start
             self._stack.close()
@@ -228,8 +297,8 @@ class Executor:
 
         On a cluster, the units of one fixture group (:func:`fixture_group`) are placed on one worker, groups
         balanced by ``estimate`` (seconds, from earlier runs); the placement is a preference, not a restriction
-        (``allow_other_workers``): an idle worker may still take queued units, and a dead worker's units run
-        elsewhere."""
+        (``allow_other_workers``): a dead worker's units run elsewhere (and on a remote scheduler with work stealing
+        on, an idle worker may take queued units; the local cluster has it off)."""
         if not todo:
             return
         if not self.distributed:
@@ -309,7 +378,13 @@ def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Exec
             finish(c)
 
     timings = _load_timings(results_dir)
-    todo.sort(key=lambda cu: -timings.get(_timing_key(ctx, cu[1]), float("inf")))  # longest (or unknown) first
+    reference = reference_estimates()
+
+    def estimate(u: Unit, unknown: float = 1.0) -> float:  # this directory's own times, else the reference machine's
+        key = _timing_key(ctx, u)
+        return timings.get(key, reference.get(key, unknown))
+
+    todo.sort(key=lambda cu: -estimate(cu[1], float("inf")))  # longest (or unknown) first
 
     def on_done(claim: Claim, u: Unit, entry: dict, ok: bool) -> None:
         if ok:
@@ -325,8 +400,7 @@ def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Exec
 
     bar = progress_bar(len(todo), bar_label or f"units ({ctx.budget}, seed {ctx.seed})")
     try:
-        executor.run(todo, ctx, on_done, progress=lambda s: bar.set_postfix_str(s[:60]),
-                     estimate=lambda u: timings.get(_timing_key(ctx, u), 1.0))
+        executor.run(todo, ctx, on_done, progress=lambda s: bar.set_postfix_str(s[:60]), estimate=estimate)
     finally:
         bar.close()
         if counts["ran"]:
