@@ -104,6 +104,13 @@ PROBE_EXAMPLES = (25, 100, 300)
 #: at least 8 probed points inside the hypothesis dist <= rho: radius/rho is drawn on [0.02, 2], so about half of
 #: the quick budget's 25 examples fall inside; fewer than 8 decided would not exercise (3) and (4) at all radii
 PROBE_MIN_DECIDED = 8
+#: the instance every search of the ``Q = I`` mutant has shrunk its counterexample to (d = r = 2, Σ = M* = I, a
+#: quarter-turn rotation Q, a normal direction, on the ρ boundary: min ratio 0.75 against α = 1).  The mutant's probe
+#: tries it first (a one_of's first branch is hypothesis's first example at every seed), a deterministic construction
+#: of the control's violating instance: the control missed at fresh seed 304 when its rejection rested on the search
+#: alone (session 7; a quarter-turn stratum for Q did not fix it).  The claim's own probe does not get it.
+QUARTER_TURN = {"d": 2, "r": 2, "Sigma": np.eye(2), "M": np.eye(2), "Q": np.array([[0.0, -1.0], [1.0, 0.0]]),
+                "H": np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), "frac": 1.0, "direction": "normal"}
 
 
 # ---------------------------------------------------------------------------
@@ -396,6 +403,11 @@ def probe_instances():
                               direction=st.sampled_from(["normal", "isotropic"]))
 
 
+def probe_instances_known_first():
+    """:func:`probe_instances` with :data:`QUARTER_TURN` as the first example (the ``Q = I`` control's search)."""
+    return st.one_of(st.just(QUARTER_TURN), probe_instances())
+
+
 def _probe_points(inst, projection: str = "polar"):
     """The probe instance's ``(s1, sd, dist, pair, dual)`` (deterministic in ``inst``)."""
     Sigma, W = instance_tensors(inst)
@@ -480,7 +492,8 @@ CLAIM = Claim(
                 "Σ̃-dual norm ‖G_VΣ^{-1/2}‖² + ‖Σ^{-1/2}G_KΣ^{-1/2}‖²", {"norm": "euclidean"}),
         Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4", {"lam": 1.0}),
         Control("probe: Q = I projection", "probe", "the probe must find a point where (3) fails when paired with the "
-                "Q = I point of Mfold instead of the Procrustes projection", {"mutant": {"projection": "identity"}}),
+                "Q = I point of Mfold instead of the Procrustes projection (the known violating instance first)",
+                {"mutant": {"projection": "identity"}, "strategy": probe_instances_known_first()}),
     ),
 )
 

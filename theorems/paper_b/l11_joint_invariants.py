@@ -24,19 +24,25 @@ Evidence.  (1) Every step of (10) on DM draws under Condition 1 (the shared set-
 discarded): (ii) and (iii) must hold exactly (up to 1e-12 of rounding) at every step of every run, and (i) the
 log loss ratio must stay bounded, by a rule fixed in advance (``KAPPA_MAX``): over the second half of the run it
 moves by at most half as much as log(1/L) (a bounded ratio moves by ~0 while log(1/L) grows; a sample left behind
-makes it grow one for one, so 1/2 is the midpoint).  (2) A hypothesis probe draws n, T, d, rho, the step size and
+makes it grow one for one, so 1/2 is the midpoint).  (2) The draw scan: (ii) and (iii) over the first
+``SCAN_STEPS`` steps on ``SCAN_DRAWS`` fresh draws under Condition 1 and on the one draw known to break (iii) (found
+by the quick calibration at seed 102: s_opt of one sample falls from 1/2 to 0.49979 at the first W-step).  A
+counterexample found once stays one: replaying it makes the verdict (violated: our Condition 1 admits it) the same at
+every seed, and the fresh draws measure how rare such draws are.  (3) A hypothesis probe draws n, T, d, rho, the step size and
 the init on both sides of each part of Condition 1 (four-cell accounting: only "Condition 1 holds and an invariant
 fails" is a counterexample); its runs are short (60 steps), so there (i) is tested as sup_t L_i/L_j <= e^2, a
 stand-in for the lost universal constant.  An instance whose run is not finite is "not decided" (its own cell,
 never counted as holding), and the probe is inconclusive with fewer than ``MIN_DECIDED`` decided instances inside
 Condition 1.
 
-Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions); a nonzero
+Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions; for the scan without the
+known draw, so its rejection rests on its own draws); a nonzero
 initialization (scale 1) where Cond. 1 (i) assumes zero; the probe with rho > 1 (and Lemma 9's event, which needs
 it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must then find a counterexample.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -49,7 +55,7 @@ from numerics.paper_b import joint as J
 from numerics.stats import binomial_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, broken_setup, condition1_assumptions, main_setup,
+from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, MAIN, broken_setup, condition1_assumptions, main_setup,
                                              nu_threshold)
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -83,10 +89,27 @@ PROBE_EXAMPLES = (30, 100, 300)
 #: instances that satisfy the assumptions says little
 MIN_DECIDED = 5
 
+#: the draw scan: (ii) and (iii) over the first steps of (10) on many fresh draws under Condition 1.  The one
+#: violation seen (quick calibration, seed 102) broke (iii) at the first W-step (t = 1 -> 2); 8 steps hold the first
+#: u- and W-steps several times over
+SCAN_STEPS = 8
+#: fresh Condition-1 draws of the scan at the quick / standard / full budget: the quick calibration saw (iii) fail on
+#: 1 of 120 draws (6 per seed, seeds 100-119), so 400 draws hold such a draw with probability ~1 - (1 - 1/120)^400
+#: = 96% at a rate of 1/120; the known draw below makes the verdict not depend on it
+SCAN_DRAWS = (400, 1000, 2000)
+#: the DM draw inside our Condition 1 on which (iii) fails at the first W-step: main_setup's draw at quick seed 102
+#: (``data.dm(**MAIN, seed=KNOWN_VIOLATION_SEED)``, nu below nu_0).  Replayed at every seed and budget: a counterexample
+#: found once stays one, so the verdict does not depend on whether a seed's own draws hold one
+KNOWN_VIOLATION_SEED = 102 * 100003 + 8
+
 PREREGISTERED = {
     "PROBE_EXAMPLES": "was (8, 60, 200); is (30, 100, 300): with a declared minimum of decided instances, 8 quick "
                       "draws decided only 2-4 inside Condition 1 (issue #11: probes must be able to be inconclusive)",
     "MIN_DECIDED": "new (issue #11); 5 set after a quick run at seed 0 decided 10 of 30 draws inside Condition 1",
+    "SCAN_STEPS": "new (session 8, issue #13), set after the quick calibration found the seed-102 violation at t = 1 -> 2",
+    "SCAN_DRAWS": "new (session 8, issue #13): sized from the violation rate the calibration measured (1 of 120 draws)",
+    "KNOWN_VIOLATION_SEED": "new (session 8, issue #13): the draw the quick calibration found at seed 102 (a finding "
+                            "whose appearance depended on the seed; replayed so that it does not)",
 }
 
 
@@ -199,6 +222,57 @@ def check_invariants(ctx: Context, condition1: bool = True, init_scale: float = 
                       tried_draws=tried, kappa=rep["kappa"], log_ratio_sup=rep["log_ratio_sup"], setup=str(setup))
 
 
+def early_invariants(ds, n: int) -> dict[str, np.ndarray]:
+    """(ii) and (iii) over the first ``n`` steps of (10) from zero init, per draw: the score gap positive after the
+    first u-step and non-decreasing, and s_opt non-decreasing (each up to TOL of rounding)."""
+    traj = J.run_joint(ds, J.make_algorithm(EQ10_SPEC), n, record_at=range(n + 1))
+    inv = invariants(traj)
+    scale = 1 + np.abs(traj["score_gap"].numpy()[1:]).max((0, 2))
+    return {"(ii) gap > 0": inv["gap_min"] > 0, "(ii) gap non-decreasing": inv["gap_drop_max"] <= TOL * scale,
+            "(iii) s_opt non-decreasing": inv["s_opt_drop_max"] <= TOL, "s_opt_drop_max": inv["s_opt_drop_max"]}
+
+
+def known_violation() -> data.Dataset:
+    """The Condition-1 draw on which (iii) fails at the first W-step (:data:`KNOWN_VIOLATION_SEED`), as a batch of one."""
+    return data.stack([data.dm(**MAIN, seed=KNOWN_VIOLATION_SEED)])
+
+
+def check_draw_scan(ctx: Context, condition1: bool = True) -> Outcome:
+    """(ii) and (iii) over the first SCAN_STEPS steps of (10), on SCAN_DRAWS fresh draws under Condition 1 (a stream
+    of their own) and on the known violating draw.  ``condition1=False`` (the control): as many draws of the broken
+    set-up (rho = 1, d = 16, unconditioned) and no known draw, so its rejection rests on its own draws."""
+    seed = int(torch.randint(2**31 - 1, (1,), generator=ctx.generator(ID, "draw scan")))
+    base = main_setup(ctx) if condition1 else broken_setup(ctx)
+    fresh, tried = J.instances(dataclasses.replace(base, B=ctx.pick(*SCAN_DRAWS), seed=seed))
+    parts = early_invariants(fresh, SCAN_STEPS)
+    ok = np.logical_and.reduce([parts[k] for k in parts if k.startswith("(")])
+    B, k = len(ok), int(ok.sum())
+    ev = Evidence(ctx)
+    broken = "; ".join(f"{name}: {int((~v).sum())}" for name, v in parts.items() if name.startswith("(") and not v.all())
+    lo, hi = binomial_interval(B - k, B, ev.level)
+    ev.measure("P(a draw breaks (ii) or (iii) in the first steps | Condition 1), Clopper-Pearson", (B - k) / B,
+               lo=lo, hi=hi, level=ev.level)
+    known_ok = True
+    if condition1:
+        known = early_invariants(known_violation(), SCAN_STEPS)
+        known_ok = bool(np.logical_and.reduce([known[k] for k in known if k.startswith("(")])[0])
+        ev.measure("known draw: largest one-step rise of log(1 − s_opt)", float(known["s_opt_drop_max"][0]),
+                   claimed="≤ 0")
+    where = (f"{setup_text(base)}, Lemma 9 event: {B} of {tried} draws" if condition1 else setup_text(base))
+    ev.exact("draws keeping (ii) and (iii) over the first steps", bool(ok.all()) and known_ok,
+             f"{k}/{B} fresh draws keep (ii) and (iii) over {SCAN_STEPS} steps" + (f" (broken: {broken})" if broken else "")
+             + (f"; the known draw (data.dm seed {KNOWN_VIOLATION_SEED}) {'keeps' if known_ok else 'breaks'} them"
+                if condition1 else "") + f"; {where}",
+             value=k, claimed=f"= {B} (all) and the known draw")
+    return ev.outcome(headline=f"{k}/{B} fresh draws keep (ii), (iii) over {SCAN_STEPS} steps"
+                      + ("" if not condition1 else f"; known draw {'keeps' if known_ok else 'breaks'} them"),
+                      fresh_violations=B - k, known_draw_ok=known_ok, tried_draws=tried)
+
+
+def setup_text(setup) -> str:
+    return f"DM n={setup.n}, T={setup.T}, d={setup.d}, ρ={setup.opt_ratio}"
+
+
 # ---------------------------------------------------------------------------
 # 2. Probe: both sides of Condition 1
 # ---------------------------------------------------------------------------
@@ -298,6 +372,8 @@ CLAIM = Claim(
     checks=(
         Check("every-step-invariants", "numeric", "(i)-(iii) at every step of (10) on DM draws under Condition 1",
               check_invariants, stochastic=False),
+        Check("draw-scan", "numeric", f"(ii) and (iii) over the first {SCAN_STEPS} steps of (10) on many fresh draws "
+              "under Condition 1 and on the known violating draw", check_draw_scan, stochastic=False),
         Check("probe", "probe", "hypothesis over n, T, d, ρ, η, init on both sides of Condition 1",
               probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
                                        describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
@@ -306,6 +382,8 @@ CLAIM = Claim(
     controls=(
         Control("Condition 1 broken", "every-step-invariants", "ρ = 1 (no larger opt token) and d = 16, unconditioned",
                 {"condition1": False}),
+        Control("Condition 1 broken (scan)", "draw-scan", "as many draws with ρ = 1 and d = 16, unconditioned, and "
+                "no known draw", {"condition1": False}),
         Control("nonzero init", "every-step-invariants", "‖W_0‖ = ‖u_0‖ = 1 in random directions (Cond. 1 (i) assumes 0)",
                 {"init_scale": 1.0}),
         Control("probe without Cond. 1 (ii)", "probe", "ρ > 1 (and Lemma 9's event, which needs it) dropped from the "
