@@ -1,0 +1,46 @@
+"""theorems.pilot (sample-size re-estimation) and the claims that replay a known instance instead of hoping a seed
+draws it: B.L11's violating draw, A.T1.3's Q = I control instance (issue 13)."""
+import math
+
+import torch
+
+from numerics.paper_b import data
+from theorems.paper_a import t1_3_strong_convexity as t13
+from theorems.paper_b import l11_joint_invariants as l11
+from theorems.paper_b.joint_fixtures import MAIN, nu_threshold
+from theorems.pilot import planned_growth, widest_ratio
+
+
+def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
+    assert planned_growth(0.5, 0.6, 4) == 1            # narrow enough: no growth
+    assert planned_growth(0.9, 0.6, 4) == 3            # (0.9 / 0.6)^2 = 2.25 -> 3
+    assert planned_growth(1.7, 0.6, 4) == 4            # capped
+    assert planned_growth(math.nan, 0.6, 4) == 4       # a non-finite pilot interval: the most draws
+    assert widest_ratio([{"lo": 0.0, "hi": 1.0, "max_width": 2.0}, {"lo": 1.0, "hi": 4.0, "max_width": 4.0}]) == 0.75
+
+
+def test_b_l11_known_draw_is_inside_condition1_and_breaks_invariant_iii():
+    ds = l11.known_violation()
+    nu = float(torch.as_tensor(data.assumptions(ds)["nu"]).max())
+    assert nu <= nu_threshold(MAIN["n"], MAIN["T"], MAIN["opt_ratio"])
+    inv = l11.early_invariants(ds, l11.SCAN_STEPS)
+    assert inv["(ii) gap > 0"].all() and inv["(ii) gap non-decreasing"].all()
+    assert not inv["(iii) s_opt non-decreasing"][0] and inv["s_opt_drop_max"][0] > 1e-4  # far above rounding
+
+
+def test_a_t1_3_control_tries_the_known_instance_first_and_it_separates_the_mutant():
+    from hypothesis import given, seed, settings
+
+    seen = []
+
+    @settings(max_examples=3, database=None, deadline=None)
+    @seed(12345)
+    @given(t13.probe_instances_known_first())
+    def first(inst):
+        seen.append(inst)
+
+    first()
+    assert seen[0] is t13.QUARTER_TURN
+    assert t13.probe_conclusion(t13.QUARTER_TURN, 1e-6)[0]                           # the claim holds there
+    assert not t13.probe_conclusion(t13.QUARTER_TURN, 1e-6, projection="identity")[0]  # the mutant fails there
+    assert all(t13.probe_assumptions(t13.QUARTER_TURN).values())                     # inside the assumptions
