@@ -106,6 +106,21 @@ def test_registry_finds_claims_and_rejects_unknown_ids():
         registry.get("A.T99")
 
 
+def test_select_takes_several_patterns_and_rejects_any_unmatched():
+    # `-k A.T4 -k B.L11` once silently ran B.L11 alone (argparse kept the last -k)
+    assert [c.id for c in registry.select(["B.L11", "A.T4"])] == ["A.T4", "B.L11"]
+    assert [c.id for c in registry.select("A.T4")] == ["A.T4"]
+    with pytest.raises(registry.UnknownClaimError, match="nope"):
+        registry.select(["A.T4", "nope"])
+
+
+def test_cli_k_repeats(capsys):
+    code, out, _ = _cli_in_process(capsys, "list", "-k", "A.L1", "-k", "B.L13")
+    assert code == 0
+    ids = {line.split()[0] for line in out.splitlines() if line.strip()}
+    assert {"A.L1", "A.L10", "B.L13"} <= ids and "B.L12" not in ids
+
+
 def _cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "verify.cli", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600)
@@ -119,6 +134,7 @@ def _cli_in_process(capsys, *args):
 
 @pytest.mark.parametrize("args, needle", [
     (["run", "-k", "no-such-claim"], "no claim matches"),
+    (["run", "-k", "A.T4", "-k", "no-such-claim"], "no claim matches"),
     (["probe", "A.T99"], "unknown claim id"),
     (["run", "--budget", "huge"], "invalid choice"),
     (["report", "--out", "/proc/nope/report.html"], "cannot write the report"),
@@ -171,3 +187,10 @@ def test_report_embeds_a_plot(tmp_path):
     report.write_report(tmp_path / "r.html", [rec], Context(), command="verify report")
     html = (tmp_path / "r.html").read_text()
     assert len(re.findall(r"<svg", html)) >= 2
+
+
+def test_closed_pipe_ends_quietly():
+    # `verify list | head -1` once ended in a BrokenPipeError traceback
+    r = subprocess.run(f"'{sys.executable}' -m verify.cli list | head -1", shell=True, capture_output=True,
+                       text=True, timeout=300)
+    assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr

@@ -181,7 +181,7 @@ def cmd_calibrate(args) -> int:
         raise UsageError("--first-seed must be a non-negative integer")
     claims = [c for c in registry.select(args.k) if c.checks]
     if not claims:
-        raise UsageError(f"no checked claim matches -k {args.k!r}")
+        raise UsageError(f"no checked claim matches -k {' -k '.join(args.k or [])}")
     results_dir = ensure_writable_dir(args.results, "results")
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
 
@@ -239,7 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     def common(sp, k=True, seed=True):
         if k:
-            sp.add_argument("-k", metavar="PATTERN", help="claims whose id or title matches (substring or glob)")
+            sp.add_argument("-k", metavar="PATTERN", action="append",
+                           help="claims whose id or title matches (substring or glob); repeat for several")
         sp.add_argument("--budget", choices=BUDGETS, default="quick")
         if seed:
             sp.add_argument("--seed", type=int, default=0)
@@ -250,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run the units on an existing Dask scheduler (tcp://host:8786) instead")
 
     s = sub.add_parser("list", help="list the registered claims")
-    s.add_argument("-k", metavar="PATTERN")
+    s.add_argument("-k", metavar="PATTERN", action="append")
     s.set_defaults(fn=cmd_list)
     s = sub.add_parser("run", help="run claims and write one results record each")
     common(s)
@@ -310,6 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("verify: interrupted; finished units are kept: run the same command again to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `verify list | head`: the reader left; end quietly, as other Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _check_data_dir() -> None:

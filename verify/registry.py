@@ -8,6 +8,7 @@ import hashlib
 import importlib
 import pkgutil
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import theorems
@@ -44,17 +45,26 @@ def get(claim_id: str) -> Claim:
     raise UnknownClaimError(f"unknown claim id {claim_id!r} (known: {known})")
 
 
-def select(pattern: str | None) -> list[Claim]:
-    """Claims whose id or title matches ``pattern`` (substring or shell glob, case-insensitive)."""
+def select(patterns: str | Sequence[str] | None) -> list[Claim]:
+    """Claims whose id or title matches any of ``patterns`` (substring or shell glob, case-insensitive).
+
+    One pattern or several (``-k A.T4 -k B.L11``); each must match some claim, so a typo is an
+    error rather than a silently smaller run.
+    """
     claims = list(all_claims())
-    if not pattern:
+    if not patterns:
         return claims
-    p = pattern.lower()
-    hit = [c for c in claims if p in c.id.lower() or p in c.title.lower()
-           or fnmatch.fnmatch(c.id.lower(), p)]
-    if not hit:
-        raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(c.id for c in claims)})")
-    return hit
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    chosen: set[str] = set()
+    for pattern in patterns:
+        p = pattern.lower()
+        hit = [c.id for c in claims if p in c.id.lower() or p in c.title.lower()
+               or fnmatch.fnmatch(c.id.lower(), p)]
+        if not hit:
+            raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(c.id for c in claims)})")
+        chosen.update(hit)
+    return [c for c in claims if c.id in chosen]
 
 
 #: the project's own packages: a claim's result depends on the modules of these it imports, transitively
