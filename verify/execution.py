@@ -33,6 +33,7 @@ import logging
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -182,6 +183,11 @@ def run_unit_task(unit: Unit, ctx: Context) -> dict:
 
     restore_dynamic_malloc()
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
+    # hypothesis compares Python's global `random` state before and after each draw of a strategy and warns when it
+    # moved; in a Dask worker the worker's own threads (heartbeats, retry jitter) move it meanwhile, so the warning
+    # fired on our probes' strategies, which do not use `random` (in-process runs keep the warning, so a strategy
+    # that did would still show it)
+    warnings.filterwarnings("ignore", message="Do not use the `random` module inside strategies")
     state = torch_transform_state()
     if state["transform"] is not None or state["functorch_keys"]:
         _leave_worker(unit, ctx, "a torch.func transform was left open before the unit")
