@@ -29,12 +29,40 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def run(budget: str, workers: int, seed: int, out: Path) -> float:
-    t0 = time.perf_counter()
+def run(budget: str, workers: int, seed: int, out: Path, stream: Path | None = None) -> tuple[float, float]:
+    """Wall time of one ``verify run`` and its start (epoch seconds); ``stream``: where the cluster's task stream
+    goes (``VERIFY_TASK_STREAM``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)} | ({"VERIFY_TASK_STREAM": str(stream)} if stream else {})
+    t0, start = time.perf_counter(), time.time()
     subprocess.run([sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed),
                     "--workers", str(workers), "--rerun", "--results", str(out)], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    return time.perf_counter() - t0
+                   stdout=subprocess.DEVNULL, env=env)
+    return time.perf_counter() - t0, start
+
+
+def where_the_time_went(stream: Path, start: float, wall: float, serial_total: float) -> list[str]:
+    """From the parallel run's task stream: the time before the first unit started (process and cluster start-up),
+    each worker's busy time and how long it sat idle before the run ended, the time after the last unit (records,
+    shutdown), and the units' total time against the serial run's (side-by-side slowdown)."""
+    rows = json.loads(stream.read_text())
+    if not rows:
+        return ["  (no task stream)"]
+    first = min(r["start"] for r in rows)
+    last = max(r["stop"] for r in rows)
+    busy: dict[str, float] = {}
+    ends: dict[str, float] = {}
+    for r in rows:
+        busy[r["worker"]] = busy.get(r["worker"], 0.0) + r["stop"] - r["start"]
+        ends[r["worker"]] = max(ends.get(r["worker"], 0.0), r["stop"])
+    total = sum(busy.values())
+    out = [(f"  where the {wall:.1f} s went: {first - start:.1f} s before the first unit (start-up), "
+            f"{last - first:.1f} s running units, {start + wall - last:.1f} s after the last (records, shut-down)"),
+           (f"  unit time on the cluster {total:.0f} s against {serial_total:.0f} s serial "
+            f"({100 * (total / serial_total - 1):+.0f} % side by side)")]
+    for w in sorted(busy):
+        out.append(f"    worker {w}: busy {busy[w]:.1f} s, idle {last - first - busy[w]:.1f} s "
+                   f"(of which {last - ends[w]:.1f} s after its last unit)")
+    return out
 
 
 def unit_times(results_dir: Path) -> list[tuple[float, str]]:
@@ -78,11 +106,13 @@ def main() -> int:
 
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
         one, many = Path(tmp) / "w1", Path(tmp) / f"w{args.workers}"
-        t1 = run(args.budget, 1, args.seed, one)
-        tn = run(args.budget, args.workers, args.seed, many)
+        stream = Path(tmp) / "task-stream.json"
+        t1, _ = run(args.budget, 1, args.seed, one)
+        tn, started = run(args.budget, args.workers, args.seed, many, stream)
         view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
         same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
         times = unit_times(one)
+        timeline = where_the_time_went(stream, started, tn, sum(t for t, _ in times))
         if args.save_estimates:
             save_estimates(one, args.budget)
     secs = [t for t, _ in times]
@@ -91,6 +121,7 @@ def main() -> int:
     print(f"  wall time, 1 worker:  {t1:7.1f} s")
     print(f"  wall time, {args.workers} workers: {tn:7.1f} s   speed-up {t1 / tn:.2f}x "
           f"(target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
+    print("\n".join(timeline))
     q = lambda p: secs[min(len(secs) - 1, int(p * len(secs)))]  # noqa: E731 -- secs is sorted descending
     print(f"  per-unit seconds: max {secs[0]:.1f}, p90 {q(0.1):.1f}, median {q(0.5):.2f}, min {secs[-1]:.3f}")
     print("  longest units: " + "; ".join(f"{name} {t:.1f} s" for t, name in times[:5]))

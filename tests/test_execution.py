@@ -23,16 +23,20 @@ def _units(results_dir: Path) -> list[Path]:
     return sorted((results_dir / "units").rglob("*-*.json"))
 
 
-def test_two_workers_give_the_serial_records(tmp_path):
+def test_two_workers_give_the_serial_records(tmp_path, monkeypatch):
     claims = [registry.get(i) for i in ("A.L5", "B.L7")]
     ctx = Context(seed=0, budget="quick")
     serial, _ = execute(claims, ctx, tmp_path / "w1", Executor(workers=1))
+    stream = tmp_path / "stream.json"
+    monkeypatch.setenv("VERIFY_TASK_STREAM", str(stream))  # the benchmark's timeline: every unit, on a worker
     with Executor(workers=2) as ex:
         dist, counts = execute(claims, ctx, tmp_path / "w2", ex)
         # each worker ran with glibc's malloc thresholds reset (Dask's nanny fixes them; see restore_dynamic_malloc)
         assert all(ex.client.run(restore_dynamic_malloc).values()) or not sys.platform.startswith("linux")
     assert counts["ran"] == sum(len(c.checks) + len(c.controls) for c in claims)
     assert [results.replay_view(r) for r in dist] == [results.replay_view(r) for r in serial]
+    rows = json.loads(stream.read_text())
+    assert len(rows) == counts["ran"] and all(r["start"] <= r["stop"] and r["worker"] for r in rows)
 
 
 def test_a_worker_killed_mid_unit_is_replaced_and_every_record_is_complete(tmp_path):

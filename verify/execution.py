@@ -312,21 +312,42 @@ class Executor:
                 progress(u.label)
                 on_done(claim, u, runner.run_unit(claim, u, ctx), True)
             return
-        from distributed import as_completed
-
         self._start()
         workers = sorted(self.client.scheduler_info()["workers"])
         claims = {claim.id: claim for claim, _ in todo}
         group = {cid: fixture_group(c) for cid, c in claims.items()}  # one import-closure walk per claim
         placed = assign_groups(todo, workers, estimate, group) if len(workers) > 1 else {}
-        futures = {}
-        for claim, u in todo:
-            where = placed.get(group[claim.id])
-            place = {"workers": [where], "allow_other_workers": True} if where else {}
-            f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, **place,
-                                   key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")
-            futures[f] = (claim, u)
-        running = {u.claim for _, u in todo}
+        with self._task_stream():
+            futures = {}
+            for claim, u in todo:
+                where = placed.get(group[claim.id])
+                place = {"workers": [where], "allow_other_workers": True} if where else {}
+                f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, **place,
+                                       key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")
+                futures[f] = (claim, u)
+            self._collect(futures, {u.claim for _, u in todo}, ctx, on_done, progress)
+
+    @contextlib.contextmanager
+    def _task_stream(self):
+        """With ``VERIFY_TASK_STREAM=FILE``, the units' compute intervals per worker as Dask's scheduler saw them
+        (key, worker, start, stop; epoch seconds) go to FILE as JSON: ``benchmarks/parallel_runner.py`` reads them to
+        say where a parallel run's wall time went (start-up, each worker's busy and idle time, the tail)."""
+        path = os.environ.get("VERIFY_TASK_STREAM")
+        if not path:
+            yield
+            return
+        from distributed import get_task_stream
+
+        with get_task_stream(client=self.client) as ts:
+            yield
+        rows = [{"key": t["key"], "worker": t["worker"], "start": s["start"], "stop": s["stop"]}
+                for t in ts.data for s in t.get("startstops", ()) if s.get("action") == "compute"]
+        results.atomic_write_text(Path(path), json.dumps(rows))
+
+    def _collect(self, futures: dict, running: set, ctx: Context, on_done, progress) -> None:
+        """Hand each unit's entry to ``on_done`` as it completes (a failed unit gets an inconclusive entry)."""
+        from distributed import as_completed
+
         for f in as_completed(list(futures)):
             claim, u = futures[f]
             try:
