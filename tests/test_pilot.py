@@ -8,7 +8,7 @@ from numerics.paper_b import data
 from theorems.paper_a import t1_3_strong_convexity as t13
 from theorems.paper_b import l11_joint_invariants as l11
 from theorems.paper_b.joint_fixtures import MAIN, nu_threshold
-from theorems.pilot import planned_growth, widest_ratio
+from theorems.pilot import planned_growth, sized_by_pilot, widest_ratio
 
 
 def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
@@ -17,6 +17,31 @@ def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
     assert planned_growth(1.7, 0.6, 4) == 4            # capped
     assert planned_growth(math.nan, 0.6, 4) == 4       # a non-finite pilot interval: the most draws
     assert widest_ratio([{"lo": 0.0, "hi": 1.0, "max_width": 2.0}, {"lo": 1.0, "hi": 4.0, "max_width": 4.0}]) == 0.75
+
+
+def _stages(ratios):
+    """A decide_at whose stage at growth g reports ``ratios[g]``, logging the growths asked for."""
+    asked = []
+
+    def decide_at(g):
+        asked.append(g)
+        return ratios[g], f"decided at {g}"
+    return decide_at, asked
+
+
+def test_sized_by_pilot_grows_only_past_its_trigger_and_replans_once_a_stage_too_wide():
+    decide_at, asked = _stages({1: 0.5})
+    assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 1", 1) and asked == [1]
+    decide_at, asked = _stages({1: 0.7})  # inside the trigger: no growth, even above the target
+    assert sized_by_pilot(decide_at, 0.6, 4, trigger=0.8) == ("decided at 1", 1) and asked == [1]
+    decide_at, asked = _stages({1: 0.8, 2: 0.62})  # planned 2-fold; decidable there: no re-plan
+    assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 2", 2) and asked == [1, 2]
+    decide_at, asked = _stages({1: 0.84, 2: 1.005, 4: 0.7})  # fresh seed 501's A.T4: wider after pooling -> re-plan
+    assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 4", 4) and asked == [1, 2, 4]
+    decide_at, asked = _stages({1: 1.7, 4: 1.2})  # already at the cap: what the cap gives is the answer
+    assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 4", 4) and asked == [1, 4]
+    decide_at, asked = _stages({1: math.inf, 4: 0.5})  # a decision missing from the pilot: the most draws
+    assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 4", 4)
 
 
 def test_b_l11_known_draw_is_inside_condition1_and_breaks_invariant_iii():

@@ -8,6 +8,9 @@ coverage is as it was to first order (Stein 1945; Wittes and Brittain 1990).  De
 from __future__ import annotations
 
 import math
+from typing import Callable, TypeVar
+
+R = TypeVar("R")
 
 
 def planned_growth(width_ratio: float, target: float, cap: int) -> int:
@@ -22,3 +25,26 @@ def planned_growth(width_ratio: float, target: float, cap: int) -> int:
 def widest_ratio(decisions: list[dict]) -> float:
     """The widest interval of an evidence's decisions relative to its declared maximum (``Evidence.decisions``)."""
     return max((d["hi"] - d["lo"]) / d["max_width"] for d in decisions)
+
+
+def sized_by_pilot(decide_at: Callable[[int], tuple[float, R]], target: float, cap: int,
+                   trigger: float | None = None) -> tuple[R, int]:
+    """Decide at the pilot's size, and at a larger one where the pilot says so.
+
+    ``decide_at(g)`` decides on ``g`` times the pilot's draws, pooled, and returns ``(ratio, result)``: the widest
+    interval relative to its maximum (``inf`` when a decision is missing) and what the check reports.  Stage 1 is
+    ``g = 1``; above ``trigger`` (default: ``target``) the planned growth follows; if that stage is still too wide to
+    decide (ratio > 1: heavy-tailed draws can widen an interval as more come in) and below ``cap``, one re-plan from
+    its own width, ``g * (ratio / target)^2``, at most ``cap``.  Returns the deciding stage's result and its growth.
+    """
+    ratio, result = decide_at(1)
+    if ratio <= (target if trigger is None else trigger):
+        return result, 1
+    growth = planned_growth(ratio, target, cap)
+    if growth == 1:
+        return result, 1
+    ratio, result = decide_at(growth)
+    if ratio > 1 and growth < cap:
+        growth = cap if not math.isfinite(ratio) else min(cap, math.ceil(growth * (ratio / target) ** 2))
+        ratio, result = decide_at(growth)
+    return result, growth

@@ -69,6 +69,7 @@ the manifold, point 2 around the point whose ``B`` is symmetric positive definit
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -85,7 +86,7 @@ from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, LOSS_COEFFICIENT_ORDER,
                                                 N_POINTS, RADIUS, blocks, coefficient_decisions, coefficient_plot,
                                                 gradient_data, gradient_instance, loss_bias_gradient, rate_decisions)
-from theorems.pilot import planned_growth, widest_ratio
+from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -132,20 +133,34 @@ PREREGISTERED = {
                           "seed-117 miss was then seen in the recalibration and given the same rule.",
     "PILOT_MAX_GROWTH": "new (session 8): 4-fold, as A.T1.1's n-law; the cost is up to 3 more batch sets of the shared "
                         "size on the seeds that need them.",
+    "PILOT_REPLAN": "session 9: at fresh quick seed 501 the pilot (0.85 of the maximum) planned 2-fold and the pooled "
+                    "K-block interval of point 2 came out at 1.00 of its maximum (heavy-tailed draws widen an "
+                    "interval as more come in): a stage still too wide to decide is now re-planned once from its own "
+                    "width, up to the same cap (theorems.pilot.sized_by_pilot).  The extra batches are drawn in "
+                    "chunks of the shared size, chunk c on the stream (A.T4, 'more batches', include_self, c), cached "
+                    "so both checks share them (before: one stream per growth).",
 }
 
 
-def more_batches(ctx: Context, data, growth: int, include_self: bool = False) -> list:
-    """``(growth - 1)`` times the shared batches again, per n, on this claim's own stream (the pilot's second stage)."""
-    gen = ctx.generator(ID, "more batches", include_self)
-    return [mo.gradient_bias_samples(data.V, data.K, data.Sigma, data.W, n, (growth - 1) * data.n_batches, gen,
+@functools.lru_cache(maxsize=2 * (PILOT_MAX_GROWTH - 1))
+def more_batches(seed: int, budget: str, include_self: bool, chunk: int) -> list:
+    """The pilot's later stages: the shared batches' number again, per n, on this claim's own stream (chunk 1, 2, ...:
+    growth g pools chunks 1..g-1); cached, so the rate and coefficient checks draw each chunk once."""
+    data = gradient_data(seed, budget, include_self)
+    gen = Context(seed=seed, budget=budget).generator(ID, "more batches", include_self, chunk)
+    return [mo.gradient_bias_samples(data.V, data.K, data.Sigma, data.W, n, data.n_batches, gen,
                                      include_self=include_self) for n in data.ns]
 
 
-def pilot_growth(pilot: Evidence, decisions: int) -> int:
-    """The pilot's planned growth (a point left undecided by the pilot counts as too wide)."""
-    ratio = widest_ratio(pilot.decisions) if len(pilot.decisions) == decisions else math.inf
-    return planned_growth(ratio, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
+def pooled(ctx: Context, data, growth: int, include_self: bool = False) -> list[list]:
+    """Per n, the shared samples and those of chunks 1..growth-1."""
+    chunks = [more_batches(ctx.seed, ctx.budget, include_self, c) for c in range(1, growth)]
+    return [[s, *more] for s, *more in zip(data.samples, *chunks)]
+
+
+def ratio_of(ev: Evidence, decisions: int) -> float:
+    """The widest interval relative to its maximum (a decision left out counts as too wide)."""
+    return widest_ratio(ev.decisions) if len(ev.decisions) == decisions else math.inf
 
 
 # ---------------------------------------------------------------------------
@@ -275,14 +290,12 @@ def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
         return rate_decisions(ev, data.ns, draws, "‖E∇L̂ₙ − ∇L‖²_F", derived=lambda m: k / m[:, None] ** 2,
                               derived_label="‖∇c‖²/(n−1)²")
 
-    draws = [pick(s) for s in data.samples]
-    pilot = Evidence(ctx, decisions=N_POINTS)
-    decide(pilot, draws)
-    growth = pilot_growth(pilot, N_POINTS)
-    if growth > 1:
-        draws = [torch.cat([D, pick(e)]) for D, e in zip(draws, more_batches(ctx, data, growth))]
-    ev = Evidence(ctx, decisions=N_POINTS)
-    vals, ses = decide(ev, draws)
+    def decide_at(growth):
+        ev = Evidence(ctx, decisions=N_POINTS)
+        result = decide(ev, [torch.cat([pick(s) for s in per_n]) for per_n in pooled(ctx, data, growth)])
+        return ratio_of(ev, N_POINTS), (ev, result)
+
+    (ev, (vals, ses)), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
     return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=growth * data.n_batches, pilot_growth=growth)
 
 
@@ -309,19 +322,21 @@ def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, di
 def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
     """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point.
 
-    Two stages (``PREREGISTERED``): the shared batches are the pilot; if its widest interval is above
-    ``PILOT_TARGET_WIDTH`` of its declared maximum, more batches of the same kind on this check's own stream
-    (:func:`theorems.pilot.planned_growth`), and every decision is made on all batches pooled."""
+    Sized by a pilot (``PREREGISTERED``): the shared batches first; if its widest interval is above
+    ``PILOT_TARGET_WIDTH`` of its declared maximum, more batches of the same kind on this claim's own stream, once
+    re-planned if still too wide (:func:`theorems.pilot.sized_by_pilot`); every decision on all batches pooled."""
     data = gradient_data(ctx.seed, ctx.budget, include_self)
-    dL = [mo.flat(*s.dL) for s in data.samples]
-    loss_gap = [s.loss_gap for s in data.samples]
-    pilot, _ = coefficient_evidence(ctx, data, dL, loss_gap)
-    growth = pilot_growth(pilot, len(pilot.decisions))
-    if growth > 1:
-        extra = more_batches(ctx, data, growth, include_self)
-        dL = [torch.cat([D, mo.flat(*e.dL)]) for D, e in zip(dL, extra)]
-        loss_gap = [torch.cat([g, e.loss_gap]) for g, e in zip(loss_gap, extra)]
-    ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
+    widths: list[float] = []  # each stage's widest interval relative to its maximum
+
+    def decide_at(growth):
+        per_n = pooled(ctx, data, growth, include_self)
+        dL = [torch.cat([mo.flat(*s.dL) for s in group]) for group in per_n]
+        loss_gap = [torch.cat([s.loss_gap for s in group]) for group in per_n]
+        ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
+        widths.append(ratio_of(ev, 3 * N_POINTS))
+        return widths[-1], (ev, series)
+
+    (ev, series), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
     if ev.plots:
         ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if include_self else ""),
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩"), COEFFICIENT_CAPTION)
@@ -329,7 +344,7 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
     ev.measure("‖B‖op of the points (A3 scope)", float(B_op.max()), lo=float(B_op.min()), hi=float(B_op.max()))
     target = mo.flat(*loss_bias_gradient(data.V, data.K, data.Sigma, data.W)[1:])
     return ev.outcome(ns=data.ns, n_batches=growth * data.n_batches, pilot_growth=growth,
-                      pilot_widest=widest_ratio(pilot.decisions), include_self=include_self,
+                      stage_widest=widths, include_self=include_self,
                       grad_c_norm=target.norm(dim=-1).tolist())
 
 
