@@ -133,6 +133,26 @@ def test_the_published_calibration_is_read_when_the_results_have_none(tmp_path, 
         tmp_path / "empty", "standard")["published"]
 
 
+def test_a_partial_calibration_is_merged_into_the_published_one_at_the_same_seeds(tmp_path, monkeypatch):
+    """Re-calibrating one claim (``-k``) replaces its row and keeps the others; the paper totals follow."""
+    claims = [toy_claims.toy(i, seconds=0.0) for i in (5, 6)]
+    for c in claims:
+        object.__setattr__(c, "module", "toy_claims")
+    monkeypatch.setattr(calibrate, "PUBLISHED", tmp_path / "published")
+    both = calibrate.calibrate(claims, "quick", SEEDS[:2], tmp_path / "a", Executor(workers=1))
+    calibrate.publish(both, ["T.5", "T.6"])
+    one = calibrate.calibrate(claims[1:], "quick", SEEDS[:2], tmp_path / "b", Executor(workers=1))
+    one["claims"][0]["marker"] = True  # tell the new row from the old
+    merged = json.loads(calibrate.publish(one, ["T.5", "T.6"]).read_text())
+    assert [c["id"] for c in merged["claims"]] == ["T.5", "T.6"] and merged["claims"][1].get("marker")
+    assert merged["papers"] == both["papers"]
+    # at other seeds the rows would describe different runs: refused, and the published file is unchanged
+    other = calibrate.calibrate(claims[1:], "quick", SEEDS[2:4], tmp_path / "c", Executor(workers=1))
+    with pytest.raises(ValueError, match="cannot be merged"):
+        calibrate.publish(other, ["T.5", "T.6"])
+    assert json.loads((tmp_path / "published" / "quick.json").read_text()) == merged
+
+
 def test_workers_are_fresh_for_every_seed_that_ran_something(tmp_path):
     """A calibration restarts the cluster's workers after each seed that ran units (memory bounded by one seed)."""
     class Recording(Executor):

@@ -166,9 +166,13 @@ def characteristics(claim: Claim, records: dict[int, dict]) -> dict:
 
 def summarize(claims: list[Claim], by_seed: dict[int, list[dict]], budget: str) -> dict:
     """The calibration summary: per claim its characteristics, and per paper the pooled rates."""
-    per_claim = []
-    for i, c in enumerate(claims):
-        per_claim.append(characteristics(c, {s: recs[i] for s, recs in by_seed.items()}))
+    per_claim = [characteristics(c, {s: recs[i] for s, recs in by_seed.items()}) for i, c in enumerate(claims)]
+    return {"budget": budget, "seeds": sorted(by_seed), "confidence": CONFIDENCE, "power": POWER,
+            "papers": paper_totals(per_claim), "claims": per_claim, "written": results.now_utc()}
+
+
+def paper_totals(per_claim: list[dict]) -> dict:
+    """Per paper: claims calibrated, claims stable, and the pooled check pass and control rejection rates."""
     papers = {}
     for paper in sorted({c["paper"] for c in per_claim}):
         rows = [c for c in per_claim if c["paper"] == paper and c["checks"]]
@@ -179,8 +183,7 @@ def summarize(claims: list[Claim], by_seed: dict[int, list[dict]], budget: str) 
         papers[paper] = {"claims": len(rows), "stable": sum(c["stable"] for c in rows),
                          "check_pass_rate": Rate(k_pass, n_check).as_dict(),
                          "control_rejection_rate": Rate(k_rej, n_ctl).as_dict()}
-    return {"budget": budget, "seeds": sorted(by_seed), "confidence": CONFIDENCE, "power": POWER, "papers": papers,
-            "claims": per_claim, "written": results.now_utc()}
+    return papers
 
 
 def calibrate(claims: list[Claim], budget: str, seeds: list[int], results_dir: Path, executor, device: str = "cpu",
@@ -208,9 +211,27 @@ def calibrate(claims: list[Claim], budget: str, seeds: list[int], results_dir: P
 PUBLISHED = Path(__file__).with_name("calibration")
 
 
-def publish(summary: dict) -> Path:
-    """Write ``summary`` as the published calibration of its budget (atomically); returns the path."""
+def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
+    """Write ``summary`` as the published calibration of its budget (atomically); returns the path.
+
+    A summary of some claims only (``-k``) at the published seeds is merged: its rows replace those claims' rows and
+    the other claims' rows stay, in ``claim_order`` (the registry's), with the per-paper totals recomputed.  At other
+    seeds a partial summary cannot be merged (the rows would describe different seeds): ``ValueError``."""
     path = PUBLISHED / f"{summary['budget']}.json"
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        old = None
+    ids = {c["id"] for c in summary["claims"]}
+    kept = [c for c in (old or {}).get("claims", []) if c["id"] not in ids]
+    if kept and old.get("seeds") != summary["seeds"]:
+        raise ValueError(f"publish: the {summary['budget']} calibration is published at seeds "
+                         f"{old['seeds'][0]}..{old['seeds'][-1]}; a partial one ({len(ids)} claims) at seeds "
+                         f"{summary['seeds'][0]}..{summary['seeds'][-1]} cannot be merged: calibrate every claim")
+    if kept:
+        rank = {cid: i for i, cid in enumerate(claim_order or [])}
+        rows = sorted(kept + summary["claims"], key=lambda c: rank.get(c["id"], len(rank)))
+        summary = {**summary, "claims": rows, "papers": paper_totals(rows)}
     PUBLISHED.mkdir(exist_ok=True)
     results.atomic_write_text(path, json.dumps(summary, indent=1, default=float))
     return path

@@ -17,11 +17,16 @@ quadratic form ``H_L`` of the displacement, so ``L - L* ~ C (1 - eta mu)^{2t}``:
 With ``Sigmahat = Sigma``, ``mu = 2 sigma_d(M*)``: A.T1.3's local ``alpha``; this is "``eta alpha``" made exact.  The
 paper's proof gives only the envelope ``dist_{t+1}^2 <= (1 - 2 eta alpha + eta^2 beta) dist_t^2``; with A.T1.3's
 ``alpha(rho')``, ``beta(rho')`` we take the step it prescribes, ``eta = alpha/beta`` (per instance), for which the
-envelope rate is ``c_env = -log(1 - alpha^2/beta)``.  Decisions per training set: the fitted rate (log-linear fit on
-the window 1e-27..1e-20, the asymptotic tail above float64's floor of ~1e-31; error = fit SE and half the difference
-between the two half-windows' slopes) equals the linearized prediction, and is at least the envelope rate (both
-decided with the same interval and ``max_width``; until issue 11 the envelope decision was "not rejected" with an
-unbounded width).
+envelope rate is ``c_env = -log(1 - alpha^2/beta)``.  Decisions per training set, on the window 1e-27..1e-20 (the
+asymptotic tail above float64's floor of ~1e-31) cut in two halves: on each half the run's log-linear rate equals the
+linearized prediction's rate on that half to ``RATE_RESOLUTION`` (0.5%), and the slower half's rate is at least the
+envelope rate (the same interval and ``max_width``; until issue 11 the envelope decision was "not rejected" with an
+unbounded width).  The error of a half's rate is read against the prediction (``rate_against_curve``): ``log e_t =
+log curve_t + D_t``, so the run's rate is the curve's minus the slope of ``D``, with the error of that slope from
+``D``'s residuals.  A bend of the decay the prediction shares (two slow modes mixing) is then not error, and a bend it
+does not share moves one half's rate off the prediction: a failure, not a wider interval.  (Until session 10 the
+whole window was decided, its error the fit's SE and half the difference of the two halves' rates, which counted a
+predicted bend as misfit: fresh seed 502, ``PREREGISTERED["RATE_RESOLUTION"]``.)
 
 Which linearized prediction (issue #13, after calibration seed 115).  The slowest mode's rate ``c`` is the
 *asymptotic* rate; over a finite window the excess is the mixture ``sum_k C_k (1 - eta mu_k)^{2t}`` of the modes the
@@ -108,7 +113,7 @@ from numerics.paper_a import experiments as ex
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
-from numerics.stats import decide_equal, decide_lower, decide_upper, loglog_slope
+from numerics.stats import decide_close, decide_lower, decide_upper, loglog_slope
 from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
@@ -159,6 +164,19 @@ PREREGISTERED = {
                       "calibration seed 115's run 6 fitted 0.0907 against the slowest mode's 0.0640 and the curve's "
                       "0.090744 (diagnosed with the run's own trajectory); window and tolerances unchanged; "
                       "validated at seeds 120-139",
+    "RATE_RESOLUTION": "session 10 (new; issue #13): fresh seed 502's run 1 fitted 0.0748327 against the curve's "
+                       "0.0748307 but was inconclusive: the error counted the difference of the two half-windows' rates "
+                       "(4.4% of c, two slow modes bending the decay) as misfit, although the curve bends the same way "
+                       "(4.39%). The rate is now decided on each half-window against the curve's rate there, its error "
+                       "from the residuals of log(excess / curve) (rate_against_curve), so curvature the curve predicts "
+                       "is no longer error; that error is ~1e-7 relative, below the linearization's own deterministic "
+                       "deviations (<= 1e-4 relative at seeds 312, 502), hence an equivalence margin of 0.5%, 6x below "
+                       "the control's smallest departure (3%). A first attempt (session 9: the half-window difference "
+                       "minus the curve's, as error) made the control inconclusive at fresh seed 312 and was reverted. "
+                       "The envelope decision reads the slower half's interval. Decisions per run: 3 (were 2). Validated at "
+                       "fresh seeds that chose nothing: quick 1000-1500 and standard 1000-1039, every check passed and "
+                       "every control rejected; the old rule at quick 1000-1500: 10 inconclusive and 3 false 'violated' "
+                       "(1191, 1223, 1489: intervals of +-1e-6 relative, narrower than the linearization's error)",
     "CURVE_ROUNDING": "issue #13 (new): the standard calibration's seeds 100-101 took the log of the linearized curve's "
                       "negative rounding (-1e-37) in the no-preconditioner control, whose window is longer than the "
                       "two-sided curve's decay; only the control's curves reach it, so no passing decision changed",
@@ -174,6 +192,9 @@ MIN_FIT_POINTS = 50  # fewer points in the window: the fit is too short to decid
 #: the linearized curve's quadratic form is exact to ~1e-16 of |delta|^2: values below 1e-12 of its start are rounding
 CURVE_ROUNDING = 1e-12
 RATE_REL_WIDTH = 0.02  # fitted = predicted rate: an interval wider than ±2% of the prediction cannot tell them apart
+#: fitted = predicted rate up to 0.5% (per half-window): the linearization's own errors (z_T standing in for the limit
+#: point, rounding at the window's end) were <= 1e-4 relative at seeds 312 and 502; the control departs by 3-70%
+RATE_RESOLUTION = 0.005
 RATE_RUNS, RATE_STEPS = (6, 12, 24), (1500, 3000, 4000)  # rate check: training sets, steps (to the 1e-31 floor)
 #: floor exponent: an interval wider than 0.5 (half the distance from the envelope's -1 to the derived -2) is vague
 FLOOR_MAX_WIDTH = 0.5
@@ -240,7 +261,7 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
     tr = run(init, al.population_objective(Sigma, W, NOISE), chain(pre, scale(eta)), T,
              lambda p, info: {"excess": excess(*p, Sigma, W), "V": p[0], "K": p[1]}, range(T + 1))
     ex_t = tr["excess"].numpy()
-    ev = Evidence(ctx, decisions=2 * B)  # per run: rate = prediction, rate >= envelope
+    ev = Evidence(ctx, decisions=3 * B)  # per run: rate = prediction on each half-window, rate >= envelope
     steps = np.arange(T + 1)
     shown = []
     for i in range(B):
@@ -266,18 +287,25 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
             ev.status("inconclusive", f"#{i + 1}: the linearized curve has no decay to fit")
             continue
         c_pred = -log_linear_fit(steps[win[0] + kept], curve[kept])[0]
-        fits = [log_linear_fit(steps[w], e[w]) for w in (win, win[: len(win) // 2], win[len(win) // 2:])]
-        c_fit = -fits[0][0]
-        se = math.hypot(fits[0][1], (fits[1][0] - fits[2][0]) / 2)
-        # the envelope is a lower bound on the rate: the same interval must lie above it (and be as narrow)
+        c_fit = -log_linear_fit(steps[win], e[win])[0]
         width = 2 * RATE_REL_WIDTH * abs(c_pred)
-        env = decide_lower(c_fit - ev.z * se, c_fit + ev.z * se, c_env, max_width=width)
-        eq = decide_equal(c_fit, se, c_pred, ev.z, max_width=width)
-        ev.decide(f"run {i + 1}: fitted rate c (per step)", eq, value=c_fit,
-                  line=f"#{i + 1} (η={float(eta[i]):.4f}): c = {c_fit:.6g} ± {ev.z * se:.1g} vs predicted "
-                       f"{c_pred:.6g} [{eq.status}]")
-        ev.decide(f"run {i + 1}: fitted rate c vs the envelope rate", env, value=c_fit, measure=False,
+        halves = [rate_against_curve(steps, e, curve, win, kept, part) for part in (0, 1)]
+        for name, (c_h, se_h, p_h, points) in zip(("first", "second"), halves):
+            label = f"run {i + 1}: fitted rate c, {name} half of the window (per step)"
+            if points < MIN_FIT_POINTS // 2:  # the control's curve can reach rounding early: nothing to compare
+                ev.status("inconclusive", f"#{i + 1}: {points} points of the linearized curve in the {name} half")
+                continue
+            eq = decide_close(c_h - ev.z * se_h, c_h + ev.z * se_h, p_h, resolution=RATE_RESOLUTION * abs(p_h),
+                              max_width=width)
+            ev.decide(label, eq, value=c_h, measure=(name == "first"),
+                      line=f"#{i + 1} (η={float(eta[i]):.4f}), {name} half: c = {c_h:.6g} ± {ev.z * se_h:.1g} vs "
+                           f"predicted {p_h:.6g} [{eq.status}]")
+        # the envelope is a lower bound on the rate: the slower half's interval must lie above it (and be as narrow)
+        c_h, se_h, _, _ = min((h for h in halves if h[3] >= MIN_FIT_POINTS // 2), default=(c_fit, math.inf, 0, 0))
+        env = decide_lower(c_h - ev.z * se_h, c_h + ev.z * se_h, c_env, max_width=width)
+        ev.decide(f"run {i + 1}: fitted rate c (slower half) vs the envelope rate", env, value=c_h, measure=False,
                   line=f"#{i + 1}: envelope {c_env:.4g} [{env.status}]")
+        ev.measure(f"run {i + 1}: fitted rate c over the window (per step)", c_fit, claimed=f"≈ {c_pred:.6g}")
         ev.measure(f"run {i + 1}: slowest mode's rate (asymptotic)", c_slowest,
                    claimed=f"≤ the window's {c_pred:.6g} (equal when the slowest mode dominates the window)")
         ev.measure(f"run {i + 1}: c / (2 η · 2σ_d(M*))", c_fit / (4 * float(eta[i]) * cs[i]["sigma_d"]),
@@ -323,6 +351,25 @@ def log_linear_fit(t, e):
     s2 = resid @ resid / max(len(t) - 2, 1)
     cov = s2 * np.linalg.inv(X.T @ X)
     return float(coef[1]), float(math.sqrt(cov[1, 1]))
+
+
+def rate_against_curve(steps, e, curve, win, kept, part: int):
+    r"""The run's rate over one half (``part`` 0 or 1) of the fit window ``win``, read against the linearized curve.
+
+    ``log e_t = log curve_t + D_t``: the run's log-linear rate over the half is the curve's rate ``p`` minus the slope
+    ``s`` of ``D``, exactly (least squares is linear in the data), so ``c = p - s``.  Its standard error is that of
+    ``s`` from ``D``'s own residuals: curvature the curve predicts (two slow modes bending the decay together) is in
+    ``p``, not in the error; curvature the run does not share with the curve is in ``D`` and moves ``c`` away from
+    ``p``.  Only points where the curve is above rounding (``kept``, offsets from ``win[0]``) enter.  Returns
+    ``(c, se, p, points)``."""
+    half = len(win) // 2
+    idx = (win[:half], win[half:])[part]
+    idx = idx[np.isin(idx - win[0], kept)]
+    if len(idx) < 3:
+        return math.nan, math.inf, math.nan, len(idx)
+    p = -log_linear_fit(steps[idx], curve[idx - win[0]])[0]
+    s, se = log_linear_fit(steps[idx], e[idx] / curve[idx - win[0]])
+    return p - s, se, p, len(idx)
 
 
 # ---------------------------------------------------------------------------
