@@ -280,6 +280,9 @@ class Executor:
                 with dask.config.set({"distributed.scheduler.work-stealing": False}):
                     cluster = self._stack.enter_context(LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        # no dashboard, but the scheduler's HTTP routes still listen: on a free port, not 8787, so two
+                        # commands (or two test workers) side by side do not warn "Port 8787 is already in use"
+                        scheduler_kwargs={"dashboard_address": ":0"},
                         # CRITICAL: a worker restarted between seeds (fresh_workers) logs its lost heartbeat as an
                         # ERROR with a traceback; a unit's own failure or a lost worker is reported by the runner
                         silence_logs=logging.CRITICAL))
