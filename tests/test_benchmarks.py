@@ -25,3 +25,30 @@ def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
 def test_lpt_makespan():
     assert lpt_makespan([3, 3, 2, 2, 2], 2) == 7
     assert lpt_makespan([5, 1], 4) == 5
+
+
+def test_operating_characteristics_accepts_only_reviewed_verdicts_rejected_controls_and_no_inconclusive():
+    from types import SimpleNamespace
+
+    from benchmarks.operating_characteristics import misses
+
+    def row(passed, failed=(), inconclusive=()):
+        return {"pass": list(passed), "fail": list(failed), "inconclusive": list(inconclusive)}
+
+    def claim(cid, verdicts, checks, controls):
+        return {"id": cid, "verdicts": verdicts, "checks": checks, "controls": controls}
+
+    ok_ctl = {"mutant": {"rejected": [1, 2], "not rejected": []}}
+    summary = {"budget": "quick", "claims": [
+        claim("X.1", {"1": "verified", "2": "verified"}, {"a": row([1, 2])}, ok_ctl),               # fine
+        claim("X.2", {"1": "violated", "2": "violated"}, {"a": row([], [1, 2])}, ok_ctl),           # a finding: fine
+        claim("X.3", {"1": "verified", "2": "inconclusive"}, {"a": row([1], (), [2])}, ok_ctl),     # seed 2 missed
+        claim("X.4", {"1": "verified", "2": "verified"}, {"a": row([1, 2])},
+              {"mutant": {"rejected": [1], "not rejected": [2]}}),                                   # control lost
+        claim("X.5", {}, {}, {}),                                                                    # not checked
+    ]}
+    reviewed = {"X.1": "verified", "X.2": "violated", "X.3": "verified", "X.4": "verified"}
+    found = misses(summary, lambda cid, budget, seed: SimpleNamespace(verdict=reviewed[cid]))
+    assert sorted(found) == ["X.3", "X.4"]
+    assert "verdict inconclusive at 2" in found["X.3"][0] and "inconclusive at [2]" in found["X.3"][1]
+    assert found["X.4"] == ["control 'mutant' not rejected at [2]"]
