@@ -36,3 +36,21 @@ def test_seed_476035_is_decided_with_more_draws_and_its_control_still_rejected()
     out = t11.check_n_law(ctx)
     assert out.status == "pass" and out.details["pilot_growth"] == 4, out.summary
     assert t11.check_n_law(ctx, include_self=True).status == "fail"
+
+
+def test_the_n_law_exponent_allows_the_second_order_pull_but_not_another_rate():
+    # fresh seed 616, instance 2: gap = c1/m + c2/m^2 with c1 = 28.75, c2 = -8.59 (m = n - 1) has a pure power-law slope
+    # of -0.992 over n = 16..128; with a precise estimate the interval excluded -1 exactly and the claim read
+    # "violated". The exponent is decided to within SLOPE_RESOLUTION; an n^{-1/2} law is still rejected
+    import numpy as np
+
+    from numerics.stats import decide_exponent, loglog_slope
+    from theorems.paper_a import t1_1_population_loss as t11
+
+    m = np.array([15.0, 31.0, 63.0, 127.0])
+    for gap, expected in ((28.75 / m - 8.59 / m**2, "pass"), (28.75 / m**0.5, "fail")):
+        fit = loglog_slope(m, gap, 1e-4 * gap)
+        assert decide_exponent(fit, 4.5, -1.0, max_width=t11.SLOPE_MAX_WIDTH,
+                               resolution=t11.SLOPE_RESOLUTION).status == expected
+        if expected == "pass":  # the old rule: exact -1
+            assert decide_exponent(fit, 4.5, -1.0, max_width=t11.SLOPE_MAX_WIDTH).status == "fail"
