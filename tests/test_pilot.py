@@ -16,7 +16,9 @@ def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
     assert planned_growth(0.9, 0.6, 4) == 3            # (0.9 / 0.6)^2 = 2.25 -> 3
     assert planned_growth(1.7, 0.6, 4) == 4            # capped
     assert planned_growth(math.nan, 0.6, 4) == 4       # a non-finite pilot interval: the most draws
-    assert widest_ratio([{"lo": 0.0, "hi": 1.0, "max_width": 2.0}, {"lo": 1.0, "hi": 4.0, "max_width": 4.0}]) == 0.75
+    two = [{"lo": 0.0, "hi": 1.0, "max_width": 2.0}, {"lo": 1.0, "hi": 4.0, "max_width": 4.0}]
+    assert widest_ratio(two) == widest_ratio(two, expected=2) == 0.75
+    assert widest_ratio(two, expected=3) == math.inf   # a decision left out counts as too wide
 
 
 def _stages(ratios):

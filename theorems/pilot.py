@@ -22,8 +22,11 @@ def planned_growth(width_ratio: float, target: float, cap: int) -> int:
     return int(min(cap, max(1, math.ceil((width_ratio / target) ** 2))))
 
 
-def widest_ratio(decisions: list[dict]) -> float:
-    """The widest interval of an evidence's decisions relative to its declared maximum (``Evidence.decisions``)."""
+def widest_ratio(decisions: list[dict], expected: int | None = None) -> float:
+    """The widest interval of an evidence's decisions relative to its declared maximum (``Evidence.decisions``);
+    ``inf`` when fewer than ``expected`` decisions were made (a decision left out counts as too wide)."""
+    if expected is not None and len(decisions) != expected:
+        return math.inf
     return max((d["hi"] - d["lo"]) / d["max_width"] for d in decisions)
 
 

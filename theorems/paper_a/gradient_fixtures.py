@@ -35,7 +35,7 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, regularizer_grad, target_svd
 from numerics.paper_a.model import attention_map, factor_B, sym_sqrt
-from numerics.stats import decide_equal, decide_exponent, weighted_fit
+from numerics.stats import decide_close, decide_equal, decide_exponent, weighted_fit
 from theorems.claim import Context
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
@@ -54,6 +54,10 @@ RATE_RESOLUTION = 0.1
 #: a fitted leading coefficient whose half-width exceeds a quarter of its own derived value (per block) does not pin
 #: it down
 COEFFICIENT_REL_WIDTH = 0.25
+#: the bias coefficients (per point and block) are decided equal to the derived ones up to 5% of the block's derived
+#: norm: the three-term fit of a series still rising at n = 256 carries a truncation error of a few percent (the
+#: K-block's, measured: PREREGISTERED), seed-independent, which a precise interval would otherwise call a violation
+COEFFICIENT_RESOLUTION = 0.05
 #: the loss's bias series n'·bias = a + b/m + c/m² + d/m³ (A.T3, A.T4): its second- and third-order terms are large at
 #: n = 8 (tilted moments E e^{3q} with polynomial weights of degree 6; the K-block's scaled bias is still 10% below
 #: its limit at n = 256), so the fit keeps three correction terms
@@ -106,6 +110,17 @@ PREREGISTERED = {
                               "n = 8..512 against the derived 0.316: a slow approach that a + b/m + c/m² misfits "
                               "(χ²/dof 8-14) and a + b/m + c/m² + d/m³ fits (χ²/dof ≈ 1; limit 0.310 ± 0.014). Chosen "
                               "with those diagnostic runs (seeds 0, 1) in view.",
+    "COEFFICIENT_RESOLUTION": "new (session 11, issue #13's audit of strict-equality decisions), chosen after seeing "
+                              "data: over the fresh quick seeds 600-619 the fitted K-block limit of A.T4 sat at -0.35 "
+                              "of its interval's half-width on average (sd 0.25 over 40 point-seeds: 9 standard errors "
+                              "from 0), A.T3's B-block at -0.16; V-blocks and A.L13/18/22 near 0. Diagnosis (fresh "
+                              "seeds 5000-5019, refits of the same draws): the K-block's relative deviation shrinks as "
+                              "the fit gains terms (point 1: -7% with two correction terms, -3% with three, 0% with "
+                              "four; point 2: -7%, -3.7%, -3% ± 2%), i.e. the three-term fit's truncation, not the "
+                              "derivation; a seed-independent -3..-4% that an interval narrower than ~4 x that "
+                              "(standard, full) would call a violation (projected ~5% of standard seeds). 5% is the "
+                              "measured truncation rounded up; a tenth of the 25%-wide maximum, far below the "
+                              "include-self control's shift. Seeds 100-119 / 100-104 and later ones did not choose it.",
     "COEFFICIENT_REL_WIDTH": "value unchanged (0.25); was relative to the whole coefficient's norm (so a block with a "
                              "small share, the K-block at ~30%, passed at ±90% of its own size), is relative to each "
                              "block's own derived norm (issue 11).",
@@ -487,9 +502,9 @@ def rate_decisions(ev: Evidence, ns, draws, what: str, mse: bool = False, derive
 def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[str, slice], order: int,
                           unit: str = "point") -> dict:
     r"""Per point and block: ``scale_n <Dbar_n, e>`` (``e`` the unit vector along the block of ``target``) fitted as
-    ``a + b_1/scale_n + ... + b_order/scale_n^order``; ``a`` must equal ``||target_block||`` (``decide_equal``, one
-    decision per point and block; too wide above a half-width of ``COEFFICIENT_REL_WIDTH`` times the block's own
-    derived norm).  Returns ``series[(point, block)] = (y, se, claimed)`` for :func:`coefficient_plot`.
+    ``a + b_1/scale_n + ... + b_order/scale_n^order``; ``a`` must equal ``||target_block||`` up to
+    ``COEFFICIENT_RESOLUTION`` of it (``decide_close``, one decision per point and block; too wide above a half-width
+    of ``COEFFICIENT_REL_WIDTH`` times the block's own derived norm).  Returns ``series[(point, block)] = (y, se, claimed)`` for :func:`coefficient_plot`.
     """
     series = {}
     for b in range(target.shape[0]):
@@ -498,7 +513,9 @@ def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[st
             y, se = mo.projected_series([D[:, b:b + 1, sl] for D in draws], t, scale)
             fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=order)
             claimed, a = float(t.norm()), float(fit.coef[0])
-            d = decide_equal(a, float(fit.se[0]), claimed, ev.z, max_width=2 * COEFFICIENT_REL_WIDTH * claimed)
+            a_se = float(fit.se[0])
+            d = decide_close(a - ev.z * a_se, a + ev.z * a_se, claimed, resolution=COEFFICIENT_RESOLUTION * claimed,
+                             max_width=2 * COEFFICIENT_REL_WIDTH * claimed)
             ev.decide(f"{unit} {b + 1}, {name}-block: leading coefficient (projected)", d, value=a,
                       line=f"{unit} {b + 1} {name}: {d}")
             series[(b, name)] = (y[:, 0], se[:, 0], claimed)

@@ -301,10 +301,14 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
                       line=f"#{i + 1} (η={float(eta[i]):.4f}), {name} half: c = {c_h:.6g} ± {ev.z * se_h:.1g} vs "
                            f"predicted {p_h:.6g} [{eq.status}]")
         # the envelope is a lower bound on the rate: the slower half's interval must lie above it (and be as narrow)
-        c_h, se_h, _, _ = min((h for h in halves if h[3] >= MIN_FIT_POINTS // 2), default=(c_fit, math.inf, 0, 0))
-        env = decide_lower(c_h - ev.z * se_h, c_h + ev.z * se_h, c_env, max_width=width)
-        ev.decide(f"run {i + 1}: fitted rate c (slower half) vs the envelope rate", env, value=c_h, measure=False,
-                  line=f"#{i + 1}: envelope {c_env:.4g} [{env.status}]")
+        usable = [h for h in halves if h[3] >= MIN_FIT_POINTS // 2]
+        if usable:
+            c_h, se_h, _, _ = min(usable)
+            env = decide_lower(c_h - ev.z * se_h, c_h + ev.z * se_h, c_env, max_width=width)
+            ev.decide(f"run {i + 1}: fitted rate c (slower half) vs the envelope rate", env, value=c_h,
+                      measure=False, line=f"#{i + 1}: envelope {c_env:.4g} [{env.status}]")
+        else:  # no half to read a rate from: the envelope is not decided (a non-finite interval would read "fail")
+            ev.status("inconclusive", f"#{i + 1}: no half of the window to compare with the envelope {c_env:.4g}")
         ev.measure(f"run {i + 1}: fitted rate c over the window (per step)", c_fit, claimed=f"≈ {c_pred:.6g}")
         ev.measure(f"run {i + 1}: slowest mode's rate (asymptotic)", c_slowest,
                    claimed=f"≤ the window's {c_pred:.6g} (equal when the slowest mode dominates the window)")

@@ -112,7 +112,11 @@ FINDINGS = (
     "The K-block's fitted limit lies below the derived one at every instance so far (seeds 0-4, quick and standard "
     "alike: point 1 by 1-10%, point 2 at 4 of 5 seeds; standard seed 1: 0.196 ± 0.025 vs 0.217, inside the interval): "
     "either the three-term fit still carries truncation error (the series is still rising at n = 256) or the derived "
-    "K-block is slightly off; open.",
+    "K-block is slightly off. Resolved (session 11): truncation. Refitting the same draws at 20 fresh instances "
+    "(seeds 5000-5019), the relative deviation shrinks as the fit gains terms: point 1 −6.6%, −2.7%, −0.2% (two, "
+    "three, four correction terms), point 2 −7.0%, −4.1%, −2.6% ± 1.2%; the V-block within 1% at every order. The "
+    "coefficient is decided to within 5% of the derived block norm (gradient_fixtures.COEFFICIENT_RESOLUTION): with "
+    "strict equality the −4% would have been a false 'violated' at ~5% of standard seeds.",
 )
 
 #: the two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding
@@ -156,11 +160,6 @@ def pooled(ctx: Context, data, growth: int, include_self: bool = False) -> list[
     """Per n, the shared samples and those of chunks 1..growth-1."""
     chunks = [more_batches(ctx.seed, ctx.budget, include_self, c) for c in range(1, growth)]
     return [[s, *more] for s, *more in zip(data.samples, *chunks)]
-
-
-def ratio_of(ev: Evidence, decisions: int) -> float:
-    """The widest interval relative to its maximum (a decision left out counts as too wide)."""
-    return widest_ratio(ev.decisions) if len(ev.decisions) == decisions else math.inf
 
 
 # ---------------------------------------------------------------------------
@@ -293,7 +292,7 @@ def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
     def decide_at(growth):
         ev = Evidence(ctx, decisions=N_POINTS)
         result = decide(ev, [torch.cat([pick(s) for s in per_n]) for per_n in pooled(ctx, data, growth)])
-        return ratio_of(ev, N_POINTS), (ev, result)
+        return widest_ratio(ev.decisions, N_POINTS), (ev, result)
 
     (ev, (vals, ses)), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
     return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=growth * data.n_batches, pilot_growth=growth)
@@ -333,7 +332,7 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
         dL = [torch.cat([mo.flat(*s.dL) for s in group]) for group in per_n]
         loss_gap = [torch.cat([s.loss_gap for s in group]) for group in per_n]
         ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
-        widths.append(ratio_of(ev, 3 * N_POINTS))
+        widths.append(widest_ratio(ev.decisions, 3 * N_POINTS))
         return widths[-1], (ev, series)
 
     (ev, series), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)

@@ -42,7 +42,6 @@ terms (which do not vanish on the manifold) dominate up to n ~ 150-250 (the 1/n 
 from __future__ import annotations
 
 import functools
-import math
 
 import sympy as sp
 
@@ -171,7 +170,7 @@ def pilot_sized(ctx: Context, data, decide, decisions: int) -> tuple[Evidence, o
         draws = [torch.cat([mo.flat(*d) for d in per_n]) for per_n in zip(data.dR, *more)]
         ev = Evidence(ctx, decisions=decisions)
         result = decide(ev, draws)
-        return (widest_ratio(ev.decisions) if len(ev.decisions) == decisions else math.inf), (ev, result)
+        return widest_ratio(ev.decisions, decisions), (ev, result)
 
     (ev, result), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
     return ev, result, growth
