@@ -82,3 +82,14 @@ def test_rate_against_curve_reads_a_planted_rate_difference_exactly():
             c, se, p, points = t2.rate_against_curve(t, e, curve[: len(win)], win, kept, part)
             assert points == 180 and se < 1e-7
             assert math.isclose(c - p, delta, abs_tol=1e-7)
+
+
+def test_no_usable_half_window_leaves_the_envelope_undecided_not_failed(monkeypatch):
+    # a run whose linearized curve reaches rounding before either half-window holds enough points (only the
+    # no-preconditioner control can get there) has no rate to hold against the envelope: it is undecided
+    # (inconclusive), not a "fail" read off a non-finite interval
+    monkeypatch.setattr(t2, "rate_against_curve", lambda *a, **k: (math.nan, math.inf, math.nan, 0))
+    out = t2.check_rate(Context(seed=0, budget="quick", figures=False))
+    assert out.status == "inconclusive", out.summary
+    assert not any(d["status"] == "fail" for d in out.details.get("decisions", []))
+    assert "no half of the window to compare with the envelope" in out.summary
