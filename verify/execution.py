@@ -23,6 +23,7 @@ earlier runs in the same results directory, else by the reference machine's (``u
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import ctypes
 import functools
@@ -122,23 +123,55 @@ def claim_from_module(module: str, claim_id: str) -> Claim:
     return _CLAIMS[key]
 
 
-@functools.cache
-def restore_dynamic_malloc() -> bool:
-    """Undo, in this worker process, the fixed malloc thresholds Dask's nanny gives its workers.
+#: A worker's event loop runs in its main thread and takes the GIL from the unit running in the worker's task thread
+#: each time it wakes.  Dask's sampling profiler wakes it every 10 ms and its monitors every 20-500 ms; sampled
+#: (py-spy, session 12) the main thread held the GIL in 18 % of the samples.  Off, or slowed, for the local cluster
+#: (passed to its workers by their nannies); measured on two fixture groups side by side, paper B's small-unit groups:
+#: unit time 24.5 / 37.8 s with Dask's defaults, 21.0-21.6 / 29.4-31.2 s with these (16.4 / 22.0 s in one process).
+QUIET_WORKERS = {
+    "distributed.worker.profile.enabled": False,  # the per-task profiles only feed the dashboard, which is off
+    "distributed.admin.tick.interval": "1s",  # event-loop health check (20 ms): it only logs a blocked loop
+    "distributed.admin.system-monitor.interval": "10s",  # host CPU / memory / network for the dashboard (500 ms)
+    "distributed.worker.memory.monitor-interval": "500ms",  # memory limits still enforced, within half a second
+}
 
-    The nanny spawns workers with ``MALLOC_TRIM_THRESHOLD_=65536`` (its ``pre-spawn-environ``), and glibc then fixes
-    its mmap threshold at 128 KiB instead of raising it as large blocks are freed: every torch tensor above that is
-    mmap'd and unmapped again, page faults each time.  Measured on A.Fig1's check: 58 s in a worker against 37 s with
-    the thresholds glibc's dynamic rule settles at on 64-bit (mmap 32 MiB, trim twice that), set here with
-    ``mallopt``.  Done in the worker, not by changing Dask's config, so no global config is touched.  True if set."""
-    if "MALLOC_TRIM_THRESHOLD_" not in os.environ or not sys.platform.startswith("linux"):
+#: glibc's ``mallopt`` parameters (<malloc.h>)
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
+#: free memory at the top of the heap kept for reuse; above it, the excess goes back to the OS
+KEPT_FREE_BYTES = 1 << 30
+#: the local cluster's workers start with one malloc arena (set in the environment they inherit): their units run
+#: in a worker thread, whose own arena would still hand blocks above 64 MiB to mmap (see :func:`keep_freed_memory`)
+WORKER_GLIBC_TUNABLES = "glibc.malloc.arena_max=1"
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Make glibc's malloc in this process reuse freed memory instead of returning it to the OS.
+
+    The Monte Carlo checks allocate and free tensors of tens of MB over and over.  glibc serves every block above its
+    mmap threshold (at most 32 MiB) with a fresh ``mmap`` and unmaps it when freed, so each batch page-faults its
+    memory in again: A.T1.1's n-law check spent 10 s in the kernel against 6.6 s of its own (26 s, 6.3 M page faults,
+    session 12), and two such processes side by side contend for the kernel's page lists, which was the +19-22 % unit
+    time of two busy Dask workers (README, issue 12).  With ``mmap`` off (``M_MMAP_MAX = 0``) every block comes from the
+    heap, and up to :data:`KEPT_FREE_BYTES` of freed memory stays mapped for the next one: the same check takes 6.7 s
+    and 110 k faults.  It only changes where memory comes from, never a result.  It also replaces the thresholds Dask's
+    nanny gives its workers (``MALLOC_TRIM_THRESHOLD_=65536``).  Called once per process: by ``verify``, by each worker
+    before its first unit, by the tests.  True if set (False off glibc, where there is nothing to change)."""
+    if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc (musl, ...): nothing to undo
+    except OSError:  # not glibc (musl, ...)
         return False
-    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
-    return bool(libc.mallopt(m_mmap_threshold, 32 << 20)) and bool(libc.mallopt(m_trim_threshold, 64 << 20))
+    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES))
+
+
+def _worker_environment() -> None:
+    """What the local cluster's worker processes inherit: torch single-threaded, one malloc arena."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if "glibc.malloc.arena_max" not in tunables:
+        os.environ["GLIBC_TUNABLES"] = ":".join(t for t in (tunables, WORKER_GLIBC_TUNABLES) if t)
 
 
 #: errors that say this process's torch.func state is broken, not the unit's mathematics.  Seen only in Dask workers,
@@ -173,15 +206,15 @@ def _leave_worker(unit: Unit, ctx: Context, why: str) -> None:
 
 
 def run_unit_task(unit: Unit, ctx: Context) -> dict:
-    """One unit on a worker: torch single-threaded (the checks are batched small-tensor work), glibc's malloc
-    thresholds as outside Dask (:func:`restore_dynamic_malloc`).
+    """One unit on a worker: torch single-threaded (the checks are batched small-tensor work), freed memory reused
+    (:func:`keep_freed_memory`).
 
     A worker whose torch.func state is broken (a transform left open before the unit, or one of
     :data:`BROKEN_TORCH_STATE` raised by it) is replaced by a fresh process that reruns the unit: the outcome would
     describe the process, not the claim, and a record must not depend on where its units ran."""
     import torch
 
-    restore_dynamic_malloc()
+    keep_freed_memory()
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
     # hypothesis compares Python's global `random` state before and after each draw of a strategy and warns when it
     # moved; in a Dask worker the worker's own threads (heartbeats, retry jitter) move it meanwhile, so the warning
@@ -266,7 +299,7 @@ class Executor:
         import dask
         from distributed import Client, LocalCluster
 
-        os.environ.setdefault("OMP_NUM_THREADS", "1")  # inherited by the worker processes
+        _worker_environment()  # inherited by the worker processes
         try:
             if self.scheduler:
                 timeout = os.environ.get("VERIFY_SCHEDULER_TIMEOUT", "20s")
@@ -277,7 +310,7 @@ class Executor:
                 # 37 s instead of 0.01 s; quick tier 288 s with stealing, 215 s without, with the same placement).
                 # Set for this scheduler only (it runs in this process and reads the key when it starts);
                 # ``distributed`` is imported above, so leaving the ``with`` restores its config section.
-                with dask.config.set({"distributed.scheduler.work-stealing": False}):
+                with dask.config.set({"distributed.scheduler.work-stealing": False, **QUIET_WORKERS}):
                     cluster = self._stack.enter_context(LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
                         # no dashboard, but the scheduler's HTTP routes still listen: on a free port, not 8787, so two
@@ -365,8 +398,10 @@ class Executor:
         """Hand each unit's entry to ``on_done`` as it completes (a failed unit gets an inconclusive entry)."""
         from distributed import as_completed
 
+        pending = collections.Counter(u.claim for _, u in futures.values())  # units still out, per claim
         for f in as_completed(list(futures)):
             claim, u = futures[f]
+            pending[u.claim] -= 1
             try:
                 entry, ok = f.result(), True
             except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
@@ -374,8 +409,7 @@ class Executor:
                 print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
                       file=sys.stderr)
             on_done(claim, u, entry, ok)
-            left = {futures[g][1].claim for g in futures if not g.done()}
-            running &= left
+            running = {c for c in running if pending[c]}
             progress(", ".join(sorted(running)[:3]) + (" …" if len(running) > 3 else ""))
 
 

@@ -16,6 +16,7 @@ decision was set up; ``tests/test_preregistration.py`` refuses a constant withou
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import io
 import re
@@ -52,6 +53,15 @@ def module_constants(module: str, root: Path | None = None) -> list[dict]:
     """The pre-registered constants of one module: name, value (repr), source expression, reason, change note."""
     mod = importlib.import_module(module)
     path = Path(mod.__file__) if root is None else root.joinpath(*module.split(".")).with_suffix(".py")
+    stat = path.stat()
+    return [dict(c) for c in _module_constants(module, path, stat.st_mtime_ns, stat.st_size)]
+
+
+@functools.lru_cache(maxsize=None)
+def _module_constants(module: str, path: Path, mtime_ns: int, size: int) -> tuple[dict, ...]:
+    """Each file version parsed once per process (every record of its claims carries them: re-parsing took most of
+    the client's time in a parallel run, beside the workers, session 12)."""
+    mod = importlib.import_module(module)
     source = path.read_text()
     lines = source.splitlines()
     comments = _comments(source)
@@ -93,7 +103,7 @@ def module_constants(module: str, root: Path | None = None) -> list[dict]:
             text = stable_repr(value)
             out.append({"module": module, "name": name, "value": _short(text), "source": _short(expr),
                         "reason": reason, "changed": changes.get(name, "")})
-    return out
+    return tuple(out)
 
 
 def _short(text: str, n: int = 160) -> str:

@@ -9,6 +9,7 @@ machine; :func:`replay_view` strips them for comparisons.
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -24,6 +25,12 @@ VOLATILE = ("timing", "created_utc")
 
 
 def library_versions() -> dict[str, str]:
+    """The versions every record carries (and the unit directories are keyed by)."""
+    return dict(_library_versions())
+
+
+@functools.cache
+def _library_versions() -> dict[str, str]:  # read once per process: package metadata is slow to parse
     out = {"python": platform.python_version()}
     for pkg in ("attention-verify", "torch", "numpy", "scipy", "sympy", "hypothesis", "jinja2", "matplotlib"):
         try:
