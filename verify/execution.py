@@ -243,21 +243,14 @@ def fixture_group(claim: Claim) -> str:
     return "+".join(fixtures) or claim.id
 
 
-def assign_groups(todo: list[tuple[Claim, Unit]], workers: list[str], estimate: Callable[[Unit], float],
-                  group: dict[str, str]) -> dict:
-    """Fixture group -> worker address (``group``: claim id -> its fixture group): groups placed longest first on the
-    least loaded worker (LPT)."""
-    load: dict[str, float] = {}
+def group_queue(todo: list[tuple[Claim, Unit]], estimate: Callable[[Unit], float],
+                group: dict[str, str]) -> list[list[tuple[Claim, Unit]]]:
+    """The units by fixture group (``group``: claim id -> its fixture group), groups longest first by ``estimate``,
+    each group's units in ``todo``'s order: the order in which idle workers are given groups."""
+    groups: dict[str, list[tuple[Claim, Unit]]] = {}
     for claim, u in todo:
-        g = group[claim.id]
-        load[g] = load.get(g, 0.0) + estimate(u)
-    on = {w: 0.0 for w in workers}
-    out = {}
-    for g in sorted(load, key=lambda g: -load[g]):
-        w = min(on, key=lambda w: (on[w], w))
-        out[g] = w
-        on[w] += load[g]
-    return out
+        groups.setdefault(group[claim.id], []).append((claim, u))
+    return sorted(groups.values(), key=lambda units: -sum(estimate(u) for _, u in units))
 
 
 def _failed_entry(claim: Claim, unit: Unit, ctx: Context, error: BaseException) -> dict:
@@ -363,19 +356,10 @@ class Executor:
                 on_done(claim, u, runner.run_unit(claim, u, ctx), True)
             return
         self._start()
-        workers = sorted(self.client.scheduler_info()["workers"])
         claims = {claim.id: claim for claim, _ in todo}
         group = {cid: fixture_group(c) for cid, c in claims.items()}  # one import-closure walk per claim
-        placed = assign_groups(todo, workers, estimate, group) if len(workers) > 1 else {}
         with self._task_stream():
-            futures = {}
-            for claim, u in todo:
-                where = placed.get(group[claim.id])
-                place = {"workers": [where], "allow_other_workers": True} if where else {}
-                f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, **place,
-                                       key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{os.urandom(4).hex()}")
-                futures[f] = (claim, u)
-            self._collect(futures, {u.claim for _, u in todo}, ctx, on_done, progress)
+            self._collect(group_queue(todo, estimate, group), ctx, on_done, progress)
 
     @contextlib.contextmanager
     def _task_stream(self):
@@ -394,23 +378,55 @@ class Executor:
                 for t in ts.data for s in t.get("startstops", ()) if s.get("action") == "compute"]
         results.atomic_write_text(Path(path), json.dumps(rows))
 
-    def _collect(self, futures: dict, running: set, ctx: Context, on_done, progress) -> None:
-        """Hand each unit's entry to ``on_done`` as it completes (a failed unit gets an inconclusive entry)."""
+    def _collect(self, queue: list[list[tuple[Claim, Unit]]], ctx: Context, on_done, progress) -> None:
+        """Give each idle worker the next group of ``queue`` and hand each unit's entry to ``on_done`` as it completes
+        (a failed unit gets an inconclusive entry).
+
+        List scheduling, longest group first: a worker gets its next group when it has finished its last, so the
+        workers end together however far the stored times are off (placing every group up front by them left one
+        worker idle 14-62 s of a 130-180 s quick tier, sessions 11-12).  A group goes to one worker, so its set-ups
+        are computed once; ``allow_other_workers``: a dead worker's units run elsewhere, and the units of a group
+        given to a worker that has since died count as finished when they have run wherever Dask put them."""
         from distributed import as_completed
 
-        pending = collections.Counter(u.claim for _, u in futures.values())  # units still out, per claim
-        for f in as_completed(list(futures)):
-            claim, u = futures[f]
-            pending[u.claim] -= 1
-            try:
-                entry, ok = f.result(), True
-            except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
-                entry, ok = _failed_entry(claim, u, ctx, e), False
-                print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
-                      file=sys.stderr)
-            on_done(claim, u, entry, ok)
-            running = {c for c in running if pending[c]}
-            progress(", ".join(sorted(running)[:3]) + (" …" if len(running) > 3 else ""))
+        queue = collections.deque(queue)
+        futures: dict = {}  # future -> (claim, unit, the worker it was given to)
+        given: collections.Counter = collections.Counter()  # worker -> its units not yet finished
+        pending = collections.Counter(u.claim for units in queue for _, u in units)  # claim -> units not finished
+        done = as_completed()
+
+        def dispatch() -> None:
+            for w in sorted(self.client.scheduler_info()["workers"]):
+                if queue and not given[w]:
+                    for claim, u in queue.popleft():
+                        f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, workers=[w],
+                                               allow_other_workers=True,
+                                               key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|"
+                                                   f"{os.urandom(4).hex()}")
+                        futures[f] = (claim, u, w)
+                        given[w] += 1
+                        done.add(f)
+
+        while queue or futures:
+            dispatch()
+            if not futures:  # no worker at all just now (all restarting): wait for one
+                self.client.wait_for_workers(1, timeout=RESTART_TIMEOUT)
+                continue
+            for f in done:
+                claim, u, w = futures.pop(f)
+                given[w] -= 1
+                pending[u.claim] -= 1
+                try:
+                    entry, ok = f.result(), True
+                except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
+                    entry, ok = _failed_entry(claim, u, ctx, e), False
+                    print(f"verify: unit failed: {u.label} (seed {ctx.seed}, {ctx.budget}): {type(e).__name__}: {e}",
+                          file=sys.stderr)
+                on_done(claim, u, entry, ok)
+                if queue and not given[w]:
+                    dispatch()
+                running = sorted(c for c in pending if pending[c])
+                progress(", ".join(running[:3]) + (" …" if len(running) > 3 else ""))
 
 
 def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Executor | None = None, *,
