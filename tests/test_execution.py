@@ -160,13 +160,17 @@ def test_remote_scheduler(tmp_path):
         while not sched_file.exists() and time.time() < deadline:
             time.sleep(0.2)
         address = json.loads(sched_file.read_text())["address"]
+        # the run starts before any worker has joined: it waits for one (and says so), then runs on it
+        run = subprocess.Popen([sys.executable, "-m", "verify.cli", "run", "-k", "A.L5", "--scheduler", address,
+                                "--results", str(tmp_path / "res")], env=ENV, cwd=ROOT, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        procs.append(run)
+        said = next((line for line in run.stderr if "waiting for a Dask worker" in line), None)  # up to the message
         procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--nworkers",
                                        "1", "--nthreads", "1", "--no-dashboard"], env=ENV, cwd=ROOT,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        run = subprocess.run([sys.executable, "-m", "verify.cli", "run", "-k", "A.L5", "--scheduler", address,
-                              "--results", str(tmp_path / "res")], env=ENV, cwd=ROOT, capture_output=True, text=True,
-                             timeout=300)
-        assert run.returncode == 0, run.stderr[-2000:]
+        _, err = run.communicate(timeout=300)
+        assert said and run.returncode == 0, err[-2000:]
         rec = json.loads((tmp_path / "res" / "A.L5.json").read_text())
         assert rec["verdict"] == "verified" and len(_units(tmp_path / "res")) == 2
     finally:

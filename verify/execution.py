@@ -409,8 +409,13 @@ class Executor:
 
         while queue or futures:
             dispatch()
-            if not futures:  # no worker at all just now (all restarting): wait for one
-                self.client.wait_for_workers(1, timeout=RESTART_TIMEOUT)
+            if not futures:  # no worker at all just now: local ones restarting, or none has joined the scheduler yet
+                if self.scheduler:
+                    print(f"verify: waiting for a Dask worker to join {self.scheduler}", file=sys.stderr)
+                try:
+                    self.client.wait_for_workers(1, timeout=None if self.scheduler else RESTART_TIMEOUT)
+                except TimeoutError:
+                    raise ValueError(f"no Dask worker came back within {RESTART_TIMEOUT} s") from None
                 continue
             for f in done:
                 claim, u, w = futures.pop(f)
