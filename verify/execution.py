@@ -18,8 +18,9 @@ a unit that still fails is reported with its claim, unit and seed, gets an ``inc
 stored (a rerun tries it again), and never hangs the command.
 
 Shared fixtures (``functools.cache`` in the fixture modules) are computed once per worker process and reused by
-every unit that worker runs.  Units are placed by fixture group and submitted longest first, by the times stored from
-earlier runs in the same results directory, else by the reference machine's (``unit_seconds.json``).
+every unit that worker runs.  A fixture group's units go to one worker; the groups are handed to workers as they
+become idle, longest first, by the times stored from earlier runs in the same results directory, else by the
+reference machine's (``unit_seconds.json``).
 """
 from __future__ import annotations
 
@@ -292,12 +293,12 @@ class Executor:
         import dask
         from distributed import Client, LocalCluster
 
-        _worker_environment()  # inherited by the worker processes
         try:
             if self.scheduler:
                 timeout = os.environ.get("VERIFY_SCHEDULER_TIMEOUT", "20s")
                 self.client = self._stack.enter_context(Client(self.scheduler, timeout=timeout))
             else:
+                _worker_environment()  # inherited by the worker processes this cluster starts
                 # no work stealing: the units are placed by fixture group (``run``), and a stolen unit recomputes its
                 # group's shared set-up on the thief (measured: A.Fig2's control stolen from A.Fig1's worker took
                 # 37 s instead of 0.01 s; quick tier 288 s with stealing, 215 s without, with the same placement).
@@ -344,10 +345,10 @@ class Executor:
             estimate: Callable[[Unit], float] = lambda u: 1.0) -> None:
         """Run every unit of ``todo`` and call ``on_done(claim, unit, entry, ok)`` as each finishes (any order).
 
-        On a cluster, the units of one fixture group (:func:`fixture_group`) are placed on one worker, groups
-        balanced by ``estimate`` (seconds, from earlier runs); the placement is a preference, not a restriction
-        (``allow_other_workers``): a dead worker's units run elsewhere (and on a remote scheduler with work stealing
-        on, an idle worker may take queued units; the local cluster has it off)."""
+        On a cluster, the units of one fixture group (:func:`fixture_group`) go to one worker, the groups handed to
+        idle workers longest first by ``estimate`` (seconds, from earlier runs) (:meth:`_collect`); the placement is a
+        preference, not a restriction (``allow_other_workers``): a dead worker's units run elsewhere (and on a remote
+        scheduler with work stealing on, an idle worker may take queued units; the local cluster has it off)."""
         if not todo:
             return
         if not self.distributed:
