@@ -158,3 +158,20 @@ def test_probe_rate_looks_once_more_a_decade_later():
     holds, label, detail = rf.probe_rate(dict(inst), "NGD")
     assert (holds, label) == (True, "fitted") and "-2.000" in detail and "looked later" in detail
     assert rf.probe_rate(dict(inst), "GD")[:2] == (False, "sublinear growth")
+
+
+def test_two_token_draws_start_after_gds_derived_transient():
+    """B.S33's W_0 draws are conditioned on tau(z_0) = (e^{-z_0} - 1)/(2 eta) <= TRANSIENT_MAX N, and tau is the
+    transient of the exact GD map: z_0 far below 0 stays negative for about tau steps and is past 0 soon after."""
+    from numerics.paper_b import two_token
+    from theorems.paper_b import s33_two_token as S33
+
+    N = 500
+    W0 = S33.initial_points(11, 64, N)
+    z0 = (W0[:, 0, 0] - W0[:, 1, 0]).numpy()
+    assert W0.shape == (64, 2, 2) and torch.equal(W0, S33.initial_points(11, 64, N))
+    assert ((torch.exp(torch.as_tensor(-z0)) - 1) / (2 * S33.ETA_GD) <= S33.TRANSIENT_MAX * N + 1e-12).all()
+    for z_start in (-5.0, -7.0):
+        tau = (math.exp(-z_start) - 1) / (2 * S33.ETA_GD)
+        z = two_token.gd_z(z_start, S33.ETA_GD, [int(0.9 * tau), int(1.5 * tau)])
+        assert z[0] < 0 < z[1]

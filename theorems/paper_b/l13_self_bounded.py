@@ -30,8 +30,9 @@ Evidence (on the shared DM runs of ``joint_fixtures``, main horizon):
       its slope is reported.  The measured ratio ``c' = max L(theta')/L(theta_t)`` is reported (it is 1: the loss
       decreases along every step).
   (3) ``||Hess L||/L`` at the records in the window (power iteration on Hessian-vector products of the
-      shifted loss, theta = (W, u) jointly; validated against the full autograd Hessian in the unit tests):
-      its slope must be <= BAND; its sup C is reported.
+      shifted loss, theta = (W, u) jointly; validated against the full autograd Hessian in the unit tests), on 24
+      draws of the main set-up (``HESSIAN_RUNS``: one late-saturating run among 6 moved the slope's interval by
+      0.02): its slope must be <= BAND; its sup C is reported.
 
 Controls (mutants; the old "L^{1/2}" / "L^2" claimed-power controls were checks against a wrong claim, not of
 the mathematics): (1) a non-separable data set (a sequence repeated with the opposite label: the loss cannot go to
@@ -78,10 +79,13 @@ POWER_ITERS = 30
 #: the segment control's u-step: normalized by L^{5/4} instead of L (beyond the family's alpha <= 1: the step's length
 #: grows like L^{-1/4} as the loss falls)
 OVERSHOOT_SPEC = ("eq10", ETA, EQ10[0], 1.25, EQ10[2])
-#: DM draws of the Hessian control's runs (the main set-up's draws, more of them): the mutant's slope (~0.28) sits
-#: ~0.23 above BAND, and with the main set-up's 6 runs the across-run error alone (z x 0.05 ~ 0.2) reached the band
-#: (not rejected at 3 of calibration seeds 100-104); 24 runs halve it
-HESSIAN_CONTROL_RUNS = 24
+#: DM draws of the Hessian check's and its control's runs (the main set-up's draws, more of them).  The control: the
+#: mutant's slope (~0.28) sits ~0.23 above BAND, and with the main set-up's 6 runs the across-run error alone
+#: (z x 0.05 ~ 0.2) reached the band (not rejected at 3 of calibration seeds 100-104).  The check: a run whose
+#: attention saturates late puts a bump in ||Hess L||/L (its slope ~0.03 over one half of the window), and with 6
+#: runs that one run's share of the half-window drift (0.02-0.025) left the interval straddling BAND; 24 runs
+#: quarter each run's share
+HESSIAN_RUNS = 24
 
 PREREGISTERED = {
     "BAND": "was SLOPE_MAX = 1/4 ('bounded' = slope < 1/4, a vague pass: t^0.24 counted as bounded); is 0.05 one-sided "
@@ -89,9 +93,12 @@ PREREGISTERED = {
             "boundedness follows from the schedule, so it is now reported, and (2) is decided on the measured margin "
             "change M_t instead",
     "MAX_WIDTH": "was 0.5; is 0.25 with the band",
-    "HESSIAN_CONTROL_RUNS": "new in issue #13 (before: the main set-up's 6 runs): the control 'W-step without "
-                            "normalization' was not rejected (interval straddling the band) at 3 of calibration seeds "
-                            "100-104; with 24 runs it is at 100-105 (lo >= 0.13); validated on seeds 120-139",
+    "HESSIAN_RUNS": "new in issue #13 (before: the main set-up's 6 runs) for the control 'W-step without "
+                    "normalization', which was not rejected (interval straddling the band) at 3 of calibration seeds "
+                    "100-104; with 24 runs it is at 100-105 (lo >= 0.13); validated on seeds 120-139.  Session 13: the "
+                    "check itself (6 runs until then) was inconclusive at fresh seeds 637 and 638 (hi 0.053, 0.052): "
+                    "the drift between window halves (0.022, 0.025) came from one run of six with a late bump "
+                    "(per-run slope 0.032); the check now runs on the same 24 draws (was HESSIAN_CONTROL_RUNS)",
 }
 
 
@@ -214,19 +221,23 @@ def check_segment(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
 # ---------------------------------------------------------------------------
 
 
+def hessian_setup(ctx: Context) -> J.Setup:
+    """The main set-up's DM draws, HESSIAN_RUNS of them."""
+    return dataclasses.replace(main_setup(ctx), B=HESSIAN_RUNS)
+
+
 def hessian_ratios(ctx: Context, spec: tuple = EQ10_SPEC) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(steps, log(||Hess L|| / L) (K', B), log L (K', B), N) at every third record before the window and every record
-    in it, on the main run (``spec``: a control's run, at the control horizon on HESSIAN_CONTROL_RUNS draws)."""
-    if spec == EQ10_SPEC:
-        setup, N = main_setup(ctx), n_main(ctx)
-    else:
-        setup, N = dataclasses.replace(main_setup(ctx), B=HESSIAN_CONTROL_RUNS), n_ctrl(ctx)
+    in it, on HESSIAN_RUNS draws of the main set-up: updates (10) at the main horizon (``spec``: a control's steps,
+    at the control horizon)."""
+    setup = hessian_setup(ctx)
+    N = n_main(ctx) if spec == EQ10_SPEC else n_ctrl(ctx)
     return (*_hessian_ratios(setup, spec, N, ctx.derived_seed(ID, "power-iteration")), N)
 
 
 @functools.lru_cache(maxsize=4)
 def _hessian_ratios(setup: J.Setup, spec: tuple, N: int, seed: int):
-    traj = J.cached_run(setup, spec, N, keep_params=True)                          # shared with main_run / run
+    traj = J.cached_run(setup, spec, N, keep_params=True)
     ds, _ = J.instances(setup)
     steps = traj.steps.numpy()
     early = [k for k in range(1, len(steps)) if steps[k] < WINDOW * N][:: 3]
@@ -239,7 +250,7 @@ def _hessian_ratios(setup: J.Setup, spec: tuple, N: int, seed: int):
 
 def check_hessian(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
     """||Hess L|| / L bounded along the run: slope on the window <= BAND (``spec``: the control's steps)."""
-    ds, _ = J.instances(main_setup(ctx))
+    ds, _ = J.instances(hessian_setup(ctx))
     st_, logH, _, N = hessian_ratios(ctx, spec)
     name = "updates (10)" if spec == EQ10_SPEC else f"{spec}"
     ev = Evidence(ctx, decisions=1)

@@ -18,6 +18,11 @@ stays at its initial value, and ``1 - <Wbar_t, Wbar_mm> = 1 - p/sqrt(p^2 + r^2) 
 * GD: ``z_{t+1} = z_t + 2 eta e^{-sigma} sigma (1 - sigma)``; ``e^{z_{t+1}} - e^{z_t} -> 2 eta / e`` (sympy
   limit), hence by Stolz-Cesaro ``z_t = log t + log(2 eta / e) + o(1)``: ``||W_t|| = log t / sqrt 2 + O(1) =
   O(log t)`` and ``1 - corr = r^2 / z_t^2 (1 + o(1)) = Theta(1 / log^2 t)``, i.e. ``corr <= 1 - Omega(1/log^2 t)``.
+* GD's transient: for ``z << 0`` the step is tiny (``Delta(z) ~ 2 eta e^{z}``) and ``e^{-z_t} - e^{-z_{t+1}} -> 2 eta``
+  (sympy limit; it is <= 2 eta for every z < 0), so z needs at least ``tau(z_0) = (e^{-z_0} - 1)/(2 eta)`` steps to
+  climb from ``z_0 < 0`` to 0, where the log t regime starts.  A run still in it has a finite-window exponent far
+  below the asymptotic one (z_0 = -5.1 at quick: -7.0 in log t), so the rates are measured on draws whose transient
+  ends well before the window (``TRANSIENT_MAX``).
 
 Against the seed's words.  Sec. 3.3 (around its eq. (3)): GD's correlation "is upper bounded by" [lost],
 "||W_t|| = O(log t)" ("the (1,1) entry of the initialization" enters the argument), "(3) Thus, [..], or
@@ -26,7 +31,8 @@ Omega(1/log t)``; A.4 derives from eq. (3) a bound for NGD and concludes "the ra
 optimal rate": our exact ``Theta(t^{-2})`` is faster than Theorem 1's ``polylog(t)/t`` (B.T1), as the seed says.
 The exponents are ours: 1/log^2 t for GD, t^{-2} for NGD.
 
-Numerics: torch runs of the log-domain engine from random ``W_0`` (iid N(0, 1) entries, so r > 0) against the
+Numerics: torch runs of the log-domain engine from random ``W_0`` (iid N(0, 1) entries, so r > 0, conditioned on
+``tau(z_0) <= TRANSIENT_MAX N``) against the
 closed forms (deterministic, tolerance 1e-9 relative: float64 accumulation over <= 2e4 steps), then the rates:
 GD with ``eta = e/2`` (so ``2 eta / e = 1`` and ``z_t ~ log t`` with no offset), NGD with ``eta = 1``.
 
@@ -67,12 +73,21 @@ RUNS = (64, 64, 128)
 #: allowance omits (set by hand when the check was written, not derived; the mean exponents measured so far sit
 #: within 0.005 of -2)
 NGD_SLACK = 0.01
+#: W_0 is drawn iid N(0, 1) conditioned on GD's derived transient tau(z_0) = (e^{-z_0} - 1)/(2 eta_GD) <= TRANSIENT_MAX N,
+#: a tenth of the window's start N/10: the claimed exponents are asymptotic, and one run in 64 still climbing out of
+#: z_0 << 0 inside the window moved the mean exponent by 0.08 and tripled its interval (seed 637); it excludes
+#: z_0 < -2.7 at quick (3 % of draws), z_0 < -6.3 at standard
+TRANSIENT_MAX = 0.01
 
 
 PREREGISTERED = {
     "RUNS": "was (16, 32, 128), is (64, 64, 128) (issue #13): at quick the gd-rates decisions straddled their bounds "
             "(inconclusive) at 3 of calibration seeds 100-108; more runs, the decision unchanged; validated on seeds "
             "120-139",
+    "TRANSIENT_MAX": "new in session 13 (before: W_0 iid N(0, 1) unconditioned): gd-rates was inconclusive at fresh "
+                     "seed 637 (exponent of 1 - corr -1.825 [-2.197, -1.453]); one run of 64 had z_0 = -5.07, a "
+                     "transient of ~58 steps inside the window [50, 500], and a per-run exponent of -7.0 (all other "
+                     "runs -2.3 to -1.2); the condition is derived from the dynamics (tau(z_0)), not fitted to runs",
 }
 
 
@@ -103,6 +118,7 @@ def _sympy_objects() -> dict:
         lim_ngd=sp.limit(t**2 * omc.subs(p, p0 + eta * t), t, sp.oo),
         lim_stolz=sp.limit((sp.exp((2 * eta * c).subs(z, -sp.log(w))) - 1) / w, w, 0, "+"),
         lim_gd=sp.limit(zz**2 * omc.subs(p, zz / sp.sqrt(2)), zz, sp.oo),
+        lim_transient=sp.limit((1 - sp.exp(-(2 * eta * c).subs(z, sp.log(w)))) / w, w, 0, "+"),
     )
 
 
@@ -142,6 +158,9 @@ def symbolic_derivation(gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
                   o["lim_stolz"], gd_factor * eta / sp.E)
     D.say("Δ(z) > 0 is continuous, so z_t increases and cannot stop at a finite value: z_t → ∞ and the limit "
           "above applies.")
+    D.prove_equal("GD's transient: lim_{z→−∞} e^{−z}(1 − e^{−Δ(z)}) = 2η (w = e^{z} → 0⁺): e^{−z_t} falls by about 2η "
+                  "per step, so z needs τ(z₀) = (e^{−z₀} − 1)/(2η) steps to climb from z₀ < 0 to 0; the draws of W₀ "
+                  "are conditioned on τ(z₀) ≤ N/100", o["lim_transient"], 2 * eta)
     D.prove_equal("GD: ‖W_t‖² = z_t²/2 + r², so ‖W_t‖ = log t/√2 + O(1) = O(log t); "
                   "lim z²(1 − corr) = r² (p = z/√2): 1 − corr = Θ(1/log²t), i.e. corr ≤ 1 − Ω(1/log²t) (B.S33)",
                   o["lim_gd"], r**2)
@@ -156,14 +175,26 @@ def symbolic_derivation(gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
 
 def runs(ctx: Context, algorithm: str) -> dict:
     """B runs of ``algorithm`` ("GD", "NGD" or the control "NGD (autograd)") on the two-token data from random W_0
-    (iid N(0, 1) entries, so r > 0), split into p = <W, Wbar_mm> and r = ||W_perp||."""
+    (``initial_points``: r > 0, GD's transient short), split into p = <W, Wbar_mm> and r = ||W_perp||."""
     return _runs(ctx.derived_seed("B.S33", "W0"), ctx.pick(*RUNS), ctx.pick(500, 20000, 50000),
                  ctx.pick(30, 60, 80), algorithm)
 
 
+def initial_points(seed: int, B: int, N: int) -> torch.Tensor:
+    """B draws of W_0 with iid N(0, 1) entries, conditioned on GD's transient tau(z_0) = (e^{-z_0} - 1)/(2 eta_GD)
+    <= TRANSIENT_MAX N (z_0 = W_11 - W_21): the first B admissible draws of one generator, so they replay."""
+    z_min = -math.log1p(2 * ETA_GD * TRANSIENT_MAX * N)
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    kept = torch.empty(0, 2, 2, dtype=DTYPE)
+    while len(kept) < B:
+        W0 = torch.randn(B, 2, 2, generator=gen, dtype=DTYPE)
+        kept = torch.cat([kept, W0[W0[:, 0, 0] - W0[:, 1, 0] >= z_min]])
+    return kept[:B]
+
+
 @functools.lru_cache(maxsize=8)
 def _runs(seed: int, B: int, N: int, n_points: int, algorithm: str) -> dict:
-    W0 = torch.randn(B, 2, 2, generator=torch.Generator(device="cpu").manual_seed(seed), dtype=DTYPE)
+    W0 = initial_points(seed, B, N)
     ds = data.two_token()
     at = optim.log_spaced_steps(N, n_points)
     eta = ETA_GD if algorithm == "GD" else ETA_NGD
