@@ -26,15 +26,15 @@ import pytest
 
 from theorems.claim import Context
 from verify import expectations, registry, results, runner
-from verify.execution import fixture_group
+from verify.execution import fixture_groups
 
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked]
 SEED = int(os.environ.get("VERIFY_TEST_SEED", "0"))  # set (fresh if not given) by conftest.pytest_configure
 
 
-#: the xdist group of a claim's tests: its fixture group (``verify.execution.fixture_group``, the shared set-ups it
-#: imports), so under ``--dist loadgroup`` each set-up is computed by one pytest worker, as the executor does
-GROUP = {c.id: fixture_group(c) for c in CLAIMS}
+#: the xdist group of a claim's tests: its fixture group (``verify.execution.fixture_groups``, the claims sharing a
+#: set-up), so under ``--dist loadgroup`` each set-up is computed by one pytest worker, as the executor does
+GROUP = fixture_groups(CLAIMS)
 
 
 def _params(item_of, marks=()):

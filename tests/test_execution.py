@@ -15,7 +15,7 @@ import pytest
 import toy_claims
 from theorems.claim import Context
 from verify import registry, results, runner
-from verify.execution import Executor, execute, group_queue, keep_freed_memory
+from verify.execution import Executor, execute, fixture_groups, group_queue, keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "VERIFY_TORCH_THREADS": "1"}
@@ -224,3 +224,14 @@ def test_groups_are_queued_longest_first_with_their_units_together():
     queue = group_queue(todo, lambda u: seconds[u.claim], group)
     assert [{u.claim for _, u in units} for units in queue] == [{"B.L7"}, {"A.L5", "A.L6"}]
     assert [cu for units in queue for cu in units if cu[0].id != "B.L7"] == [cu for cu in todo if cu[0].id != "B.L7"]
+
+
+def test_claims_sharing_a_set_up_are_one_group_transitively():
+    """A.L1 (geometry_fixtures) and A.L5 (init_fixtures) share no module, but A.T2 imports both: one group, so the
+    geometry set-up is not computed on two workers; B.S33 and B.A4 share their module; B.T4 is elsewhere."""
+    group = fixture_groups(registry.get(i) for i in ("A.L1", "A.L5", "A.T2", "B.S33", "B.A4", "B.T4"))
+    assert group["A.L1"] == group["A.L5"] == group["A.T2"] == "geometry_fixtures+init_fixtures"
+    assert group["B.S33"] == group["B.A4"] != group["A.L1"]
+    assert group["B.T4"] == "joint_fixtures"
+    # without A.T2 nothing joins the two fixture modules
+    assert len(set(fixture_groups(registry.get(i) for i in ("A.L1", "A.L5")).values())) == 2

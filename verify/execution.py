@@ -30,6 +30,7 @@ import ctypes
 import functools
 import hashlib
 import importlib
+import itertools
 import json
 import logging
 import os
@@ -138,8 +139,12 @@ QUIET_WORKERS = {
 
 #: glibc's ``mallopt`` parameters (<malloc.h>)
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
-#: free memory at the top of the heap kept for reuse; above it, the excess goes back to the OS
-KEPT_FREE_BYTES = 1 << 30
+#: free memory at the top of the heap is never given back to the OS (-1: glibc reads the threshold as a size_t, so
+#: SIZE_MAX).  It was 1 GiB (session 12): units whose temporaries exceed it (A.L4's oracle, 2.5 GB; A.T1.1's n-law,
+#: 6 GB) had theirs returned at every free and faulted in again by the next unit: A.L4's second and third units took
+#: 1.7 s each (0.5 M page faults) against 0.7-0.9 s (no faults) with nothing given back (session 13).  A process then
+#: keeps its peak heap until it exits: a worker its largest unit's (calibrate restarts the workers at every seed)
+NEVER_TRIM = -1
 #: the local cluster's workers start with one malloc arena (set in the environment they inherit): their units run
 #: in a worker thread, whose own arena would still hand blocks above 64 MiB to mmap (see :func:`keep_freed_memory`)
 WORKER_GLIBC_TUNABLES = "glibc.malloc.arena_max=1"
@@ -154,8 +159,8 @@ def keep_freed_memory() -> bool:
     memory in again: A.T1.1's n-law check spent 10 s in the kernel against 6.6 s of its own (26 s, 6.3 M page faults,
     session 12), and two such processes side by side contend for the kernel's page lists, which was the +19-22 % unit
     time of two busy Dask workers (README, issue 12).  With ``mmap`` off (``M_MMAP_MAX = 0``) every block comes from the
-    heap, and up to :data:`KEPT_FREE_BYTES` of freed memory stays mapped for the next one: the same check takes 6.7 s
-    and 110 k faults.  It only changes where memory comes from, never a result.  It also replaces the thresholds Dask's
+    heap, and freed memory stays mapped for the next one (:data:`NEVER_TRIM`): the same check takes 6.7 s and 110 k
+    faults.  It only changes where memory comes from, never a result.  It also replaces the thresholds Dask's
     nanny gives its workers (``MALLOC_TRIM_THRESHOLD_=65536``).  Called once per process: by ``verify``, by each worker
     before its first unit, by the tests.  True if set (False off glibc, where there is nothing to change)."""
     if not sys.platform.startswith("linux"):
@@ -164,7 +169,7 @@ def keep_freed_memory() -> bool:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:  # not glibc (musl, ...)
         return False
-    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES))
+    return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM))
 
 
 def _worker_environment() -> None:
@@ -236,12 +241,41 @@ def run_unit_task(unit: Unit, ctx: Context) -> dict:
     return entry
 
 
-def fixture_group(claim: Claim) -> str:
-    """The shared set-ups a claim's units compute (the ``*fixtures`` modules of its import closure), as a key: units
-    with the same key go to the same worker, so each set-up is computed once, not once per worker."""
+def _set_up_modules(claim: Claim, root: Path) -> set[str]:
+    """The modules whose caches a claim's units fill: the ``*fixtures`` modules of its import closure and its own
+    module (two claims defined in one module share its caches, e.g. B.S33 and B.A4)."""
+    fixtures = {p.stem for p in registry.import_closure(claim.module, root) if "fixtures" in p.stem}
+    return fixtures | {claim.module}
+
+
+def fixture_groups(claims) -> dict[str, str]:
+    """Claim id -> its fixture group: claims sharing a set-up module are in one group, transitively (A.L1 and A.T2
+    share ``geometry_fixtures``, A.T2 and A.L5 ``init_fixtures``: one group), so that each set-up is computed on one
+    worker, once.  Measured (session 13, quick): with one group per *set* of fixture modules, the geometry set-up was
+    computed on both workers, 8 s of a 181 s tier.  The key names the group's fixture modules (or its one claim)."""
     root = Path(importlib.import_module("theorems").__file__).parent.parent
-    fixtures = sorted(p.stem for p in registry.import_closure(claim.module, root) if "fixtures" in p.stem)
-    return "+".join(fixtures) or claim.id
+    claims = list(claims)
+    uses = {c.id: _set_up_modules(c, root) for c in claims}  # one import-closure walk per claim
+    parent: dict[str, str] = {}
+
+    def find(m: str) -> str:
+        while parent.setdefault(m, m) != m:
+            m = parent[m]
+        return m
+
+    for mods in uses.values():
+        first, *rest = sorted(mods)
+        for m in rest:
+            parent[find(m)] = find(first)
+    members: dict[str, set[str]] = collections.defaultdict(set)
+    for cid, mods in uses.items():
+        members[find(next(iter(mods)))].add(cid)
+    key = {}
+    for root_module, cids in members.items():
+        fixtures = sorted({m for cid in cids for m in uses[cid] if "fixtures" in m.rsplit(".", 1)[-1]})
+        name = "+".join(sorted({m.rsplit(".", 1)[-1] for m in fixtures})) or "+".join(sorted(cids))
+        key.update(dict.fromkeys(cids, name))
+    return key
 
 
 def group_queue(todo: list[tuple[Claim, Unit]], estimate: Callable[[Unit], float],
@@ -345,7 +379,7 @@ class Executor:
             estimate: Callable[[Unit], float] = lambda u: 1.0) -> None:
         """Run every unit of ``todo`` and call ``on_done(claim, unit, entry, ok)`` as each finishes (any order).
 
-        On a cluster, the units of one fixture group (:func:`fixture_group`) go to one worker, the groups handed to
+        On a cluster, the units of one fixture group (:func:`fixture_groups`) go to one worker, the groups handed to
         idle workers longest first by ``estimate`` (seconds, from earlier runs) (:meth:`_collect`); the placement is a
         preference, not a restriction (``allow_other_workers``): a dead worker's units run elsewhere (and on a remote
         scheduler with work stealing on, an idle worker may take queued units; the local cluster has it off)."""
@@ -358,7 +392,7 @@ class Executor:
             return
         self._start()
         claims = {claim.id: claim for claim, _ in todo}
-        group = {cid: fixture_group(c) for cid, c in claims.items()}  # one import-closure walk per claim
+        group = fixture_groups(claims.values())
         with self._task_stream():
             self._collect(group_queue(todo, estimate, group), ctx, on_done, progress)
 
@@ -395,13 +429,17 @@ class Executor:
         given: collections.Counter = collections.Counter()  # worker -> its units not yet finished
         pending = collections.Counter(u.claim for units in queue for _, u in units)  # claim -> units not finished
         done = as_completed()
+        order = itertools.count()
 
         def dispatch() -> None:
             for w in sorted(self.client.scheduler_info()["workers"]):
                 if queue and not given[w]:
                     for claim, u in queue.popleft():
+                        # a worker runs its units in the order given, as the serial run does (the order decides which
+                        # unit fills a shared cache; measured: A.L4's units took 8.3 s in Dask's default order, units
+                        # submitted together last-in first-out, against 5.7 s in this one)
                         f = self.client.submit(run_unit_task, u, ctx, pure=False, retries=1, workers=[w],
-                                               allow_other_workers=True,
+                                               allow_other_workers=True, priority=-next(order),
                                                key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|"
                                                    f"{os.urandom(4).hex()}")
                         futures[f] = (claim, u, w)
