@@ -78,8 +78,14 @@ SAMPLED_COUNT = (1500, 4000, 10000)  # B.L4's sampled W per instance at quick / 
 #: decided instances the probe needs inside its assumptions (Ass 2 and a feasible W-SVM; about 20 expected at quick
 #: from 40 examples)
 MIN_DECIDED = 10
+#: probe examples at quick / standard / full: the shared PROBE's, but 80 at quick (40 left the decided count's lower
+#: tail at the minimum: hypothesis spends runs of examples mutating one instance)
+PROBE_EXAMPLES = (80, 120, 300)
 
 PREREGISTERED = {
+    "PROBE_EXAMPLES": "new in session 13 (before: the shared PROBE's (40, 120, 300)): 40 examples at quick left "
+                      "12 decided at three of seeds 1000-1059 and 13 at fresh seed 647, 2-3 above the minimum; 80 "
+                      "chosen on those seeds (>= 31 decided at 1000-1029), the decision rule unchanged",
     "MIN_DECIDED": "new in issue #11; the strategy's spread became half 0 / half broken (was 2 in 5 zero) after 40 "
                    "examples decided only 6 inside the assumptions at quick seed 0",
     "IN_SCOPE_COIN": "was st.booleans(), is theorems.strata.fair_sampled_from (session 7): over 30 quick seeds "
@@ -424,9 +430,9 @@ CLAIMS = [
                   check_l4, stochastic=False),
             Check("probe", "probe", "Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
                   "⟨−∇L, W_mm⟩ ≥ LB(W)",
-                  probe_check, params=PROBE | dict(strategy=l4_instances(), conclusion=l4_probe_conclusion,
-                                                   assumptions=svm_probe_assumptions, parameters=l4_parameters,
-                                                   min_decided=MIN_DECIDED)),
+                  probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l4_instances(),
+                                                   conclusion=l4_probe_conclusion, assumptions=svm_probe_assumptions,
+                                                   parameters=l4_parameters, min_decided=MIN_DECIDED)),
         ),
         controls=(
             Control("symbolic: unnormalized weights", "derivation", "pairing with weights s_t instead of s_t/(1 − s_o)",
