@@ -244,7 +244,7 @@ def run_unit_task(unit: Unit, ctx: Context) -> dict:
 def _set_up_modules(claim: Claim, root: Path) -> set[str]:
     """The modules whose caches a claim's units fill: the ``*fixtures`` modules of its import closure and its own
     module (two claims defined in one module share its caches, e.g. B.S33 and B.A4)."""
-    fixtures = {p.stem for p in registry.import_closure(claim.module, root) if "fixtures" in p.stem}
+    fixtures = {p.stem for p in registry.import_closure(claim.module, root) if p.stem.endswith("fixtures")}
     return fixtures | {claim.module}
 
 
@@ -271,10 +271,9 @@ def fixture_groups(claims) -> dict[str, str]:
     for cid, mods in uses.items():
         members[find(next(iter(mods)))].add(cid)
     key = {}
-    for root_module, cids in members.items():
-        fixtures = sorted({m for cid in cids for m in uses[cid] if "fixtures" in m.rsplit(".", 1)[-1]})
-        name = "+".join(sorted({m.rsplit(".", 1)[-1] for m in fixtures})) or "+".join(sorted(cids))
-        key.update(dict.fromkeys(cids, name))
+    for cids in members.values():
+        fixtures = sorted({m for cid in cids for m in uses[cid] if m.endswith("fixtures")})  # stems, not claim modules
+        key.update(dict.fromkeys(cids, "+".join(fixtures) or "+".join(sorted(cids))))
     return key
 
 
