@@ -193,3 +193,37 @@ def test_with_assumptions_only_instances_inside_them_count_as_decided():
                                                                            "x": st.floats(0, 1)}),
                     planted_conclusion, 40, describe=dict, assumptions=lambda i: {"never": False}, min_decided=1)
     assert out.status == "inconclusive" and out.details["decided"] == 0
+
+
+def test_a_probe_that_decided_too_few_draws_again_at_a_derived_seed():
+    from theorems.probe import ROUNDS
+
+    seen: list[int] = []
+
+    def first_run_undecided(i, a):  # the first 40 calls (one whole run) cannot be decided, later ones can
+        seen.append(i)
+        return (None if len(seen) <= 40 else True), "", "not yet"
+
+    out = run_probe(Context(seed=0, budget="quick"), st.integers(0, 10**6), first_run_undecided, 40, min_decided=5)
+    assert out.status == "pass" and out.details["rounds"] == 2 and out.details["decided_per_round"][0] == 0
+    assert out.details["round_seeds"][0] == 0 and out.details["round_seeds"][1] == Context(seed=0).derived_seed(
+        "probe round", 1)
+    assert seen[40:50] != seen[:10]  # the second run draws other instances, not a replay of the first
+    assert "in 2 rounds" in out.summary
+    # Bonferroni over every example the probe may evaluate, all rounds included
+    assert out.details["alpha_per_example"] == Context(seed=0).alpha / (40 * ROUNDS)
+    never = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100), lambda i, a: (None, "", "never"), 20,
+                      min_decided=1)
+    assert never.status == "inconclusive" and never.details["rounds"] == ROUNDS
+
+
+def test_enough_decided_in_the_first_run_draws_no_more():
+    out = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100), lambda i, a: (True, "", ""), 30,
+                    min_decided=5)
+    assert out.details["rounds"] == 1 and out.details["examples_evaluated"] <= 30
+
+
+def test_a_counterexample_ends_the_probe_without_further_rounds():
+    out = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100),
+                    lambda i, a: ((None if i % 2 else i < 50), "", f"{i} >= 50"), 30, min_decided=10**6)
+    assert out.status == "fail" and out.details["rounds"] == 1
