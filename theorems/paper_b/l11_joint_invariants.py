@@ -106,7 +106,8 @@ PREREGISTERED = {
     "PROBE_EXAMPLES": "was (8, 60, 200); is (30, 100, 300): with a declared minimum of decided instances, 8 quick "
                       "draws decided only 2-4 inside Condition 1 (issue #11: probes must be able to be inconclusive). "
                       "Quick 60 since session 13: 30 decided 4 inside at fresh seed 634 (inconclusive; 6-22 over seeds "
-                      "1000-1059); 60 decides 11-30 there, the decision rule unchanged",
+                      "1000-1059); 60 decides at least 11 there, the decision rule unchanged. Since session 14 a probe below its "
+                      "minimum draws again (theorems.probe.ROUNDS)",
     "MIN_DECIDED": "new (issue #11); 5 set after a quick run at seed 0 decided 10 of 30 draws inside Condition 1",
     "SCAN_STEPS": "new (session 8, issue #13), set after the quick calibration found the seed-102 violation at t = 1 -> 2",
     "SCAN_DRAWS": "new (session 8, issue #13): sized from the violation rate the calibration measured (1 of 120 draws)",
