@@ -110,12 +110,16 @@ def test_select_takes_several_patterns_and_rejects_any_unmatched():
     # `-k A.T4 -k B.L11` once silently ran B.L11 alone (argparse kept the last -k)
     assert [c.id for c in registry.select(["B.L11", "A.T4"])] == ["A.T4", "B.L11"]
     assert [c.id for c in registry.select("A.T4")] == ["A.T4"]
+    # an exact id selects that claim only; a glob or a substring that is no id selects every match
+    assert [c.id for c in registry.select("B.L1")] == ["B.L1"]
+    assert [c.id for c in registry.select("B.L1*")] == ["B.L1", "B.L10", "B.L11", "B.L12", "B.L13"]
+    assert {"A.L1", "A.L10"} <= {c.id for c in registry.select("A.L")}
     with pytest.raises(registry.UnknownClaimError, match="nope"):
         registry.select(["A.T4", "nope"])
 
 
 def test_cli_k_repeats(capsys):
-    code, out, _ = _cli_in_process(capsys, "list", "-k", "A.L1", "-k", "B.L13")
+    code, out, _ = _cli_in_process(capsys, "list", "-k", "A.L1*", "-k", "B.L13")
     assert code == 0
     ids = {line.split()[0] for line in out.splitlines() if line.strip()}
     assert {"A.L1", "A.L10", "B.L13"} <= ids and "B.L12" not in ids

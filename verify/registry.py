@@ -49,7 +49,8 @@ def select(patterns: str | Sequence[str] | None) -> list[Claim]:
     """Claims whose id or title matches any of ``patterns`` (substring or shell glob, case-insensitive).
 
     One pattern or several (``-k A.T4 -k B.L11``); each must match some claim, so a typo is an
-    error rather than a silently smaller run.
+    error rather than a silently smaller run.  A pattern that is a claim's id exactly selects that claim only
+    (``-k B.L1`` is B.L1, not also B.L10-B.L13; ``-k 'B.L1*'`` is all five).
     """
     claims = list(all_claims())
     if not patterns:
@@ -59,8 +60,8 @@ def select(patterns: str | Sequence[str] | None) -> list[Claim]:
     chosen: set[str] = set()
     for pattern in patterns:
         p = pattern.lower()
-        hit = [c.id for c in claims if p in c.id.lower() or p in c.title.lower()
-               or fnmatch.fnmatch(c.id.lower(), p)]
+        hit = ([c.id for c in claims if c.id.lower() == p]
+               or [c.id for c in claims if p in c.id.lower() or p in c.title.lower() or fnmatch.fnmatch(c.id.lower(), p)])
         if not hit:
             raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(c.id for c in claims)})")
         chosen.update(hit)
