@@ -38,6 +38,10 @@ def test_two_workers_give_the_serial_records(tmp_path, monkeypatch):
         state = ex.client.run(lambda: (keep_freed_memory.cache_info().currsize, os.environ.get("GLIBC_TUNABLES")))
         if sys.platform.startswith("linux"):
             assert all(n == 1 and "glibc.malloc.arena_max=1" in t for n, t in state.values()), state
+        # ... so no Dask memory limit: a worker's RSS stays at its largest unit's peak, and one paused above 80 % of a
+        # limit would never resume (a standard calibration hung so, session 14; see WORKER_MEMORY_LIMIT)
+        limits = ex.client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
+        assert all(v is None for v in limits.values()), limits
     assert counts["ran"] == sum(len(c.checks) + len(c.controls) for c in claims)
     assert [results.replay_view(r) for r in dist] == [results.replay_view(r) for r in serial]
     rows = json.loads(stream.read_text())
@@ -235,3 +239,34 @@ def test_claims_sharing_a_set_up_are_one_group_transitively():
     assert group["B.T4"] == "joint_fixtures"
     # without A.T2 nothing joins the two fixture modules
     assert len(set(fixture_groups(registry.get(i) for i in ("A.L1", "A.L5")).values())) == 2
+
+
+def _retain_memory(nbytes: int, pause: bool) -> str:
+    """A unit that allocates ``nbytes`` and frees it, as a worker running our units keeps it (keep_freed_memory)."""
+    import numpy as np
+
+    from verify.execution import never_pause
+    keep_freed_memory()
+    if not pause:
+        never_pause()
+    a = np.ones(nbytes // 8)
+    del a
+    return "done"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
+@pytest.mark.parametrize("pause", [True, False], ids=["dask default: paused for good", "never_pause: runs"])
+def test_a_worker_that_keeps_freed_memory_is_never_paused(pause):
+    """A worker with a Dask memory limit (as a remote one may have) whose unit left 1.45 GB mapped, above the 80 %
+    pause threshold of its 2 GB: by Dask's default it pauses and, RSS never falling, runs nothing more (the standard
+    calibration that hung, session 14); with never_pause, as in run_unit_task, the next unit runs."""
+    from distributed import Client, LocalCluster
+
+    from verify.execution import _worker_environment
+    _worker_environment()  # one malloc arena, as our workers have
+    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="2GB", dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster, Client(cluster) as client:
+        assert client.submit(_retain_memory, int(1.45e9), pause, pure=False).result(timeout=60) == "done"
+        time.sleep(1.5)  # the memory monitor looks every 100 ms
+        status = list(client.run(lambda dask_worker: dask_worker.status.name).values())
+        assert status == (["paused"] if pause else ["running"])

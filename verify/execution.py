@@ -134,8 +134,16 @@ QUIET_WORKERS = {
     "distributed.worker.profile.enabled": False,  # the per-task profiles only feed the dashboard, which is off
     "distributed.admin.tick.interval": "1s",  # event-loop health check (20 ms): it only logs a blocked loop
     "distributed.admin.system-monitor.interval": "10s",  # host CPU / memory / network for the dashboard (500 ms)
-    "distributed.worker.memory.monitor-interval": "500ms",  # memory limits still enforced, within half a second
 }
+
+#: The local cluster's workers get no Dask memory limit (``memory_limit=0``): no pausing, spilling or terminating by
+#: process memory.  A worker keeps the memory its units free (:func:`keep_freed_memory`), so its RSS stays at its
+#: largest unit's peak; Dask pauses a worker above 80 % of its share of RAM and resumes it only when RSS falls, which
+#: a worker that keeps its heap never does: a standard calibration (session 14, seed 103) sat idle with one worker
+#: paused at 10.1 GB of its 12 GB share, waiting forever (reproduced with a 2 GB limit and one 1.45 GB unit).  The units
+#: hold no data for Dask to spill; a worker that exhausts the machine's memory is killed by the kernel, and its unit is
+#: rerun elsewhere or reported failed (Dask's allowed failures), never waited on.
+WORKER_MEMORY_LIMIT = 0
 
 #: glibc's ``mallopt`` parameters (<malloc.h>)
 M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
@@ -211,6 +219,17 @@ def _leave_worker(unit: Unit, ctx: Context, why: str) -> None:
     os._exit(BROKEN_TORCH_EXIT)
 
 
+def never_pause() -> None:
+    """Switch off this Dask worker's pausing by memory (a remote worker's too, whose limits are not ours to set): with
+    freed memory kept (:func:`keep_freed_memory`) its RSS never falls, so a pause would never end (see
+    :data:`WORKER_MEMORY_LIMIT`).  Its nanny's terminate threshold stays: a worker killed so has its unit rerun
+    elsewhere or reported failed, which never hangs the command."""
+    from distributed import get_worker
+
+    with contextlib.suppress(ValueError):  # not in a worker (an in-process run): nothing to switch off
+        get_worker().memory_manager.memory_pause_fraction = False
+
+
 def run_unit_task(unit: Unit, ctx: Context) -> dict:
     """One unit on a worker: torch single-threaded (the checks are batched small-tensor work), freed memory reused
     (:func:`keep_freed_memory`).
@@ -221,6 +240,7 @@ def run_unit_task(unit: Unit, ctx: Context) -> dict:
     import torch
 
     keep_freed_memory()
+    never_pause()
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
     # hypothesis compares Python's global `random` state before and after each draw of a strategy and warns when it
     # moved; in a Dask worker the worker's own threads (heartbeats, retry jitter) move it meanwhile, so the warning
@@ -340,6 +360,7 @@ class Executor:
                 with dask.config.set({"distributed.scheduler.work-stealing": False, **QUIET_WORKERS}):
                     cluster = self._stack.enter_context(LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        memory_limit=WORKER_MEMORY_LIMIT,
                         # no dashboard, but the scheduler's HTTP routes still listen: on a free port, not 8787, so two
                         # commands (or two test workers) side by side do not warn "Port 8787 is already in use"
                         scheduler_kwargs={"dashboard_address": ":0"},
