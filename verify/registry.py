@@ -61,7 +61,8 @@ def select(patterns: str | Sequence[str] | None) -> list[Claim]:
     for pattern in patterns:
         p = pattern.lower()
         hit = ([c.id for c in claims if c.id.lower() == p]
-               or [c.id for c in claims if p in c.id.lower() or p in c.title.lower() or fnmatch.fnmatch(c.id.lower(), p)])
+               or [c.id for c in claims
+                   if p in c.id.lower() or p in c.title.lower() or fnmatch.fnmatch(c.id.lower(), p)])
         if not hit:
             raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(c.id for c in claims)})")
         chosen.update(hit)
