@@ -381,7 +381,8 @@ class Executor:
 
         Shared set-ups are cached per run (seed, budget) in the worker processes, which is what lets a run's units
         share them; a worker kept across many seeds keeps every seed's: one reached 10 GB after 12 quick seeds, where
-        Dask's memory manager pauses it and the command waited forever.  Fresh processes bound memory by one run.
+        Dask's memory manager paused it and the command waited forever (pausing is now off, :data:`WORKER_MEMORY_LIMIT`,
+        so it would grow until the kernel killed it).  Fresh processes bound memory by one run.
         (Clearing the caches in place instead broke torch.func state in the gradient claims: hard errors.)  A remote
         scheduler's workers are not ours to restart; in-process runs keep their caches."""
         if self.client is None or self.scheduler is not None:
