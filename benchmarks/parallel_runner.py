@@ -19,6 +19,7 @@ import contextlib
 import heapq
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -29,15 +30,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def run(budget: str, workers: int, seed: int, out: Path, stream: Path | None = None) -> tuple[float, float]:
-    """Wall time of one ``verify run`` and its start (epoch seconds); ``stream``: where the cluster's task stream
-    goes (``VERIFY_TASK_STREAM``)."""
+def run(budget: str, workers: int, seed: int, out: Path, stream: Path | None = None) -> tuple[float, float, str]:
+    """Wall time of one ``verify run``, its start (epoch seconds) and the CPU time it took; ``stream``: where the
+    cluster's task stream goes (``VERIFY_TASK_STREAM``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)} | ({"VERIFY_TASK_STREAM": str(stream)} if stream else {})
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, start = time.perf_counter(), time.time()
     subprocess.run([sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed),
                     "--workers", str(workers), "--rerun", "--results", str(out)], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL, env=env)
-    return time.perf_counter() - t0, start
+    wall = time.perf_counter() - t0
+    return wall, start, cpu_time(before, resource.getrusage(resource.RUSAGE_CHILDREN), wall)
+
+
+def cpu_time(before, after, wall: float) -> str:
+    """The CPU time of a finished run and every process it started and reaped (a local cluster's workers): user time
+    (the units' own work) and kernel time (on a VM that hands freed memory back to its host, mostly the first touch
+    of fresh memory: each process pays for its own peak heap; README, issue 12), and the share of the cores used."""
+    user, kernel = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
+    return (f"CPU user {user:.1f} s + kernel {kernel:.1f} s = {user + kernel:.1f} s, "
+            f"{100 * (user + kernel) / (wall * (os.cpu_count() or 1)):.0f} % of {os.cpu_count()} cores")
 
 
 def where_the_time_went(stream: Path, start: float, wall: float, serial_total: float) -> list[str]:
@@ -107,8 +119,8 @@ def main() -> int:
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
         one, many = Path(tmp) / "w1", Path(tmp) / f"w{args.workers}"
         stream = Path(tmp) / "task-stream.json"
-        t1, _ = run(args.budget, 1, args.seed, one)
-        tn, started = run(args.budget, args.workers, args.seed, many, stream)
+        t1, _, cpu1 = run(args.budget, 1, args.seed, one)
+        tn, started, cpun = run(args.budget, args.workers, args.seed, many, stream)
         view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
         same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
         times = unit_times(one)
@@ -118,9 +130,9 @@ def main() -> int:
     secs = [t for t, _ in times]
     total = sum(secs)
     print(f"{args.budget} tier, seed {args.seed}: {len(secs)} units, {total:.0f} s of unit time")
-    print(f"  wall time, 1 worker:  {t1:7.1f} s")
-    print(f"  wall time, {args.workers} workers: {tn:7.1f} s   speed-up {t1 / tn:.2f}x "
-          f"(target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
+    print(f"  wall time, 1 worker:  {t1:7.1f} s   {cpu1}")
+    print(f"  wall time, {args.workers} workers: {tn:7.1f} s   {cpun}")
+    print(f"  speed-up {t1 / tn:.2f}x (target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
     print("\n".join(timeline))
     q = lambda p: secs[min(len(secs) - 1, int(p * len(secs)))]  # noqa: E731 -- secs is sorted descending
     print(f"  per-unit seconds: max {secs[0]:.1f}, p90 {q(0.1):.1f}, median {q(0.5):.2f}, min {secs[-1]:.3f}")

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.parallel_runner import lpt_makespan, where_the_time_went  # noqa: E402
+from benchmarks.parallel_runner import cpu_time, lpt_makespan, where_the_time_went  # noqa: E402
 
 
 def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
@@ -52,3 +52,15 @@ def test_operating_characteristics_accepts_only_reviewed_verdicts_rejected_contr
     assert sorted(found) == ["X.3", "X.4"]
     assert "verdict inconclusive at 2" in found["X.3"][0] and "inconclusive at [2]" in found["X.3"][1]
     assert found["X.4"] == ["control 'mutant' not rejected at [2]"]
+
+
+def test_cpu_time_reads_the_difference_of_two_usages():
+    from types import SimpleNamespace
+
+    before = SimpleNamespace(ru_utime=1.0, ru_stime=0.5)
+    after = SimpleNamespace(ru_utime=11.0, ru_stime=2.5)
+    line = cpu_time(before, after, wall=6.0)
+    assert line.startswith("CPU user 10.0 s + kernel 2.0 s = 12.0 s")
+    import os
+
+    assert f"{100 * 12 / (6 * (os.cpu_count() or 1)):.0f} % of" in line
