@@ -34,13 +34,34 @@ def run(budget: str, workers: int, seed: int, out: Path, stream: Path | None = N
     """Wall time of one ``verify run``, its start (epoch seconds) and the CPU time it took; ``stream``: where the
     cluster's task stream goes (``VERIFY_TASK_STREAM``)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)} | ({"VERIFY_TASK_STREAM": str(stream)} if stream else {})
+    adopt_orphans()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, start = time.perf_counter(), time.time()
     subprocess.run([sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed),
                     "--workers", str(workers), "--rerun", "--results", str(out)], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t0
+    reap_orphans()
     return wall, start, cpu_time(before, resource.getrusage(resource.RUSAGE_CHILDREN), wall)
+
+
+#: prctl(2): orphaned descendants are re-parented to this process, not to init
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> None:
+    """Count the CPU time of every process a run starts: the local cluster's workers are forked from a fork server
+    that outlives the command by a moment; as their sub-reaper this process reaps it (and with it their CPU time)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+def reap_orphans() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
 
 
 def cpu_time(before, after, wall: float) -> str:

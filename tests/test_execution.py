@@ -1,6 +1,7 @@
 """The execution layer (verify.execution): Dask workers give the serial records; resume; a killed worker or client
 loses no finished work; a remote scheduler; a unit that cannot run is reported and never hangs the command."""
 import json
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 
 import toy_claims
 from theorems.claim import Context
-from verify import registry, results, runner
+from verify import execution, registry, results, runner
 from verify.execution import Executor, execute, fixture_groups, group_queue, keep_freed_memory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +43,11 @@ def test_two_workers_give_the_serial_records(tmp_path, monkeypatch):
         # limit would never resume (a standard calibration hung so, session 14; see WORKER_MEMORY_LIMIT)
         limits = ex.client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
         assert all(v is None for v in limits.values()), limits
+        # ... and forked from one fork server that imported torch & co. once (start_worker_server), not spawned by
+        # this process, each importing them itself
+        if "forkserver" in multiprocessing.get_all_start_methods():
+            parents = set(ex.client.run(os.getppid).values())
+            assert len(parents) == 1 and os.getpid() not in parents, parents
     assert counts["ran"] == sum(len(c.checks) + len(c.controls) for c in claims)
     assert [results.replay_view(r) for r in dist] == [results.replay_view(r) for r in serial]
     rows = json.loads(stream.read_text())
@@ -115,6 +121,9 @@ def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_pat
     # would describe the process, so the worker leaves and a fresh one reruns the unit; the record is the serial one
     marker = tmp_path / "raised-once"
     monkeypatch.setenv("TOY_BROKEN_ONCE_MARKER", str(marker))  # before the cluster starts: its workers inherit it
+    # spawned workers, whose stderr is this test's (capfd): a fork server started by an earlier test would give its
+    # workers the stderr it had then (in a `verify` command it is the command's own)
+    monkeypatch.setattr(execution, "start_worker_server", lambda: False)
     claim = toy_claims.BROKEN_ONCE
     with Executor(workers=2) as ex:
         recs, counts = execute([claim], Context(seed=4), tmp_path / "w2", ex)

@@ -300,6 +300,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
+        if _starts_a_local_cluster(args):
+            from verify.execution import start_worker_server
+
+            start_worker_server()  # its imports run while this process imports the claims
         if os.environ.get("VERIFY_DATA_DIR") and args.fn in (cmd_run, cmd_report, cmd_calibrate):
             _check_data_dir()
         return args.fn(args)
@@ -318,6 +322,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `verify list | head`: the reader left; end quietly, as other Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+
+
+def _starts_a_local_cluster(args) -> bool:
+    """Whether the command will run units on a local Dask cluster (``--workers`` above 1, the default on a machine
+    with more than one core, and no ``--scheduler``)."""
+    if not hasattr(args, "workers") or getattr(args, "scheduler", None):
+        return False
+    return (args.workers or os.cpu_count() or 1) > 1
 
 
 def _check_data_dir() -> None:

@@ -180,6 +180,31 @@ def keep_freed_memory() -> bool:
     return bool(libc.mallopt(M_MMAP_MAX, 0)) and bool(libc.mallopt(M_TRIM_THRESHOLD, NEVER_TRIM))
 
 
+#: what the local cluster's workers import before their first unit: once, in the fork server they are forked from
+#: (:func:`start_worker_server`), not once per worker; the claim modules a worker needs it imports on its first unit
+WORKER_IMPORTS = ("distributed", "numpy", "torch", "scipy.stats", "sympy", "hypothesis", "verify.execution")
+
+
+def start_worker_server() -> bool:
+    """Start the process the local cluster's workers are forked from (``multiprocessing``'s fork server, Dask's
+    ``distributed.worker.multiprocessing-method``), importing :data:`WORKER_IMPORTS` in the background; idempotent.
+
+    With Dask's default (``spawn``) every worker imports torch, scipy, sympy and hypothesis itself, 1.9 s of CPU each
+    on the 2-core VM, and touches its own copy of them (0.4 GB); forked from one server that imported them, workers
+    start with them and share their pages.  ``verify`` calls this as soon as it knows it will start a local cluster,
+    so the server's imports run beside the claims' own imports in this process.  False where there is no fork server
+    (Windows): the workers are spawned."""
+    import multiprocessing
+    import multiprocessing.forkserver
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return False
+    _worker_environment()  # the server's environment is its workers'
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_IMPORTS))
+    multiprocessing.forkserver.ensure_running()
+    return True
+
+
 def _worker_environment() -> None:
     """What the local cluster's worker processes inherit: torch single-threaded, one malloc arena."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -352,6 +377,10 @@ class Executor:
                 self.client = self._stack.enter_context(Client(self.scheduler, timeout=timeout))
             else:
                 _worker_environment()  # inherited by the worker processes this cluster starts
+                # this process's local workers, restarted ones too (``fresh_workers``), are forked from the fork
+                # server (already running if ``verify`` started it early), where there is one
+                method = "forkserver" if start_worker_server() else "spawn"
+                dask.config.set({"distributed.worker.multiprocessing-method": method})
                 # no work stealing: the units are placed by fixture group (``run``), and a stolen unit recomputes its
                 # group's shared set-up on the thief (measured: A.Fig2's control stolen from A.Fig1's worker took
                 # 37 s instead of 0.01 s; quick tier 288 s with stealing, 215 s without, with the same placement).
@@ -361,6 +390,9 @@ class Executor:
                     cluster = self._stack.enter_context(LocalCluster(
                         n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=None,
                         memory_limit=WORKER_MEMORY_LIMIT,
+                        # this process's environment now, as a spawned worker would inherit it: a forked one would
+                        # otherwise have the fork server's, frozen when it started (start_worker_server)
+                        env=dict(os.environ),
                         # no dashboard, but the scheduler's HTTP routes still listen: on a free port, not 8787, so two
                         # commands (or two test workers) side by side do not warn "Port 8787 is already in use"
                         scheduler_kwargs={"dashboard_address": ":0"},
