@@ -191,9 +191,9 @@ def start_worker_server() -> bool:
 
     With Dask's default (``spawn``) every worker imports torch, scipy, sympy and hypothesis itself, 1.9 s of CPU each
     on the 2-core VM, and touches its own copy of them (0.25 GB private); forked from one server that imported them,
-    workers start with them and share their pages (0.04 s, 0.017 GB private).  ``verify`` calls this as soon as it knows it will start a local cluster,
-    so the server's imports run beside the claims' own imports in this process.  False where there is no fork server
-    (Windows): the workers are spawned."""
+    workers start with them and share their pages (0.04 s, 0.017 GB private).  ``verify`` calls this as soon as it
+    knows it will start a local cluster, so the server's imports run beside the claims' own imports in this process.
+    False where there is no fork server (Windows): the workers are spawned."""
     import multiprocessing
     import multiprocessing.forkserver
 
