@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
-        if _starts_a_local_cluster(args):
+        if hasattr(args, "workers") and _executor(args).local_cluster:
             from verify.execution import start_worker_server
 
             start_worker_server()  # its imports run while this process imports the claims
@@ -322,14 +322,6 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `verify list | head`: the reader left; end quietly, as other Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-
-
-def _starts_a_local_cluster(args) -> bool:
-    """Whether the command will run units on a local Dask cluster (``--workers`` above 1, the default on a machine
-    with more than one core, and no ``--scheduler``)."""
-    if not hasattr(args, "workers") or getattr(args, "scheduler", None):
-        return False
-    return (args.workers or os.cpu_count() or 1) > 1
 
 
 def _check_data_dir() -> None:

@@ -361,6 +361,11 @@ class Executor:
     def distributed(self) -> bool:
         return self.scheduler is not None or self.workers > 1
 
+    @property
+    def local_cluster(self) -> bool:
+        """Whether the units run on a local cluster this executor starts (its workers forked from the fork server)."""
+        return self.scheduler is None and self.workers > 1
+
     def __enter__(self) -> "Executor":
         return self
 
