@@ -69,8 +69,8 @@ Q_MAX_WIDTH = 0.6
 MAX_WIDTH = 0.5
 #: DM draws at the quick / standard / full budget (the shared set-up's first draws, then more): at the quick horizon
 #: a draw whose attention saturates late still has a slower local exponent in the window, and with 6 draws one such
-#: draw widens the across-run interval past the widths above
-DRAWS = (48, 16, 24)
+#: draw widens the across-run interval past the widths above; the longer horizons are not immune (standard seed 723)
+DRAWS = (48, 48, 48)
 
 PREREGISTERED = {
     "Q_SLOPE_MAX": "new: decision (A), alignment per unit norm, added for issue #11 (the old single decision (B) has "
@@ -82,7 +82,10 @@ PREREGISTERED = {
              "-0.84 against -1.34 ... -1.42 for the others) made (A) [-1.29, -0.51] and (B) [-1.70, -0.86] wider than "
              "declared (inconclusive; also the old single decision (B)); issue #11: raise power, do not widen. Issue "
              "#13: quick 12 -> 48 after calibration seed 109 had both intervals ~1.05 wide (a late-saturating draw); "
-             "the quick horizon is the shortest, so it needs the most draws; validated on seeds 120-139",
+             "the quick horizon is the shortest, so it needs the most draws; validated on seeds 120-139. "
+             "Standard and full 16, 24 -> 48 (session 16) after fresh standard seed 723 had one late-saturating "
+             "draw of 16 widen (A) to 0.593 and (B) to 0.547 (inconclusive; seeds 720-722, 724, 725: 0.08-0.25): "
+             "the same remedy as quick, sized before any further standard seed",
 }
 
 
