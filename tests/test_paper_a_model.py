@@ -99,3 +99,24 @@ def test_chunked_covers_the_total_in_order():
     assert calls == [(4, 0), (4, 4), (2, 8)] and out == [4, 4, 2]
     assert model.chunked(0, 4, lambda k, done: k) == []
 
+
+def test_chunked_returns_copies_of_each_chunks_tensors_in_their_structure():
+    """Each chunk's tensors are copied once the chunk is done (so they do not pin the heap gaps its temporaries left:
+    ``model._moved_out``); the structure and the numbers are the draw's."""
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    made = []
+
+    def draw(k, done):
+        big = torch.arange(float(done), float(done + 4 * k)).reshape(4, k)
+        made.append(big)
+        return {"view": big[0], "nested": (big.sum(0), [big[1]]), "pair": Pair(big[2], 3), "n": k}
+
+    out = model.chunked(5, 2, draw)
+    assert [o["n"] for o in out] == [2, 2, 1] and all(isinstance(o["pair"], Pair) for o in out)
+    for o, big in zip(out, made):
+        assert torch.equal(o["view"], big[0]) and torch.equal(o["nested"][1][0], big[1])
+        assert torch.equal(o["nested"][0], big.sum(0)) and torch.equal(o["pair"].a, big[2]) and o["pair"].b == 3
+        assert o["view"].untyped_storage().data_ptr() != big.untyped_storage().data_ptr()  # a copy, not a view
+

@@ -347,19 +347,24 @@ class StackedMinibatchObjective:
 
     Same law as :class:`numerics.paper_a.oracle.MinibatchObjective` given the schedule (``Rhat`` from the
     minibatch's own ``Sigmahat``), so Algorithm 1 (``lam = 1/4``) and SGD (``lam = 0``) can share one batch.
-    ``info["loss"]`` is the minibatch objective.
+    ``rows`` (B,): run ``k`` trains on data set ``rows[k]`` of ``x, y`` and walks that data set's ``schedule``, so
+    runs that compare methods on the same data and minibatches share one copy of both (default: run ``k`` on data
+    set ``k``).  ``info["loss"]`` is the minibatch objective.
     """
 
-    def __init__(self, x, y, schedule, lam: torch.Tensor):
-        Bsz, N, _ = x.shape
-        self.x, self.y = x.reshape(Bsz * N, -1), y.reshape(Bsz * N, -1)
-        self.flat = schedule + N * torch.arange(Bsz).unsqueeze(-1)  # row indices into the flattened data
+    def __init__(self, x, y, schedule, lam: torch.Tensor, rows: torch.Tensor | None = None):
+        n_sets, N, _ = x.shape
+        self.x, self.y, self.N = x.reshape(n_sets * N, -1), y.reshape(n_sets * N, -1), N
+        self.schedule = schedule  # (steps, data sets, b): indices into each data set's samples
+        self.rows = torch.arange(n_sets) if rows is None else rows
         self.lam = lam.to(DTYPE)
         self.step = 0
 
     def __call__(self, params):
         V, K = params
-        idx = self.flat[self.step % self.flat.shape[0]]
+        # this step's row indices into the flattened data, formed per step: a (steps, runs, b) table of them would
+        # hold as much memory as the data once per method
+        idx = self.schedule[self.step % self.schedule.shape[0]][self.rows] + self.N * self.rows.unsqueeze(-1)
         self.step += 1
         xb = self.x.index_select(0, idx.reshape(-1)).reshape(*idx.shape, -1)
         yb = self.y.index_select(0, idx.reshape(-1)).reshape(*idx.shape, -1)

@@ -108,9 +108,11 @@ ADV_ITERS = (150, 300, 500)  # steps of A.T1.3's adversarial search: tightness r
 CONTEXTS = (((8, 1000), (256, 32)), ((8, 4000), (64, 400), (256, 120)), ((8, 8000), (64, 800), (256, 240)))
 #: Monte Carlo batches per call of the oracle's sampler, at most this many attention scores (points x batches x n^2)
 #: at once: the standard budget's (256, 120) context at 64 points held 12 GB at its peak in one call (it killed Dask
-#: workers, whose share of this 23 GB machine is 11.7 GB); 2^26 is the quick budget's largest call, so quick's draws
-#: are unchanged (one call), and memory is bounded at every budget (not a decision)
-MAX_SCORES = 2**26
+#: workers, whose share of this 23 GB machine is 11.7 GB); memory is bounded at every budget (not a decision: the
+#: draws are the same in any split, in order).  Was 2^26 (quick's largest call in one, 2.1 GB at its peak); 2^23
+#: since session 16: a process keeps its peak heap (verify.execution.keep_freed_memory), and on a VM that hands
+#: freed memory back to its host every fresh GB costs ~1-3 s of kernel time per process (README, issue 12)
+MAX_SCORES = 2**23
 TOL = 1e-9  # rounding slack of the pointwise inequalities, relative to sigma_1(M*) D^2 (float64 errors ~1e-14)
 #: at the largest n at least this many points must have a positive constant term in (3a) (else no content tested)
 MIN_INFORMATIVE = 4
