@@ -157,6 +157,23 @@ def test_stacked_minibatch_objective_matches_the_reference():
             assert torch.allclose(a, c, atol=1e-10) and torch.allclose(b, d, atol=1e-10)
 
 
+def test_stacked_runs_sharing_data_rows_equal_runs_on_copies_of_the_data():
+    """``rows``: runs on one copy of the data (and its schedule) give exactly the runs on per-run copies."""
+    Sigma, W, g = _instance(seed=8, batch=2)
+    x, y = orc.sample_batches(Sigma, W, NOISE, 60, 1, 2, g)
+    x, y = x[0], y[0]
+    sched = ex.epoch_schedule(60, 6, 4, 2, g)
+    rows = torch.tensor([0, 1, 0, 1, 0])
+    V, K = al.random_init(5, 5, 4, g, scale=0.3)
+    lam = torch.tensor([0.25, 0.25, 0.0, 0.0, 0.1], dtype=DTYPE)
+    shared = ex.StackedMinibatchObjective(x, y, sched, lam, rows=rows)
+    copies = ex.StackedMinibatchObjective(x[rows], y[rows], sched[:, rows], lam)
+    for _ in range(6):  # past the schedule's end: both wrap around
+        (a, b), ia = shared((V, K))
+        (c, d), ic = copies((V, K))
+        assert torch.equal(a, c) and torch.equal(b, d) and torch.equal(ia["loss"], ic["loss"])
+
+
 def test_epoch_schedule_samples_without_replacement():
     g = torch.Generator().manual_seed(8)
     s = ex.epoch_schedule(50, 8, 20, 2, g)
