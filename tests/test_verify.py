@@ -48,6 +48,21 @@ def test_crashing_check_is_inconclusive_not_passed():
     assert "in boom" in rec["checks"][0]["details"]["traceback"]
 
 
+def test_a_crash_is_recorded_by_its_type_and_first_line_not_by_a_note():
+    """hypothesis adds the falsifying example as a note, whose last line is ")": the record names the exception."""
+    def boom():
+        e = RuntimeError("kaput\nsecond line")
+        e.add_note("Falsifying example: prop(\n    inst=...,\n)")
+        raise e
+
+    c = Claim(id="Z.T2", title="t", statement="x", fidelity="exact", fidelity_note="n",
+              checks=(Check("c", "symbolic", "d", boom, stochastic=False),), module=__name__)
+    check = runner.run_claim(c, Context())["checks"][0]
+    assert check["summary"] == "check raised RuntimeError: kaput"
+    error = check["details"]["error"]
+    assert error.startswith("RuntimeError: kaput\nsecond line") and "Falsifying" in error
+
+
 def test_a_pass_against_a_nan_target_is_not_a_pass():
     # numerics.stats compares the interval with the target; against NaN neither "fail" nor "too wide" fires, so a NaN
     # prediction (A.T2's linearized curve took the log of negative rounding in a control once) would have passed
