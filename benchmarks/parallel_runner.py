@@ -1,16 +1,20 @@
-"""Wall time of a tier with 1 worker against N workers, the records compared, and where the time goes.
+"""Wall time of a tier with 1 worker against N workers, the records compared, where the time goes, and a projection.
 
-    python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0] [--save-estimates]
+    python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0] [--keep DIR]
+    python benchmarks/parallel_runner.py --budget standard --project-only [--project 16 64]
 
-Runs ``verify run --rerun`` twice in fresh results directories (``--workers 1``: every unit in one process;
-``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio, checks
-that the records are identical after ``replay_view``, and summarizes the per-unit times measured by the serial run:
-their distribution, the longest units (a unit longer than total/N bounds the parallel run: split it), and the wall
-time projected for W workers by scheduling the measured units longest-first (a lower bound: it leaves out the
-cluster's start-up and the fixtures each worker computes for itself).  Both runs start from empty results
-directories, as on a fresh clone: the parallel run places its units by the reference estimates
-(``verify/unit_seconds.json``); ``--save-estimates`` replaces that file's entries for this budget by the serial run's
-unit times.
+Runs the tier twice in fresh results directories, each in a child process (``--workers 1``: every unit in one
+process; ``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio
+and each run's CPU time, checks that the records are identical after ``replay_view``, and reads the parallel run's
+Dask task stream (taken here, around the run: the executor carries no instrumentation): start-up, each worker's busy
+and idle time, the tail.
+
+Projection.  The task stream holds every fixture task and every unit task with its compute time; with the fixture
+dependencies of each unit (``runner.unit_requests``) they form the run's task graph.  ``--project W ...`` list-schedules
+that graph on W identical workers (a task is ready when the fixtures it uses are done; ready tasks longest remaining
+path first; data transfer and start-up not counted, so the projection is a lower bound) and names the critical path:
+the chain of fixture and unit that no number of workers can shorten.  ``--project-only`` runs only the parallel run
+(the projection of a standard tier needs its task stream, not the serial comparison).
 """
 from __future__ import annotations
 
@@ -29,17 +33,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+#: the child process of one run: ``verify``'s executor, with the task stream taken around it on a cluster
+CHILD = """
+import json, sys
+from theorems.claim import Context
+from verify import memory_tuning, registry, results
+from verify.execution import Executor, execute
 
-def run(budget: str, workers: int, seed: int, out: Path, stream: Path | None = None) -> tuple[float, float, str]:
-    """Wall time of one ``verify run``, its start (epoch seconds) and the CPU time it took; ``stream``: where the
-    cluster's task stream goes (``VERIFY_TASK_STREAM``)."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)} | ({"VERIFY_TASK_STREAM": str(stream)} if stream else {})
+if __name__ == "__main__":
+    budget, seed, workers, out, stream = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    import torch
+    torch.set_num_threads(1)
+    memory_tuning.tune_process()
+    ctx = Context(seed=seed, budget=budget)
+    with Executor(workers=workers) as ex:
+        if not ex.distributed:
+            execute(list(registry.all_claims()), ctx, out, ex, rerun=True)
+            sys.exit(0)
+        from distributed import get_task_stream
+        ex._start()
+        with get_task_stream(client=ex.client) as ts:
+            execute(list(registry.all_claims()), ctx, out, ex, rerun=True)
+    rows = [{"key": t["key"], "worker": t["worker"], "start": s["start"], "stop": s["stop"]}
+            for t in ts.data for s in t.get("startstops", ()) if s.get("action") == "compute"]
+    results.atomic_write_text(__import__("pathlib").Path(stream), json.dumps(rows))
+"""
+
+
+def run(budget: str, workers: int, seed: int, out: Path, stream: Path) -> tuple[float, float, str]:
+    """Wall time of one run in a child process, its start (epoch seconds) and the CPU time it and its workers took."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     adopt_orphans()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0, start = time.perf_counter(), time.time()
-    subprocess.run([sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed),
-                    "--workers", str(workers), "--rerun", "--results", str(out)], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, env=env)
+    subprocess.run([sys.executable, "-c", CHILD, budget, str(seed), str(workers), str(out), str(stream)], cwd=ROOT,
+                   check=True, stdout=subprocess.DEVNULL, env=env)
     wall = time.perf_counter() - t0
     reap_orphans()
     return wall, start, cpu_time(before, resource.getrusage(resource.RUSAGE_CHILDREN), wall)
@@ -65,18 +93,17 @@ def reap_orphans() -> None:
 
 
 def cpu_time(before, after, wall: float) -> str:
-    """The CPU time of a finished run and every process it started and reaped (a local cluster's workers): user time
-    (the units' own work) and kernel time (on a VM that hands freed memory back to its host, mostly the first touch
-    of fresh memory: each process pays for its own peak heap; README, issue 12), and the share of the cores used."""
+    """The CPU time of a finished run and every process it started and reaped: user time (the units' own work) and
+    kernel time (page faults, process start-up), and the share of the cores used."""
     user, kernel = after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
     return (f"CPU user {user:.1f} s + kernel {kernel:.1f} s = {user + kernel:.1f} s, "
             f"{100 * (user + kernel) / (wall * (os.cpu_count() or 1)):.0f} % of {os.cpu_count()} cores")
 
 
-def where_the_time_went(stream: Path, start: float, wall: float, serial_total: float) -> list[str]:
-    """From the parallel run's task stream: the time before the first unit started (process and cluster start-up),
-    each worker's busy time and how long it sat idle before the run ended, the time after the last unit (records,
-    shutdown), and the units' total time against the serial run's (side-by-side slowdown)."""
+def where_the_time_went(stream: Path, start: float, wall: float, serial_total: float | None) -> list[str]:
+    """From the parallel run's task stream: the time before the first task started (process and cluster start-up),
+    each worker's busy time and how long it sat idle before the run ended, the time after the last task (records,
+    shutdown), and the tasks' total time against the serial run's units (side-by-side slowdown)."""
     rows = json.loads(stream.read_text())
     if not rows:
         return ["  (no task stream)"]
@@ -88,41 +115,120 @@ def where_the_time_went(stream: Path, start: float, wall: float, serial_total: f
         busy[r["worker"]] = busy.get(r["worker"], 0.0) + r["stop"] - r["start"]
         ends[r["worker"]] = max(ends.get(r["worker"], 0.0), r["stop"])
     total = sum(busy.values())
-    out = [(f"  where the {wall:.1f} s went: {first - start:.1f} s before the first unit (start-up), "
-            f"{last - first:.1f} s running units, {start + wall - last:.1f} s after the last (records, shut-down)"),
-           (f"  unit time on the cluster {total:.0f} s against {serial_total:.0f} s serial "
-            f"({100 * (total / serial_total - 1):+.0f} % side by side)")]
+    out = [(f"  where the {wall:.1f} s went: {first - start:.1f} s before the first task (start-up), "
+            f"{last - first:.1f} s running tasks, {start + wall - last:.1f} s after the last (records, shut-down)")]
+    if serial_total:
+        out.append(f"  task time on the cluster {total:.0f} s against {serial_total:.0f} s serial "
+                   f"({100 * (total / serial_total - 1):+.0f} % side by side)")
     for w in sorted(busy):
         out.append(f"    worker {w}: busy {busy[w]:.1f} s, idle {last - first - busy[w]:.1f} s "
-                   f"(of which {last - ends[w]:.1f} s after its last unit)")
+                   f"(of which {last - ends[w]:.1f} s after its last task)")
     return out
 
 
 def unit_times(results_dir: Path) -> list[tuple[float, str]]:
     out = []
     for f in (results_dir / "units").rglob("*.json"):
-        if f.name == "timings.json":
-            continue
         e = json.loads(f.read_text())
         out.append((float(e["seconds"]), f"{f.parent.parent.name} {e['kind']} {e['name']}"))
     return sorted(out, reverse=True)
 
 
-def save_estimates(results_dir: Path, budget: str) -> None:
-    from verify import execution, results
+# ---------------------------------------------------------------------------
+# The projection: list scheduling of the run's task graph
+# ---------------------------------------------------------------------------
 
-    serial = json.loads((results_dir / "units" / "timings.json").read_text())
-    keep = {k: v for k, v in execution.reference_estimates().items() if not k.startswith(f"{budget}|")}
-    new = keep | {k: round(v, 3) for k, v in serial.items() if k.startswith(f"{budget}|")}
-    results.atomic_write_text(execution.ESTIMATES, json.dumps(new, indent=0, sort_keys=True) + "\n")
+def task_graph(stream: Path, budget: str) -> tuple[dict[str, float], dict[str, set[str]]]:
+    """(seconds per task, the tasks each task waits for) from a run's task stream: fixture tasks are keyed
+    ``fixture|name|digest|tag``, unit tasks ``claim|kind|name|budget|seed|tag``; a unit waits for the fixtures
+    ``runner.unit_requests`` names (matched by fixture name and the digest of its run key)."""
+    import hashlib
+
+    from theorems import fixture as fx
+    from theorems.claim import Context
+    from verify import registry, runner
+
+    rows = json.loads(stream.read_text())
+    seconds: dict[str, float] = {}
+    for r in rows:
+        name = "|".join(r["key"].split("|")[:-1]) if r["key"].startswith("fixture|") else \
+            "|".join(r["key"].split("|")[:3])
+        seconds[name] = seconds.get(name, 0.0) + r["stop"] - r["start"]
+    seed = next((int(r["key"].split("|")[4][1:]) for r in rows if not r["key"].startswith("fixture|")), 0)
+    ctx = Context(seed=seed, budget=budget)
+
+    def node(r: fx.Request) -> str:
+        return f"fixture|{r.fixture.short_name}|{hashlib.sha256(repr(fx.run_key(r, ctx)).encode()).hexdigest()[:12]}"
+
+    waits: dict[str, set[str]] = {k: set() for k in seconds}
+    for claim in registry.all_claims():
+        for u in runner.plan(claim):
+            key = f"{u.claim}|{u.kind}|{u.name}"
+            if key not in seconds:
+                continue
+            for r in fx.closure(runner.unit_requests(claim, u).values()):
+                waits.setdefault(node(r), set()).update(node(d) for d in r.dependencies().values())
+            waits[key] = {node(r) for r in runner.unit_requests(claim, u).values()}
+    return seconds, waits
 
 
-def lpt_makespan(times: list[float], workers: int) -> float:
-    """Longest-processing-time-first schedule of the units on ``workers`` identical workers."""
-    loads = [0.0] * workers
-    for t in sorted(times, reverse=True):
-        heapq.heapreplace(loads, loads[0] + t)
-    return max(loads)
+def critical_path(seconds: dict[str, float], waits: dict[str, set[str]]) -> tuple[float, list[str]]:
+    """The longest chain of tasks through the graph (seconds, the chain in order)."""
+    memo: dict[str, tuple[float, list[str]]] = {}
+
+    def longest(k: str) -> tuple[float, list[str]]:
+        if k not in memo:
+            before = max((longest(d) for d in waits.get(k, ())), default=(0.0, []), key=lambda x: x[0])
+            memo[k] = (before[0] + seconds.get(k, 0.0), before[1] + [k])
+        return memo[k]
+
+    return max((longest(k) for k in seconds), key=lambda x: x[0])
+
+
+def list_schedule(seconds: dict[str, float], waits: dict[str, set[str]], workers: int) -> float:
+    """Makespan of the graph on ``workers`` identical workers: ready tasks go to idle workers, longest remaining path
+    (the task and everything that waits on it) first."""
+    users: dict[str, set[str]] = {k: set() for k in seconds}
+    for k, ds in waits.items():
+        for d in ds:
+            users.setdefault(d, set()).add(k)
+    tail: dict[str, float] = {}
+
+    def rest(k: str) -> float:
+        if k not in tail:
+            tail[k] = seconds.get(k, 0.0) + max((rest(u) for u in users.get(k, ())), default=0.0)
+        return tail[k]
+
+    left = {k: len(waits.get(k, set()) & set(seconds)) for k in seconds}
+    ready = [(-rest(k), k) for k, n in left.items() if n == 0]
+    heapq.heapify(ready)
+    running: list[tuple[float, str]] = []
+    now, free = 0.0, workers
+    while ready or running:
+        while ready and free:
+            _, k = heapq.heappop(ready)
+            heapq.heappush(running, (now + seconds[k], k))
+            free -= 1
+        now, k = heapq.heappop(running)
+        free += 1
+        for u in users.get(k, ()):
+            if u in left:
+                left[u] -= 1
+                if left[u] == 0:
+                    heapq.heappush(ready, (-rest(u), u))
+    return now
+
+
+def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
+    seconds, waits = task_graph(stream, budget)
+    total = sum(seconds.values())
+    length, path = critical_path(seconds, waits)
+    n_fix = sum(k.startswith("fixture|") for k in seconds)
+    out = [f"  projection ({len(seconds) - n_fix} units, {n_fix} fixture values, {total:.0f} s of task time; "
+           "list scheduling, no start-up or transfer):"]
+    out += [f"    W = {w:3d}: {list_schedule(seconds, waits, w):8.1f} s" for w in workers]
+    out.append(f"  critical path {length:.1f} s: " + " -> ".join(f"{k} ({seconds.get(k, 0.0):.1f} s)" for k in path))
+    return out
 
 
 def main() -> int:
@@ -131,8 +237,9 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, default=None, help="keep both results directories under this directory")
-    ap.add_argument("--save-estimates", action="store_true",
-                    help="write the serial run's unit times into verify/unit_seconds.json (this budget's entries)")
+    ap.add_argument("--project", type=int, nargs="*", default=[2, 4, 16, 64],
+                    help="worker counts to project the run's task graph onto")
+    ap.add_argument("--project-only", action="store_true", help="only the parallel run and its projection")
     args = ap.parse_args()
 
     from verify import results
@@ -140,32 +247,24 @@ def main() -> int:
     with (contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory()) as tmp:
         one, many = Path(tmp) / "w1", Path(tmp) / f"w{args.workers}"
         stream = Path(tmp) / "task-stream.json"
-        t1, _, cpu1 = run(args.budget, 1, args.seed, one)
+        if not args.project_only:
+            t1, _, cpu1 = run(args.budget, 1, args.seed, one, stream)
         tn, started, cpun = run(args.budget, args.workers, args.seed, many, stream)
-        view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
-        same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
-        times = unit_times(one)
-        timeline = where_the_time_went(stream, started, tn, sum(t for t, _ in times))
-        if args.save_estimates:
-            save_estimates(one, args.budget)
-    secs = [t for t, _ in times]
-    total = sum(secs)
-    print(f"{args.budget} tier, seed {args.seed}: {len(secs)} units, {total:.0f} s of unit time")
-    print(f"  wall time, 1 worker:  {t1:7.1f} s   {cpu1}")
-    print(f"  wall time, {args.workers} workers: {tn:7.1f} s   {cpun}")
-    print(f"  speed-up {t1 / tn:.2f}x (target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
-    print("\n".join(timeline))
-    q = lambda p: secs[min(len(secs) - 1, int(p * len(secs)))]  # noqa: E731 -- secs is sorted descending
-    print(f"  per-unit seconds: max {secs[0]:.1f}, p90 {q(0.1):.1f}, median {q(0.5):.2f}, min {secs[-1]:.3f}")
-    print("  longest units: " + "; ".join(f"{name} {t:.1f} s" for t, name in times[:5]))
-    bound = total / args.workers
-    if secs[0] > 0.5 * bound:
-        print(f"  !! the longest unit ({secs[0]:.0f} s) is more than half of total/{args.workers} = {bound:.0f} s: "
-              "split it")
-    print("  projected wall time on W workers (longest-first schedule of these units, start-up not included):")
-    for w in (1, 2, 4, 8, 16, 32):
-        print(f"    W = {w:2d}: {lpt_makespan(secs, w):7.1f} s")
-    return 0 if same else 1
+        print(f"{args.budget} tier, seed {args.seed}:")
+        if not args.project_only:
+            view = lambda p: json.dumps(results.replay_view(json.loads(p.read_text())), sort_keys=True)  # noqa: E731
+            same = all(view(f) == view(many / f.name) for f in one.glob("*.json"))  # as JSON: NaN equals NaN
+            times = unit_times(one)
+            secs = [t for t, _ in times]
+            print(f"  {len(secs)} units, {sum(secs):.0f} s of unit time serially (fixtures inside their first consumer)")
+            print(f"  wall time, 1 worker:  {t1:7.1f} s   {cpu1}")
+        print(f"  wall time, {args.workers} workers: {tn:7.1f} s   {cpun}")
+        if not args.project_only:
+            print(f"  speed-up {t1 / tn:.2f}x (target >= 1.8 on 2 cores)   records identical after replay_view: {same}")
+            print("  longest serial units: " + "; ".join(f"{name} {t:.1f} s" for t, name in times[:5]))
+        print("\n".join(where_the_time_went(stream, started, tn, None if args.project_only else sum(secs))))
+        print("\n".join(projection(stream, args.budget, args.project)))
+    return 0 if args.project_only or same else 1
 
 
 if __name__ == "__main__":

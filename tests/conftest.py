@@ -4,12 +4,12 @@ import secrets
 import pytest
 import torch
 
-from verify.execution import keep_freed_memory
+from verify import memory_tuning
 
 # Small tensor ops are slower with intra-op threads fighting over 2 cores; checks are batched anyway.
 torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
-# freed memory reused, not returned to the OS and faulted in again (as `verify` and its workers do)
-keep_freed_memory()
+# the opt-in memory tuning (VERIFY_TUNE_MEMORY), as `verify` and its workers apply it
+memory_tuning.tune_process()
 
 #: Seeds 0-4 chose sizes and thresholds and 100-139 are calibration seeds (README): a fresh test seed is drawn
 #: above them, so a run of the tests is one more independent draw of every quick-tier verdict.

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.parallel_runner import cpu_time, lpt_makespan, where_the_time_went  # noqa: E402
+from benchmarks.parallel_runner import cpu_time, critical_path, list_schedule, where_the_time_went  # noqa: E402
 
 
 def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
@@ -15,16 +15,23 @@ def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
     stream = tmp_path / "s.json"
     stream.write_text(json.dumps(rows))
     lines = where_the_time_went(stream, start=100.0, wall=10.0, serial_total=10.0)
-    assert "1.0 s before the first unit" in lines[0] and "8.0 s running units" in lines[0]
+    assert "1.0 s before the first task" in lines[0] and "8.0 s running tasks" in lines[0]
     assert "1.0 s after the last" in lines[0]
     assert "12 s against 10 s serial (+20 % side by side)" in lines[1]
     assert "worker a: busy 8.0 s, idle 0.0 s (of which 0.0 s" in lines[2]
     assert "worker b: busy 4.0 s, idle 4.0 s (of which 3.0 s" in lines[3]
 
 
-def test_lpt_makespan():
-    assert lpt_makespan([3, 3, 2, 2, 2], 2) == 7
-    assert lpt_makespan([5, 1], 4) == 5
+def test_list_schedule_and_critical_path_follow_the_fixture_dependencies():
+    # a fixture f (4 s) used by units a (3 s) and b (1 s); an independent unit c (5 s)
+    seconds = {"f": 4.0, "a": 3.0, "b": 1.0, "c": 5.0}
+    waits = {"a": {"f"}, "b": {"f"}}
+    assert critical_path(seconds, waits) == (7.0, ["f", "a"])
+    assert list_schedule(seconds, waits, 1) == 13.0
+    assert list_schedule(seconds, waits, 2) == 7.0   # f then a on one worker, c then b on the other (5 + 1 <= 7)
+    assert list_schedule(seconds, waits, 64) == 7.0  # the critical path bounds it
+    # independent tasks: longest first
+    assert list_schedule({"x": 3.0, "y": 3.0, "z": 2.0, "u": 2.0, "v": 2.0}, {}, 2) == 7.0
 
 
 def test_operating_characteristics_accepts_only_reviewed_verdicts_rejected_controls_and_no_inconclusive():

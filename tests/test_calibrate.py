@@ -153,17 +153,12 @@ def test_a_partial_calibration_is_merged_into_the_published_one_at_the_same_seed
     assert json.loads((tmp_path / "published" / "quick.json").read_text()) == merged
 
 
-def test_workers_are_fresh_for_every_seed_that_ran_something(tmp_path):
-    """A calibration restarts the cluster's workers after each seed that ran units (memory bounded by one seed)."""
-    class Recording(Executor):
-        restarts = 0
-
-        def fresh_workers(self):
-            Recording.restarts += 1
-
-    claim = toy_claims.toy(4, seconds=0.0)
-    object.__setattr__(claim, "module", "toy_claims")
-    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Recording(workers=1))
-    assert Recording.restarts == 3
-    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Recording(workers=1))  # all reused: nothing to free
-    assert Recording.restarts == 3
+def test_each_seed_computes_its_fixtures_once_and_keeps_none(tmp_path, monkeypatch):
+    """A calibration is one run per seed: each seed's fixture values are computed once and dropped with its run, so
+    memory does not grow with the seeds (no worker restarts between them)."""
+    log = tmp_path / "computed.txt"
+    monkeypatch.setenv("TOY_FIXTURE_LOG", str(log))
+    calibrate.calibrate(toy_claims.SHARING, "quick", SEEDS[:3], tmp_path, Executor(workers=1))
+    lines = log.read_text().splitlines()
+    assert sorted(lines) == sorted(f"{what} seed={s}" for s in SEEDS[:3]
+                                   for what in ("draws n=3 scale=1.0", "draws n=3 scale=10.0", "doubled"))

@@ -14,9 +14,9 @@ sizes were chosen at cannot pass here for long.  Seed 0 is checked too, by ``.ci
   seed and budget give the same record.
 
 With ``VERIFY_STORE_RESULTS=DIR`` the quick-tier records are also written to ``DIR``, so a following
-``verify report --results DIR --seed S`` at the test seed reuses them instead of re-running.  Tests of claims that share
-set-ups (one fixture group) share an xdist group, so under ``pytest -n 2 --dist loadgroup`` each claim runs once and
-each shared set-up is computed once.
+``verify report --results DIR --seed S`` at the test seed reuses them instead of re-running.  Claims whose checks use a
+fixture in common share an xdist group and, in that worker, one run's fixture values (``theorems.fixture.Memo``), so
+under ``pytest -n 2 --dist loadgroup`` each claim runs once and each shared value is computed once.
 """
 import functools
 import hashlib
@@ -24,17 +24,17 @@ import os
 
 import pytest
 
+from theorems import fixture as fx
 from theorems.claim import Context
 from verify import expectations, registry, results, runner
-from verify.execution import fixture_groups
 
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked]
 SEED = int(os.environ.get("VERIFY_TEST_SEED", "0"))  # set (fresh if not given) by conftest.pytest_configure
 
 
-#: the xdist group of a claim's tests: its fixture group (``verify.execution.fixture_groups``, the claims sharing a
-#: set-up), so under ``--dist loadgroup`` each set-up is computed by one pytest worker, as the executor does
-GROUP = fixture_groups(CLAIMS)
+#: the xdist group of a claim's tests: the claims whose checks use a fixture in common (``registry.sharing_groups``),
+#: so under ``--dist loadgroup`` each shared value is computed by one pytest worker
+GROUP = registry.sharing_groups(CLAIMS)
 
 
 def _params(item_of, marks=()):
@@ -53,8 +53,20 @@ def second_seed(seed: int) -> int:
 
 
 @functools.cache
+def _group_run(group: str, budget: str) -> fx.Memo:
+    """The fixture values of the test seed's run for one group of claims, announced for all of the group's units at
+    once, so a value two claims use stays until both have run (and is dropped then)."""
+    memo = fx.Memo(Context(seed=SEED, budget=budget))
+    members = [c for c in CLAIMS if GROUP[c.id] == group]
+    memo.expect(r for c in members for u in runner.plan(c) for r in runner.unit_requests(c, u).values())
+    return memo
+
+
+@functools.cache
 def claim_record(claim_id: str, budget: str, seed: int = SEED) -> dict:
-    rec = runner.run_claim(registry.get(claim_id), Context(seed=seed, budget=budget))
+    claim = registry.get(claim_id)
+    memo = _group_run(GROUP[claim.id], budget) if seed == SEED else None  # a second look runs its claim alone
+    rec = runner.run_claim(claim, Context(seed=seed, budget=budget), memo=memo)
     store = os.environ.get("VERIFY_STORE_RESULTS")
     if store and budget == "quick" and seed == SEED:
         results.write_record(store, rec)

@@ -15,8 +15,8 @@ import pytest
 
 import toy_claims
 from theorems.claim import Context
-from verify import execution, registry, results, runner
-from verify.execution import Executor, execute, fixture_groups, group_queue, keep_freed_memory
+from verify import execution, memory_tuning, registry, results
+from verify.execution import Executor, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "VERIFY_TORCH_THREADS": "1"}
@@ -26,32 +26,49 @@ def _units(results_dir: Path) -> list[Path]:
     return sorted((results_dir / "units").rglob("*-*.json"))
 
 
-def test_two_workers_give_the_serial_records(tmp_path, monkeypatch):
+def test_two_workers_give_the_serial_records(tmp_path):
     claims = [registry.get(i) for i in ("A.L5", "B.L7")]
     ctx = Context(seed=0, budget="quick")
     serial, _ = execute(claims, ctx, tmp_path / "w1", Executor(workers=1))
-    stream = tmp_path / "stream.json"
-    monkeypatch.setenv("VERIFY_TASK_STREAM", str(stream))  # the benchmark's timeline: every unit, on a worker
     with Executor(workers=2) as ex:
         dist, counts = execute(claims, ctx, tmp_path / "w2", ex)
-        # each worker reuses freed memory (see keep_freed_memory) and has one malloc arena (its environment)
-        # (keep_freed_memory runs once per process: its cache holds an entry once a unit has called it)
-        state = ex.client.run(lambda: (keep_freed_memory.cache_info().currsize, os.environ.get("GLIBC_TUNABLES")))
-        if sys.platform.startswith("linux"):
-            assert all(n == 1 and "glibc.malloc.arena_max=1" in t for n, t in state.values()), state
-        # ... so no Dask memory limit: a worker's RSS stays at its largest unit's peak, and one paused above 80 % of a
-        # limit would never resume (a standard calibration hung so, session 14; see WORKER_MEMORY_LIMIT)
+        # the default: no memory tuning in the workers (VERIFY_TUNE_MEMORY is opt-in) and Dask's own memory limit
+        state = ex.client.run(lambda: (memory_tuning.keep_freed_memory.cache_info().currsize,
+                                       os.environ.get("GLIBC_TUNABLES", "")))
+        assert all(n == 0 and "arena_max" not in t for n, t in state.values()), state
         limits = ex.client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
-        assert all(v is None for v in limits.values()), limits
-        # ... and forked from one fork server that imported torch & co. once (start_worker_server), not spawned by
-        # this process, each importing them itself
+        assert all(v for v in limits.values()), limits
+        # ... forked from one fork server that imported torch & co. once (start_worker_server), not spawned by this
+        # process, each importing them itself
         if "forkserver" in multiprocessing.get_all_start_methods():
             parents = set(ex.client.run(os.getppid).values())
             assert len(parents) == 1 and os.getpid() not in parents, parents
     assert counts["ran"] == sum(len(c.checks) + len(c.controls) for c in claims)
     assert [results.replay_view(r) for r in dist] == [results.replay_view(r) for r in serial]
-    rows = json.loads(stream.read_text())
-    assert len(rows) == counts["ran"] and all(r["start"] <= r["stop"] and r["worker"] for r in rows)
+
+
+TUNED = """
+import os, sys, toy_claims
+from theorems.claim import Context
+from verify import memory_tuning
+from verify.execution import Executor, execute
+if __name__ == "__main__":
+    with Executor(workers=2) as ex:
+        execute(toy_claims.GOOD[:1], Context(seed=1), sys.argv[1], ex)
+        state = ex.client.run(lambda: (memory_tuning.keep_freed_memory.cache_info().currsize,
+                                       os.environ.get("GLIBC_TUNABLES", "")))
+        limits = ex.client.run(lambda dask_worker: dask_worker.memory_manager.memory_limit)
+    print(all(n == 1 and "glibc.malloc.arena_max=1" in t for n, t in state.values()),
+          all(v is None for v in limits.values()))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
+def test_memory_tuning_is_one_opt_in_switch(tmp_path):
+    """VERIFY_TUNE_MEMORY=1: each worker keeps freed memory, has one malloc arena and no Dask memory limit."""
+    out = subprocess.run([sys.executable, "-c", TUNED, str(tmp_path)], env={**ENV, memory_tuning.ENV: "1"},
+                         capture_output=True, text=True, timeout=300)
+    assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]
 
 
 def test_a_worker_killed_mid_unit_is_replaced_and_every_record_is_complete(tmp_path):
@@ -117,7 +134,7 @@ def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
 
 
 def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_path, capfd, monkeypatch):
-    # the error torch.func raised at random in Dask workers (verify.execution.BROKEN_TORCH_STATE): the unit's outcome
+    # the error torch.func raised at random in Dask workers (verify.worker_guards.BROKEN_TORCH_STATE): the unit's outcome
     # would describe the process, so the worker leaves and a fresh one reruns the unit; the record is the serial one
     marker = tmp_path / "raised-once"
     monkeypatch.setenv("TOY_BROKEN_ONCE_MARKER", str(marker))  # before the cluster starts: its workers inherit it
@@ -134,28 +151,10 @@ def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_pat
     assert results.replay_view(recs[0]) == results.replay_view(serial[0])
 
 
-def test_a_restart_whose_workers_do_not_return_starts_a_new_cluster(tmp_path, monkeypatch):
-    # between calibration seeds the workers are restarted; once (session 10) they did not come back in 120 s and the
-    # calibration ended in a traceback: now the cluster is replaced and the next seed runs on the new one
-    claims = toy_claims.GOOD[:2]
-    with Executor(workers=2) as ex:
-        execute(claims, Context(seed=1), tmp_path / "s1", ex)
-        first = ex.client
-
-        def no_return(*args, **kwargs):
-            raise TimeoutError("Waited for 2 worker(s) to reconnect after restarting")
-        monkeypatch.setattr(first, "restart", no_return)
-        ex.fresh_workers()
-        assert ex.client is None
-        recs, counts = execute(claims, Context(seed=2), tmp_path / "s2", ex)
-        assert ex.client is not None and ex.client is not first
-    assert counts["failed"] == 0 and counts["ran"] == 8 and all(r["verdict"] == "verified" for r in recs)
-
-
 def test_the_torch_transform_state_is_read_inside_and_outside_transforms():
     import torch
 
-    from verify.execution import torch_transform_state
+    from verify.worker_guards import torch_transform_state
 
     assert torch_transform_state() == {"transform": None, "functorch_keys": []}
     inside = []
@@ -205,7 +204,7 @@ def test_an_unreachable_scheduler_is_one_line_and_exit_2(tmp_path, monkeypatch, 
 FAULTS = """
 import resource, sys, torch
 if sys.argv[1] == "keep":
-    from verify.execution import keep_freed_memory
+    from verify.memory_tuning import keep_freed_memory
     assert keep_freed_memory()
 x = torch.ones(1)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -227,55 +226,3 @@ def test_freed_memory_is_reused_not_faulted_in_again():
     one_batch = 80_000_000 // page
     assert faults("default") > 15 * one_batch  # the failure it fixes is there to see
     assert faults("keep") < 6 * one_batch
-
-
-def test_groups_are_queued_longest_first_with_their_units_together():
-    claims = {i: registry.get(i) for i in ("A.L5", "A.L6", "B.L7")}
-    todo = [(c, u) for c in claims.values() for u in runner.plan(c)]
-    group = {"A.L5": "g1", "A.L6": "g1", "B.L7": "g2"}  # two claims sharing a set-up, and one alone
-    seconds = {"A.L5": 1.0, "A.L6": 1.0, "B.L7": 10.0}
-    queue = group_queue(todo, lambda u: seconds[u.claim], group)
-    assert [{u.claim for _, u in units} for units in queue] == [{"B.L7"}, {"A.L5", "A.L6"}]
-    assert [cu for units in queue for cu in units if cu[0].id != "B.L7"] == [cu for cu in todo if cu[0].id != "B.L7"]
-
-
-def test_claims_sharing_a_set_up_are_one_group_transitively():
-    """A.L1 (geometry_fixtures) and A.L5 (init_fixtures) share no module, but A.T2 imports both: one group, so the
-    geometry set-up is not computed on two workers; B.S33 and B.A4 share their module; B.T4 is elsewhere."""
-    group = fixture_groups(registry.get(i) for i in ("A.L1", "A.L5", "A.T2", "B.S33", "B.A4", "B.T4"))
-    assert group["A.L1"] == group["A.L5"] == group["A.T2"] == "geometry_fixtures+init_fixtures"
-    assert group["B.S33"] == group["B.A4"] != group["A.L1"]
-    assert group["B.T4"] == "joint_fixtures"
-    # without A.T2 nothing joins the two fixture modules
-    assert len(set(fixture_groups(registry.get(i) for i in ("A.L1", "A.L5")).values())) == 2
-
-
-def _retain_memory(nbytes: int, pause: bool) -> str:
-    """A unit that allocates ``nbytes`` and frees it, as a worker running our units keeps it (keep_freed_memory)."""
-    import numpy as np
-
-    from verify.execution import never_pause
-    keep_freed_memory()
-    if not pause:
-        never_pause()
-    a = np.ones(nbytes // 8)
-    del a
-    return "done"
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
-@pytest.mark.parametrize("pause", [True, False], ids=["dask default: paused for good", "never_pause: runs"])
-def test_a_worker_that_keeps_freed_memory_is_never_paused(pause):
-    """A worker with a Dask memory limit (as a remote one may have) whose unit left 1.45 GB mapped, above the 80 %
-    pause threshold of its 2 GB: by Dask's default it pauses and, RSS never falling, runs nothing more (the standard
-    calibration that hung, session 14); with never_pause, as in run_unit_task, the next unit runs."""
-    from distributed import Client, LocalCluster
-
-    from verify.execution import _worker_environment
-    _worker_environment()  # one malloc arena, as our workers have
-    with LocalCluster(n_workers=1, threads_per_worker=1, memory_limit="2GB", dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster, Client(cluster) as client:
-        assert client.submit(_retain_memory, int(1.45e9), pause, pure=False).result(timeout=60) == "done"
-        time.sleep(1.5)  # the memory monitor looks every 100 ms
-        status = list(client.run(lambda dask_worker: dask_worker.status.name).values())
-        assert status == (["paused"] if pause else ["running"])

@@ -5,7 +5,7 @@ import torch
 
 from theorems.claim import Context
 from theorems.evidence import Evidence
-from theorems.paper_a import gradient_fixtures as gf
+from theorems.paper_a import bias_decisions as bd
 
 NS = [8, 16, 32, 64, 128, 256]
 TARGET = torch.tensor([[1.0, 0.5]], dtype=torch.float64)  # one point; blocks V = entry 0, K = entry 1
@@ -20,9 +20,9 @@ def decide(shortfall: float, resolution: float | None = None, monkeypatch=None) 
     draws = [(1 - shortfall) * TARGET / s + 1e-4 / s * torch.randn(400, 1, 2, generator=gen, dtype=torch.float64)
              for s in scale]
     if resolution is not None:
-        monkeypatch.setattr(gf, "COEFFICIENT_RESOLUTION", resolution)
+        monkeypatch.setattr(bd, "COEFFICIENT_RESOLUTION", resolution)
     ev = Evidence(Context(seed=0, budget="quick", figures=False), decisions=2)
-    gf.coefficient_decisions(ev, NS, draws, TARGET, scale, PARTS, order=3)
+    bd.coefficient_decisions(ev, NS, draws, TARGET, scale, PARTS, order=3)
     return [d["status"] for d in ev.decisions]
 
 

@@ -7,15 +7,19 @@ import torch
 
 from theorems.claim import Context
 from theorems.paper_a import t1_1_population_loss as t11
+from theorems.pilot import planned_growth
 
 
-def test_planned_growth_is_the_squared_width_ratio_rounded_up_and_capped():
-    assert t11.planned_growth(0.3) == 1  # already narrow: no extra draws
-    assert t11.planned_growth(0.6) == 1
-    assert t11.planned_growth(0.85) == 3  # (0.85 / 0.6)^2 = 2.007 -> 3
-    assert t11.planned_growth(1.41, cap=8) == 6  # seed 476035's pilot: (1.41 / 0.6)^2 = 5.5
-    assert t11.planned_growth(1.41) == t11.NLAW_MAX_GROWTH == 4
-    assert t11.planned_growth(10.0) == t11.NLAW_MAX_GROWTH
+def test_the_n_law_pilot_grows_by_the_squared_width_ratio_rounded_up_and_capped():
+    def growth(ratio, cap=t11.NLAW_MAX_GROWTH):
+        return planned_growth(ratio, t11.NLAW_TARGET_WIDTH, cap)
+
+    assert growth(0.3) == 1  # already narrow: no extra draws
+    assert growth(0.6) == 1
+    assert growth(0.85) == 3  # (0.85 / 0.6)^2 = 2.007 -> 3
+    assert growth(1.41, cap=8) == 6  # seed 476035's pilot: (1.41 / 0.6)^2 = 5.5
+    assert growth(1.41) == t11.NLAW_MAX_GROWTH == 4
+    assert growth(10.0) == t11.NLAW_MAX_GROWTH
 
 
 def _gap_draws(ns, c, sd, per_n, rng):
@@ -35,7 +39,7 @@ def test_seed_476035_is_decided_with_more_draws_and_its_control_still_rejected()
     ctx = Context(seed=476035, budget="quick", figures=False)
     out = t11.check_n_law(ctx)
     assert out.status == "pass" and out.details["pilot_growth"] == 4, out.summary
-    assert t11.check_n_law(ctx, include_self=True).status == "fail"
+    assert t11.check_n_law(ctx, gap_samples=t11.include_self_gaps).status == "fail"
 
 
 def test_the_n_law_exponent_allows_the_second_order_pull_but_not_another_rate():

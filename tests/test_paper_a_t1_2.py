@@ -6,10 +6,11 @@ from theorems.paper_a import t1_2_manifold as t12
 
 def test_the_identity_regularizer_control_finds_minimizers_off_the_manifold_at_seed_613(monkeypatch):
     ctx = Context(seed=613, budget="quick", figures=False)
-    out = t12.check_gd_minimizers(ctx, variant="identity_regularizer")
+    wrong = t12.population_objective_with_identity_regularizer
+    out = t12.check_gd_minimizers(ctx, objective=wrong)
     assert out.status == "fail", out.summary  # rejected: converged runs of the mutant objective lie off Mfold
     assert t12.check_gd_minimizers(ctx).status == "pass"
     # the miss it replaces: at the old 2000 quick steps no run of the control converged
     monkeypatch.setattr(t12, "GD_STEPS", (2000, 5000, 8000))
-    old = t12.check_gd_minimizers(ctx, variant="identity_regularizer")
+    old = t12.check_gd_minimizers(ctx, objective=wrong)
     assert old.status == "inconclusive" and "only 0 of 32 runs converged" in old.summary

@@ -21,7 +21,8 @@ def test_rate_is_predicted_by_the_linearized_curve_not_the_slowest_mode_alone():
     decided = [d for d in out.details["decisions"] if d["name"] == "run 6: fitted rate c, first half of the window (per step)"][0]
     assert decided["lo"] > slowest * 1.3  # the window's rate, decided and passed, is far from the slowest mode's
     # the control (no preconditioner) is still rejected on the same instances
-    assert t2.check_rate(Context(seed=115, budget="quick", figures=False), preconditioner="none").status == "fail"
+    assert t2.check_rate(Context(seed=115, budget="quick", figures=False),
+                         preconditioner=t2.NO_PRECONDITIONER).status == "fail"
 
 
 def test_linearized_excess_decays_at_the_rate_of_the_mode_it_starts_on():
@@ -66,7 +67,8 @@ def test_rate_is_decided_per_half_window_so_a_predicted_bend_is_not_error():
     assert (mids[0] - mids[1]) / mids[0] > 0.03  # the bend is real, and predicted
     # the no-preconditioner control is rejected at 502 and at 312 (where the session-9 attempt left it inconclusive)
     for seed in (502, 312):
-        assert t2.check_rate(Context(seed=seed, budget="quick", figures=False), preconditioner="none").status == "fail"
+        assert t2.check_rate(Context(seed=seed, budget="quick", figures=False),
+                             preconditioner=t2.NO_PRECONDITIONER).status == "fail"
 
 
 def test_rate_against_curve_reads_a_planted_rate_difference_exactly():
@@ -93,3 +95,16 @@ def test_no_usable_half_window_leaves_the_envelope_undecided_not_failed(monkeypa
     assert out.status == "inconclusive", out.summary
     assert not any(d["status"] == "fail" for d in out.details.get("decisions", []))
     assert "no half of the window to compare with the envelope" in out.summary
+
+
+def test_the_probe_conclusion_returns_its_run_as_facts_for_the_assumptions_and_the_plot():
+    # one run of Algorithm 1 per instance, handed from the conclusion to the assumptions and the parameters (no cache)
+    from hypothesis import find
+
+    inst = find(t2.probe_instances(), lambda i: i["stratum"] == "inside")
+    holds, _, _, facts = t2.probe_conclusion(inst, 1e-6)
+    assert set(facts) == {"dist", "q", "rho", "e", "e0", "dist_q_i"} and len(facts["dist"]) == t2.PROBE_T + 1
+    assert np.array_equal(t2.probe_run(inst)["dist"], facts["dist"])  # deterministic: the instance carries its seed
+    assumptions = t2.probe_assumptions(inst, facts)
+    assert set(assumptions) == {"A3: ρ′ > 0", "Lemma 3 event: dist₀ ≤ ρ′ and e ≤ e0", "step: η ≤ α/β"}
+    assert t2.probe_parameters(inst, facts)["η / (α/β)"] == inst["eta_mult"]

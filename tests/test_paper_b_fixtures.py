@@ -1,5 +1,5 @@
-"""Paper B fixed-head fixtures (theorems.paper_b.trajectory_fixtures) and B.L3's step condition: the bounds the
-claims derive, against direct computations."""
+"""Paper B's fixed-head set-ups and rules (theorems.paper_b.fixed_head_*, correlation_bound, example1_suite_setups)
+and B.L3's step condition: the bounds the claims derive, against direct computations; the fixtures' values."""
 import math
 
 import torch
@@ -8,7 +8,11 @@ from numerics import DTYPE
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, model, runs, svm
 from theorems.claim import Context
-from theorems.paper_b import trajectory_fixtures as fx
+from theorems.fixture import Memo, resolve
+from theorems.paper_b import correlation_bound as cb
+from theorems.paper_b import fixed_head_assumptions as fx
+from theorems.paper_b import fixed_head_probes as fp
+from theorems.paper_b import fixed_head_setups as fs
 from theorems.paper_b.l3_opt_score import monotone_violations
 
 
@@ -17,7 +21,7 @@ def test_l4_ratio_metric_matches_direct_computation():
     r = svm.w_svm(ds)
     W = 0.3 * torch.randn(4, 8, 8, generator=torch.Generator().manual_seed(0), dtype=DTYPE)
     _, info = A.objective(ds)((W,))
-    rec = runs.step_recorder(ds, r.solution, extra=fx.l4_ratio_metrics({"": r.solution}))((W,), info)
+    rec = runs.step_recorder(ds, r.solution, extra=cb.l4_ratio_metrics({"": r.solution}))((W,), info)
     # LB = (1/n) sum_i e^{-m_i} s_io (1 - s_io)(gamma_io - gammabar_i); Ass 2 holds (spread 0), gamma gap 1
     s = torch.softmax(model.logits(W, ds), -1)
     s_opt = s.gather(-1, ds.opt_index.expand(4, -1).unsqueeze(-1)).squeeze(-1)
@@ -28,7 +32,7 @@ def test_l4_ratio_metric_matches_direct_computation():
     assert torch.allclose(rec["log_l4_ratio"], corr.log() - lb.log(), atol=1e-10)
     assert bool((rec["log_l4_ratio"] >= -1e-12).all())
     ev = model.evaluate(W, None, ds, values=False)
-    assert torch.allclose(fx.log_l4_bound(ev, ds), lb.log(), atol=1e-12)
+    assert torch.allclose(cb.log_l4_bound(ev, ds), lb.log(), atol=1e-12)
 
 
 def test_floor_and_nu_star():
@@ -60,22 +64,71 @@ def test_monotone_violations():
     assert viol.flatten().tolist() == [True, False, True]
 
 
-def test_probe_problem_records_nu_and_feasibility():
+def test_probe_problem_returns_nu_and_feasibility_as_facts():
     inst = dict(kind="orthogonal", n=2, T=2, d=6, rho=0.0, spread=0.0, seed=1)
-    ds, r = fx.probe_problem(inst)
-    assert r is not None and inst["feasible"] and inst["_nu"] < 1e-12
-    assert fx.svm_probe_assumptions(inst) == {"Ass 2 (equal non-opt scores)": True, "W-SVM feasible": True}
+    before = dict(inst)
+    ds, r, facts = fp.probe_problem(inst)
+    assert r is not None and facts["feasible"] and facts["_nu"] < 1e-12 and inst == before   # nothing written
+    assert fp.svm_probe_assumptions(inst, facts) == {"Ass 2 (equal non-opt scores)": True, "W-SVM feasible": True}
+    assert fp.describe(inst, facts) == before | facts
 
 
-def test_trajectory_bank_is_shared_and_records_the_l4_ratio():
-    ctx = Context(seed=0, budget="quick")
-    bank = fx.trajectory_bank(ctx, algos=fx.BANK_ALGOS[:1])
-    assert fx.trajectory_bank(Context(seed=0, budget="quick", figures=False), algos=fx.BANK_ALGOS[:1]) is bank
+def test_trajectory_bank_is_one_value_per_run_and_records_the_l4_ratio():
+    memo = Memo(Context(seed=0, budget="quick"))
+    gd_bank = fs.trajectory_bank.bind(algorithms=fs.BANK_ALGOS[:1])
+    bank = memo.value(gd_bank)
+    assert memo.value(gd_bank) is bank and memo.computed[fs.trajectory_bank.name] == 1
+    assert memo.computed[fs.example1_instances.name] == 1
     e = bank[0]
     kind, eta, tr = e["runs"]["GD η=1"]
-    assert kind == "gd" and tr["W_norm"].shape == (e["steps"] + 1, 2 * e["n_lemma2"])
+    assert kind == "gd" and e["spread"] == 0.0 and tr["W_norm"].shape == (e["steps"] + 1, 2 * e["n_lemma2"])
     assert {"log_l4_ratio", "log_l4_ratio_dropped", "grad_corr_mm_dropped"} <= set(tr.metrics)
     assert bool((tr["log_l4_ratio"] >= -1e-9).all())
+    # the dropped-constraint W_mm leaves out every constraint of the sample with the most dual mass
+    i = int(e["r"].alpha.sum(1).argmax())
+    assert all(p[0] != i for p in e["r_dropped"].constraints)
+    assert len(e["r_dropped"].constraints) == len(e["r"].constraints) - (e["ds"].T - 1)
+
+
+def test_most_loaded_sample_dropped_is_a_wrong_w_mm():
+    ds = data.example1(n=3, T=3, d=6, seed=5)
+    r = svm.w_svm(ds)
+    d = fs.most_loaded_sample_dropped(ds, r)
+    i = int(r.alpha.sum(1).argmax())
+    assert all(p[0] != i for p in d.constraints) and len(d.constraints) == len(r.constraints) - 2
+    assert not torch.allclose(d.solution, r.solution)
+
+
+def test_suite_runs_share_values_and_keys():
+    """A run of the suite is one value per (algorithm object, horizon); the envelope's horizon is the suite's own at
+    standard, so those requests share one value there; the wrong W_mm drops one constraint per run."""
+    from theorems.fixture import run_key
+    from theorems.paper_b import example1_suite_setups as S
+
+    std, quick = Context(seed=0, budget="standard"), Context(seed=0, budget="quick")
+    assert run_key(S.NGD_RUN, std) == run_key(S.NGD_ENVELOPE, std)
+    assert run_key(S.NGD_RUN, quick) != run_key(S.NGD_ENVELOPE, quick)
+    assert run_key(S.NGD_RUN, quick) != run_key(S.GD_RUN, quick)
+    small = S.example1_suite.bind(n_runs=4, n_steps=20, n_points=5)
+    memo = Memo(quick)
+    suite = memo.value(small)
+    assert suite.W0.shape == (4, 16, 16) and bool(suite.adversarial[3]) and not bool(suite.adversarial[0])
+    assert torch.allclose(torch.linalg.matrix_norm(suite.W0), torch.full((4,), S.INIT_NORM, dtype=DTYPE))
+    run = memo.value(S.NGD_RUN.bind(suite=small, n_steps=20))
+    assert memo.value(S.NGD_RUN.bind(suite=small, n_steps=20)) is run and memo.computed[S.example1_suite.name] == 1
+    assert run.name == "NGD" and run.n_steps == 20 and run.traj["W"].shape == (len(suite.record_at), 4, 16, 16)
+    longer = memo.value(S.NGD_RUN.bind(suite=small, n_steps=40))
+    assert int(longer.traj.steps[-1]) == 40 and torch.equal(longer.traj["W"][0], run.traj["W"][0])
+    wrong = memo.value(S.suite_wrong_w_mm.bind(suite=small))
+    assert wrong.shape == suite.W_mm.shape and not torch.allclose(wrong, suite.W_mm)
+    assert torch.equal(memo.value(S.suite_w_mm.bind(suite=small)), suite.W_mm)
+
+
+def test_instances_breaking_ass2_keep_their_own_w_mm():
+    inst = resolve(fs.example1_instances.bind(spread=1.0), Context(seed=0, budget="quick"))
+    assert inst.spread == 1.0 and len(inst.problems) == 3
+    assert all(r_drop is r for _, r, r_drop in inst.problems)
+    assert all(float(data.assumptions(ds)["spread"]) > 0 for ds, _, _ in inst.problems)
 
 
 def test_ass1_is_one_definition_with_b3s_floor():
@@ -104,16 +157,18 @@ def test_probes_leave_infeasible_w_svm_undecided():
     # more sequences than dimensions can separate: d = 2 with n = 6 Gaussian sequences is infeasible
     inst = dict(kind="gaussian", n=6, T=3, d=2, rho=0.0, spread=0.0, seed=3, log_norm=0.0, mix=0.5,
                 log_init=-1.0, log_eta=-1.0)
-    ds, r = fx.probe_problem(dict(inst))
-    assert r is None
-    assert l4_probe_conclusion(dict(inst), 1e-3)[0] is None
-    assert l5_conclusion(dict(inst), 1e-3)[0] is None
+    ds, r, facts = fp.probe_problem(dict(inst))
+    assert r is None and facts["feasible"] is False
+    for conclusion in (l4_probe_conclusion, l5_conclusion):
+        holds, _, _, facts = conclusion(dict(inst), 1e-3)
+        assert holds is None and facts["feasible"] is False
 
 
 def test_envelope_rule_states_its_effective_bound_and_refuses_short_windows():
-    """rate_fixtures.decide_envelope: bound -1 + s_2 in ``claimed``; a window whose allowance exceeds MAX_ALLOWANCE
-    never passes (t^-0.65 passed the old quick window [50, 500]); too wide an interval is inconclusive."""
-    from theorems.paper_b import rate_fixtures as rf
+    """fixed_head_rates.decide_envelope: bound -1 + s_2 in ``claimed``; a window whose allowance exceeds
+    MAX_ALLOWANCE never passes (t^-0.65 passed the old quick window [50, 500]); too wide an interval is
+    inconclusive."""
+    from theorems.paper_b import fixed_head_rates as rf
 
     a, bound, _ = rf.effective_bound(300, 3000)
     assert a <= rf.MAX_ALLOWANCE and math.isclose(bound, -1 + a)
@@ -127,16 +182,19 @@ def test_envelope_rule_states_its_effective_bound_and_refuses_short_windows():
 def test_probe_rate_reads_a_time_offset_as_undecided_and_gd_as_sublinear():
     """B.T7's standard-seed-1 kind of run (a first Polyak step of length ~195 from W0 = -1.16 Wbar_mm) is "not
     decided" by the probe's rate conclusion (its window lies inside the time offset), not a counterexample; GD on an
-    in-assumption instance fails the linear-growth part; NGD there holds."""
-    from theorems.paper_b import rate_fixtures as rf
+    in-assumption instance fails the linear-growth part; NGD there holds.  The run's largest step and initial logit
+    bound come back as facts (nothing is written into the instance)."""
+    from theorems.paper_b import fixed_head_rates as rf
 
     ds = data.example1(n=2, T=2, d=5, spread=0.0, sigma=2.7815560826659516 / math.sqrt(5), seed=256022430)
     inst = dict(kind="example1", n=2, T=2, d=5, rho=None, extra_dims=1, spread=0.0, init=1.1610536077854636,
                 adversarial=True, data_seed=256022430, ds=ds, nu=float(data.assumptions(ds)["nu"]))
-    holds, label, _ = rf.probe_rate(inst, "Polyak")
-    assert holds is None and label == "time offset" and inst["step"] > 100
-    ass1_ok, _, small_init_ok = rf.probe_assumptions(inst).values()
+    before = dict(inst)
+    holds, label, _, facts = rf.probe_rate(inst, "Polyak")
+    assert holds is None and label == "time offset" and facts["step"] > 100 and inst == before
+    ass1_ok, _, small_init_ok = rf.probe_assumptions(inst, facts).values()
     assert not ass1_ok and not small_init_ok                                       # outside Ass 1 and Lemma 2
+    assert rf.describe(inst, facts)["step"] == facts["step"] and "step" not in rf.describe(inst, {})
     orth = runs.orthogonal_tokens(3, 3, rho=0.0, extra_dims=2, seed=1)
     good = dict(kind="orthogonal", n=3, T=3, d=orth.d, rho=0.0, extra_dims=2, spread=0.0, init=0.01, eta=1.0,
                 adversarial=False, data_seed=1, ds=orth, nu=float(data.assumptions(orth)["nu"]))
@@ -147,16 +205,20 @@ def test_probe_rate_reads_a_time_offset_as_undecided_and_gd_as_sublinear():
 def test_probe_rate_looks_once_more_a_decade_later():
     """B.T1's quick seed-114 counterexample: from W0 = -0.01 Wbar_mm on exactly orthogonal tokens NGD starts on
     W_mm's line (1 - corr ~ 1e-31, below its C/t^2 asymptote), so 1 - corr rises until t ~ 300 and the window
-    [60, 300] sees it flat; a decade later, on [600, 3000], it decays as t^-2.  GD still fails there (log t growth)."""
-    from theorems.paper_b import rate_fixtures as rf
+    [60, 300] sees it flat; a decade later, on [600, 3000], it decays as t^-2.  GD still fails there (log t growth).
+    The facts are those of the run looked at last (the 3000-step one)."""
+    from theorems.paper_b import fixed_head_rates as rf
 
     ds = runs.orthogonal_tokens(2, 3, rho=0.0, spread=0.0, extra_dims=1, seed=7)
     inst = dict(kind="orthogonal", n=2, T=3, d=ds.d, rho=0.0, extra_dims=1, spread=0.0, init=0.01,
                 eta=1.9109529749704406, adversarial=True, data_seed=7, ds=ds, nu=float(data.assumptions(ds)["nu"]))
-    first = rf._probe_rate_on(dict(inst), "NGD", False, rf.PROBE_STEPS)
-    assert first[0] is False and "-0.000" in first[2]                              # flat on [60, 300]
-    holds, label, detail = rf.probe_rate(dict(inst), "NGD")
+    run = rf.probe_run(inst, "NGD")
+    first = rf.rate_on_run(inst, run, rf.PROBE_STEPS)
+    assert first[0] is False and "clock ‖W_t‖/v 0.000" in first[2].replace("-0.000", "0.000")  # flat on [60, 300]
+    assert first[3] == run.facts
+    holds, label, detail, facts = rf.probe_rate(inst, "NGD", run)
     assert (holds, label) == (True, "fitted") and "-2.000" in detail and "looked later" in detail
+    assert facts == rf.probe_run(inst, "NGD", rf.LATER * rf.PROBE_STEPS).facts
     assert rf.probe_rate(dict(inst), "GD")[:2] == (False, "sublinear growth")
 
 

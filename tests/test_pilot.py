@@ -7,7 +7,7 @@ import torch
 from numerics.paper_b import data
 from theorems.paper_a import t1_3_strong_convexity as t13
 from theorems.paper_b import l11_joint_invariants as l11
-from theorems.paper_b.joint_fixtures import MAIN, nu_threshold
+from theorems.paper_b.joint_assumptions import MAIN, nu_threshold
 from theorems.pilot import planned_growth, sized_by_pilot, widest_ratio
 
 

@@ -316,7 +316,7 @@ def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch
     ran = []
     real_unit = runner.run_unit
 
-    def fake_unit(c, unit, ctx):  # nothing real runs: stand-in outcomes for the units the report must redo
+    def fake_unit(c, unit, ctx, fixtures=None):  # nothing real runs: stand-in outcomes for the units the report must redo
         ran.append((c.id, ctx.seed))
         return runner.unit_entry(c, unit, Outcome("fail" if unit.kind == "control" else "pass", "stand-in"), 0.0)
 
@@ -335,3 +335,13 @@ def test_each_control_shows_the_parameters_it_overrides(html_and_bundle):
     html, _ = html_and_bundle
     section = _section(html, "Z.L2")
     assert '<code class="overrides">wrong = True</code>' in section and "NOT rejected" in section
+
+
+def test_each_check_names_the_shared_set_ups_it_uses(tmp_path):
+    import toy_claims
+
+    recs = [runner.run_claim(c, Context(seed=1)) for c in toy_claims.SHARING]
+    out = tmp_path / "r.html"
+    report.write_report(out, recs, Context(seed=1), command="verify report -k T")
+    html = out.read_text()
+    assert "Uses the shared set-up <code>doubled()</code> (as <i>values</i>)" in _section(html, "T.203")

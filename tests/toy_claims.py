@@ -46,3 +46,47 @@ for _c in CLAIMS:
 GOOD = CLAIMS[:8]           # eight claims, 32 units of 0.1-0.2 s
 CRASHING = CLAIMS[8]        # its check "a" kills whatever worker runs it
 BROKEN_ONCE = CLAIMS[9]     # its check "a" raises torch.func's broken-process error once (see toy_broken_once)
+
+
+# ---------------------------------------------------------------------------
+# Toy fixtures: a shared set-up that records each computation (a line in a file named by TOY_FIXTURE_LOG, across
+# processes), a fixture computed from it, and two claims whose checks use them
+# ---------------------------------------------------------------------------
+
+from theorems.fixture import fixture, per_budget  # noqa: E402
+
+
+def _log(what: str) -> None:
+    path = os.environ.get("TOY_FIXTURE_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(what + "\n")
+
+
+@fixture
+def draws(ctx: Context, n=per_budget(3, 5), scale: float = 1.0):
+    _log(f"draws n={n} scale={scale} seed={ctx.seed}")
+    return scale * torch.rand(n, generator=ctx.generator("toy draws"), dtype=torch.float64)
+
+
+@fixture(uses={"base": draws})
+def doubled(ctx: Context, base):
+    _log(f"doubled seed={ctx.seed}")
+    return 2 * base
+
+
+def mean_check(ctx: Context, values, wrong: bool = False) -> Outcome:
+    m = float(values.mean())
+    return Outcome("fail" if wrong or m > 2.0 else "pass", f"mean {m:.6f}", details={"mean": m})
+
+
+def uses_toy(i: int, uses) -> Claim:
+    return Claim(id=f"T.{i}", title=f"toy {i}", statement="x = x", fidelity="exact", fidelity_note="toy",
+                 checks=(Check("mean", "numeric", "toy", mean_check, uses={"values": uses}),),
+                 controls=(Control("scaled", "mean", "toy: the draws scaled by 10", {"values": draws.bind(scale=10.0)}),))
+
+
+SHARING = [uses_toy(201, draws), uses_toy(202, draws), uses_toy(203, doubled)]
+for _c in SHARING:
+    object.__setattr__(_c, "module", __name__)
+CLAIMS += SHARING  # noqa: E305 -- a worker finds a claim in its module's CLAIMS

@@ -1,8 +1,9 @@
 """What a claim is: statement, fidelity, assumptions, evidence and negative controls.
 
 A claim module in ``theorems/paper_*/`` defines a module-level ``CLAIM`` (or a
-list ``CLAIMS``) built from these types; the registry in ``verify`` finds it, so
-adding a claim means writing one module and nothing else.
+list ``CLAIMS``) built from these types; the registry in ``verify`` finds it.
+What several checks share is a fixture (``theorems.fixture``), named in each
+check's ``uses`` and injected by the runner.
 
 Evidence comes in three kinds:
 
@@ -15,7 +16,9 @@ Each numeric check names one or more **negative controls**: deliberately wrong
 variants that the same decision rule must reject (come back ``fail``).  A control is
 declared as its target check plus the parameters it overrides (``Control("10 α",
 "strong-convexity", "...", {"factor": 10.0})``): the runner calls the target's own
-function with them (figures off), so the decision that rejects is the check's own.
+function with them (figures off), so the decision that rejects is the check's own.  A
+control that mutates a shared set-up passes the mutated fixture request as the value
+(``{"bank": trajectory_bank.bind(spread=0.5)}``).
 """
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ from typing import Any, Callable, Literal, Mapping
 
 import torch
 from scipy import stats as _st
+
+from theorems import fixture as _fx
 
 Fidelity = Literal["exact", "reconstructed", "qualitative"]
 Status = Literal["pass", "fail", "inconclusive", "out of scope"]
@@ -160,11 +165,12 @@ class Assumption:
 
 @dataclass(frozen=True, eq=False)
 class Check:
-    """One piece of evidence: ``fn`` called with its declared ``params``.
+    """One piece of evidence: ``fn`` called with its declared ``params`` and the fixtures it ``uses``.
 
-    Numeric and probe checks are called ``fn(ctx, **params)``; symbolic checks (exact, seedless)
-    ``fn(**params)``.  A negative control re-runs a check with some of its parameters overridden
-    (:class:`Control`), so the decision that must reject the wrong variant is the check's own.
+    Numeric and probe checks are called ``fn(ctx, **params, **fixtures)``; symbolic checks (exact, seedless)
+    ``fn(**params, **fixtures)``.  ``uses`` maps parameter names to fixtures (``theorems.fixture``), whose values
+    the runner computes once per run and injects.  A negative control re-runs a check with some of its parameters
+    overridden (:class:`Control`), so the decision that must reject the wrong variant is the check's own.
     """
 
     name: str
@@ -173,14 +179,28 @@ class Check:
     fn: Callable[..., Outcome]
     params: Mapping[str, Any] = field(default_factory=dict)
     stochastic: bool | None = None  # counts against the false-alarm budget; default: every kind but symbolic
+    uses: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.stochastic is None:
             object.__setattr__(self, "stochastic", self.kind != "symbolic")
         _check_parameters(self.fn, self.params, f"check {self.name!r}")
+        object.__setattr__(self, "uses", _fx.check_uses(self.fn, self.uses, f"check {self.name!r}"))
+        both = sorted(set(self.uses) & set(self.params))
+        if both:
+            raise ValueError(f"check {self.name!r}: {', '.join(both)} both in params= and uses=")
 
-    def run(self, ctx: Context, **overrides: Any) -> Outcome:
-        kw = {**self.params, **overrides}
+    def requests(self, overrides: Mapping[str, Any] | None = None) -> dict[str, "_fx.Request"]:
+        """The fixtures this check receives, with those a control's ``overrides`` replace (by another fixture request,
+        or by a plain value, which is then passed as it is)."""
+        overrides = overrides or {}
+        return {**{k: r for k, r in self.uses.items() if k not in overrides}, **_fx.requests_in(overrides)}
+
+    def run(self, ctx: Context, fixtures: Mapping[str, Any] | None = None, **overrides: Any) -> Outcome:
+        """Call the check; ``fixtures``: the values of :meth:`requests` (computed here, unshared, when None)."""
+        if fixtures is None:
+            fixtures = _fx.Memo(ctx).values(self.requests(overrides))
+        kw = {**self.params, **fixtures, **{k: v for k, v in overrides.items() if not _fx.is_fixture(v)}}
         return self.fn(**kw) if self.kind == "symbolic" else self.fn(ctx, **kw)
 
 
@@ -229,6 +249,12 @@ class Claim:
     findings: tuple[str, ...] = ()
     module: str = ""  # filled in by the registry
     paper: str = ""  # derived from the id ("A.T1.3" -> "A")
+
+    def check(self, name: str) -> Check:
+        return next(c for c in self.checks if c.name == name)
+
+    def control(self, name: str) -> Control:
+        return next(k for k in self.controls if k.name == name)
 
     def __post_init__(self):
         paper = self.id.split(".")[0]

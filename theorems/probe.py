@@ -19,6 +19,11 @@ counts as the conclusion holding.  A probe must decide at least ``min_decided`` 
 assumptions, with four-cell accounting), else it is ``inconclusive``: a probe that decided nothing
 proved nothing.
 
+Facts.  A conclusion that computes something the assumptions or the plot need (the run's largest step, its initial
+logit bound, nu*) returns it as a fourth value, a dict: ``(holds, label, detail, facts)``.  ``assumptions``,
+``parameters`` and ``describe`` then receive them as their parameter ``facts`` (when they have one), so nothing is written
+into the drawn instance and nothing depends on the order of the calls.
+
 Without ``assumptions`` every failure of the conclusion is a counterexample.  For the
 two "assumption fails" cells a second, bounded hypothesis search (``hypothesis.find``)
 shrinks a minimal example of the cell.  With ``parameters`` (``instance -> {name: float}``,
@@ -53,6 +58,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import os
 from typing import Any, Callable
 
@@ -177,14 +183,14 @@ def run_probe(
     failures: list[tuple[Any, str]] = []
 
     def classify(inst):
-        holds, label, detail = conclusion(inst, alpha_each)
+        holds, label, detail, facts = _concluded(conclusion(inst, alpha_each))
         if holds is None:
             label = UNDECIDED
         if assumptions is None:
-            return holds, label, holds is False, detail, {}
-        a = assumptions(inst)
+            return holds, label, holds is False, detail, {}, facts
+        a = with_facts(assumptions, inst, facts)
         ok = all(a.values())
-        return holds, _cell(holds, ok), ok and holds is False, detail, a
+        return holds, _cell(holds, ok), ok and holds is False, detail, a, facts
 
     def decided() -> int:
         if assumptions is not None:
@@ -196,16 +202,16 @@ def run_probe(
         @hypothesis.seed(seed)
         @given(strategy)
         def prop(inst):
-            holds, cell, counter, detail, a = classify(inst)
+            holds, cell, counter, detail, a, facts = classify(inst)
             cells[cell] = cells.get(cell, 0) + 1
             if assumptions is not None and cell not in (HOLD_HOLD, UNDECIDED) and cell not in examples:
-                examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
-                                                   "detail": detail, "shrunk": False}
+                examples[cell] = with_facts(describe, inst, facts) | {
+                    "failed_assumptions": [k for k, v in a.items() if not v], "detail": detail, "shrunk": False}
             if parameters is not None:
-                points.append(parameters(inst) | {"holds": None if holds is None else bool(holds),
-                                                  "assumptions_hold": all(a.values()) if a else True})
+                points.append(with_facts(parameters, inst, facts) | {"holds": None if holds is None else bool(holds),
+                                                                     "assumptions_hold": all(a.values()) if a else True})
             if counter:
-                failures.append((inst, detail))
+                failures.append((inst, detail, facts))
                 raise AssertionError(detail)
 
         # one database key per probe (all probes share this wrapper's source, hypothesis's default key)
@@ -231,9 +237,9 @@ def run_probe(
                 if cell in examples:
                     minimal = _shrink_cell(ctx, strategy, classify, cell, max_examples)
                     if minimal is not None:
-                        inst, detail, a = minimal
-                        examples[cell] = describe(inst) | {"failed_assumptions": [k for k, v in a.items() if not v],
-                                                           "detail": detail, "shrunk": True}
+                        inst, detail, a, facts = minimal
+                        examples[cell] = with_facts(describe, inst, facts) | {
+                            "failed_assumptions": [k for k, v in a.items() if not v], "detail": detail, "shrunk": True}
     n = sum(cells.values())
     n_decided = decided()
 
@@ -247,8 +253,8 @@ def run_probe(
     plotted = [p for p in points if p["holds"] is not None]  # an undecided instance has no place on a holds/fails axis
     figures = [_parameter_plot(plotted)] if plotted and ctx.figures else []
     if failures:
-        inst, detail = failures[-1]
-        details["counterexample"] = describe(inst) | {"why": detail}
+        inst, detail, facts = failures[-1]
+        details["counterexample"] = with_facts(describe, inst, facts) | {"why": detail}
         return Outcome("fail", f"COUNTEREXAMPLE found (shrunk): {detail}", figures=figures, details=details)
     cell_txt = ", ".join(f"{v} {k}" for k, v in sorted(cells.items()))
     if iff and cells.get(FAIL_FAIL):
@@ -301,14 +307,31 @@ def probe_check(
                      iff=iff, min_decided=min_decided)
 
 
+def _concluded(result: tuple) -> tuple:
+    """A conclusion's ``(holds, label, detail)`` or ``(holds, label, detail, facts)`` as the four."""
+    if len(result) == 4:
+        return tuple(result)
+    holds, label, detail = result
+    return holds, label, detail, {}
+
+
+def with_facts(fn: Callable, inst, facts: dict):
+    """``fn(inst, facts=facts)`` when ``fn`` has a parameter named ``facts``, else ``fn(inst)``."""
+    try:
+        takes = "facts" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return fn(inst, facts=facts) if takes else fn(inst)
+
+
 def _shrink_cell(ctx, strategy, classify, cell, max_examples):
     """A minimal instance of ``cell`` via ``hypothesis.find`` (bounded; None if none found)."""
     found = {}
 
     def in_cell(inst):
-        holds, c, _, detail, a = classify(inst)
+        holds, c, _, detail, a, facts = classify(inst)
         if c == cell:
-            found["last"] = (inst, detail, a)
+            found["last"] = (inst, detail, a, facts)
             return True
         return False
 

@@ -198,8 +198,6 @@ def calibrate(claims: list[Claim], budget: str, seeds: list[int], results_dir: P
         recs, counts = execute(claims, ctx, seed_dir(results_dir, budget, seed), executor, reuse_records=True,
                                bar_label=f"calibrate {budget}, seed {seed}")
         by_seed[seed] = recs
-        if counts["ran"] and hasattr(executor, "fresh_workers"):
-            executor.fresh_workers()  # memory bounded by one seed's set-ups (Executor.fresh_workers)
         on_seed(seed, counts)
         summary = summarize(claims, by_seed, budget)
         results.atomic_write_text(summary_path(results_dir, budget), json.dumps(summary, indent=1, default=float))

@@ -294,9 +294,9 @@ def main(argv: list[str] | None = None) -> int:
 
     # the checks are batched small-tensor work: intra-op threads only add contention (override with the env var)
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
-    from verify.execution import keep_freed_memory
+    from verify import memory_tuning
 
-    keep_freed_memory()  # in-process units reuse freed memory, as the workers' do
+    memory_tuning.tune_process()  # opt-in (VERIFY_TUNE_MEMORY): in-process units as the workers
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)

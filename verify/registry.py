@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import theorems
+from theorems import fixture
 from theorems.claim import Claim
 
 
@@ -35,6 +36,23 @@ def all_claims() -> tuple[Claim, ...]:
             object.__setattr__(c, "module", info.name)
             found[c.id] = c
     return tuple(sorted(found.values(), key=_natural_key))
+
+
+_CLAIMS: dict[tuple[str, str], Claim] = {}  # claims by (module, id): a Dask worker imports only the modules it needs
+
+
+def claim_from_module(module: str, claim_id: str) -> Claim:
+    """The claim ``claim_id`` defined in ``module``."""
+    key = (module, claim_id)
+    if key not in _CLAIMS:
+        mod = importlib.import_module(module)
+        found = list(getattr(mod, "CLAIMS", ())) + ([mod.CLAIM] if hasattr(mod, "CLAIM") else [])
+        claim = next((c for c in found if c.id == claim_id), None)
+        if claim is None:
+            raise LookupError(f"{module} defines no claim {claim_id} (in CLAIM or CLAIMS)")
+        object.__setattr__(claim, "module", module)
+        _CLAIMS[key] = claim
+    return _CLAIMS[key]
 
 
 def get(claim_id: str) -> Claim:
@@ -134,12 +152,45 @@ def _digest(path: Path, mtime_ns: int, size: int) -> bytes:  # each file version
     return hashlib.sha256(path.read_bytes()).digest()
 
 
+def claim_requests(claim: Claim) -> list[fixture.Request]:
+    """Every fixture the claim's checks and controls receive, and those they are computed from."""
+    reqs = [r for c in claim.checks for r in c.requests().values()]
+    reqs += [r for k in claim.controls for r in claim.check(k.target).requests(k.overrides).values()]
+    return fixture.closure(reqs)
+
+
+def fixture_modules(claim: Claim) -> set[str]:
+    """The modules that define the fixtures the claim uses."""
+    return {r.fixture.fn.__module__ for r in claim_requests(claim)}
+
+
 def code_hash(claim: Claim, root: Path | None = None) -> str:
-    """Content hash of the code that decides the claim's result: its module and the transitive closure of the
-    project modules it imports (:func:`import_closure`)."""
+    """Content hash of the code that decides the claim's result: its module, the modules of the fixtures its checks
+    use, and the transitive closure of the project modules these import (:func:`import_closure`)."""
     root = Path(theorems.__file__).parent.parent if root is None else root
+    files = set()
+    for module in {claim.module} | fixture_modules(claim):
+        files.update(import_closure(module, root))
     h = hashlib.sha256()
-    for f in import_closure(claim.module, root):
+    for f in sorted(files):
         h.update(f.relative_to(root).as_posix().encode())
         h.update(_file_digest(f))
     return h.hexdigest()[:16]
+
+
+def sharing_groups(claims) -> dict[str, str]:
+    """Claim id -> a group: claims whose checks use a fixture in common (by fixture, at any parameters), transitively.
+    Only for placing tests (``tests/test_claims.py``: one pytest worker per group, so each value is computed once
+    there); the executors share by the fixtures' run keys, not by groups."""
+    claims = list(claims)
+    parent: dict[str, str] = {}
+
+    def find(m: str) -> str:
+        while parent.setdefault(m, m) != m:
+            m = parent[m]
+        return m
+
+    for c in claims:
+        for r in claim_requests(c):
+            parent[find(r.fixture.name)] = find(c.id)
+    return {c.id: find(c.id) for c in claims}

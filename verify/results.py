@@ -10,6 +10,7 @@ machine; :func:`replay_view` strips them for comparisons.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -103,3 +104,43 @@ def replay_view(record: dict) -> dict:
     """The record without wall-clock fields: equal for equal seeds on the same machine."""
     r = {k: v for k, v in record.items() if k not in VOLATILE}
     return r
+
+
+# ---------------------------------------------------------------------------
+# Finished units (resume)
+# ---------------------------------------------------------------------------
+
+UNITS = "units"
+
+
+def _environment_key() -> str:
+    """A short digest of what else a unit's outcome may depend on: library versions and the Python."""
+    return hashlib.sha256(json.dumps(library_versions(), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def unit_dir(results_dir: Path, claim, ctx) -> Path:
+    """Where a claim's finished units of one run are kept (resume): the code hash and the library versions in the
+    name, so changed code or libraries never reuse a unit."""
+    from verify.registry import code_hash as _code_hash
+
+    code_hash = _code_hash(claim)
+    examples = "" if ctx.max_examples is None else f"-examples{ctx.max_examples}"
+    return (Path(results_dir) / UNITS / claim.id /
+            f"{ctx.budget}-seed{ctx.seed}{examples}-{ctx.device}-{code_hash}-{_environment_key()}")
+
+
+def unit_path(directory: Path, unit) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", unit.name).strip("-")[:40]
+    digest = hashlib.sha256(unit.name.encode()).hexdigest()[:8]
+    return directory / f"{unit.kind}-{slug}-{digest}.json"
+
+
+def load_unit(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):  # absent, or cut short by a crash before the atomic rename: redo it
+        return None
+
+
+def save_unit(path: Path, entry: dict) -> None:
+    atomic_write_text(path, json.dumps(entry, sort_keys=True, default=float))

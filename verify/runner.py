@@ -14,18 +14,18 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable, Mapping
 
+from theorems import fixture as fx
 from theorems.claim import Claim, Context, Control, Outcome
 from verify import preregistration, registry, results
 
 Progress = Callable[[str], None]
 
 
-def run_control(claim: Claim, control: Control, ctx: Context) -> Outcome:
+def run_control(claim: Claim, control: Control, ctx: Context, fixtures: Mapping[str, Any] | None = None) -> Outcome:
     """The control's target check, called with the control's overrides and no figures."""
-    target = next(c for c in claim.checks if c.name == control.target)
-    return target.run(replace(ctx, figures=False), **control.overrides)
+    return claim.check(control.target).run(replace(ctx, figures=False), fixtures, **control.overrides)
 
 
 def _overrides_dict(control: Control) -> dict:
@@ -72,7 +72,8 @@ def verdict(claim: Claim, checks: list[dict], controls: list[dict]) -> tuple[str
 
 @dataclass(frozen=True)
 class Unit:
-    """One unit of work: one check or one control of one claim (at the run's seed and budget)."""
+    """One unit of work: one check or one control of one claim (at the run's seed and budget); the fixtures it
+    receives are :func:`unit_requests`."""
 
     claim: str   # the claim's id
     module: str  # the module that defines it: a worker imports only this
@@ -105,14 +106,38 @@ def _selected_controls(claim, kinds):
     return [k for k in claim.controls if k.target in names]
 
 
-def run_unit(claim: Claim, unit: Unit, ctx: Context) -> dict:
-    """Run one check or control; its outcome as a record entry, with the seconds it took."""
+def unit_requests(claim: Claim, unit: Unit) -> dict[str, fx.Request]:
+    """The fixtures a unit's check receives: the check's ``uses``, with those its control replaces."""
     if unit.kind == "check":
-        c = next(c for c in claim.checks if c.name == unit.name)
-        out, secs = _run_one(c.run, ctx)
+        return claim.check(unit.name).requests()
+    k = claim.control(unit.name)
+    return claim.check(k.target).requests(k.overrides)
+
+
+def run_unit(claim: Claim, unit: Unit, ctx: Context, fixtures: "fx.Memo | Mapping[str, Any] | None" = None) -> dict:
+    """Run one check or control; its outcome as a record entry, with the seconds it took.
+
+    ``fixtures``: the run's :class:`theorems.fixture.Memo` (values computed there, shared with the run's other
+    units), or the values already computed (a Dask task's resolved inputs), or None (computed for this unit alone).
+    A fixture that raised makes the unit's outcome a raised check, as a check that raised does."""
+    reqs = unit_requests(claim, unit)
+
+    def values() -> dict:
+        if isinstance(fixtures, fx.Memo):
+            return fixtures.values(reqs)
+        if fixtures is None:
+            return fx.Memo(ctx).values(reqs)
+        failed = [v for v in fixtures.values() if isinstance(v, fx.FixtureFailure)]
+        if failed:
+            raise failed[0].error
+        return dict(fixtures)
+
+    if unit.kind == "check":
+        c = claim.check(unit.name)
+        out, secs = _run_one(lambda ctx: c.run(ctx, values()), ctx)
     else:
-        k = next(k for k in claim.controls if k.name == unit.name)
-        out, secs = _run_one(lambda ctx: run_control(claim, k, ctx), ctx)
+        k = claim.control(unit.name)
+        out, secs = _run_one(lambda ctx: run_control(claim, k, ctx, values()), ctx)
     return unit_entry(claim, unit, out, secs)
 
 
@@ -133,14 +158,16 @@ def _no_pass_on_nan(out: Outcome) -> Outcome:
 def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     """The record entry of a unit's outcome (also for a unit that could not be run at all)."""
     out = _no_pass_on_nan(out)
+    uses = {name: r.describe() for name, r in unit_requests(claim, unit).items()}
     if unit.kind == "check":
-        c = next(c for c in claim.checks if c.name == unit.name)
-        entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic})
+        c = claim.check(unit.name)
+        entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic,
+                                                           "uses": uses})
     else:
-        k = next(k for k in claim.controls if k.name == unit.name)
+        k = claim.control(unit.name)
         entry = results.outcome_dict(k.name, "control", out, {
             "target": k.target, "description": k.description, "overrides": _overrides_dict(k),
-            "rejected": out.status == "fail"})
+            "rejected": out.status == "fail", "uses": uses})
     return entry | {"seconds": round(secs, 3)}
 
 
@@ -177,10 +204,18 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
 
 
 def run_claim(claim: Claim, ctx: Context, progress: Progress = lambda s: None,
-              kinds: set[str] | None = None) -> dict:
-    """Run the claim (optionally only checks of ``kinds``) in this process and return its results record."""
+              kinds: set[str] | None = None, memo: fx.Memo | None = None) -> dict:
+    """Run the claim (optionally only checks of ``kinds``) in this process and return its results record.
+
+    ``memo``: the run's fixture values, shared with other claims of the same run (default: this claim's own); whoever
+    passes one has announced these units' fixtures to it (``Memo.expect``), as this function does for its own."""
+    units = plan(claim, kinds)
+    if memo is None:
+        memo = fx.Memo(ctx)
+        memo.expect(r for u in units for r in unit_requests(claim, u).values())
     outcomes = {}
-    for u in plan(claim, kinds):
+    for u in units:
         progress(u.label)
-        outcomes[u] = run_unit(claim, u, ctx)
+        outcomes[u] = run_unit(claim, u, ctx, memo)
+        memo.release(unit_requests(claim, u).values())
     return assemble(claim, ctx, outcomes, kinds)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from numerics import DTYPE
-from numerics.optim import Trajectory, Transform, chain, identity, run, scale
+from numerics.optim import Trajectory, Transform, chain, run, scale
 from numerics.paper_a.geometry import (
     LAMBDA,
     dist_to_manifold,
@@ -71,32 +71,23 @@ def least_squares(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch
     return W_hat, XtX / x.shape[-2]
 
 
-SPECTRAL_VARIANTS = ("correct", "swap_factors", "no_sigma_sqrt", "transpose_key")
-
-
-def spectral_init(x: torch.Tensor, y: torch.Tensor, variant: str = "correct") -> tuple[torch.Tensor, torch.Tensor]:
+def spectral_init(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     r"""``theta_0`` of Algorithm 1 from the samples: :func:`spectral_init_from_estimates` of :func:`least_squares`."""
-    return spectral_init_from_estimates(*least_squares(x, y), variant)
+    return spectral_init_from_estimates(*least_squares(x, y))
 
 
-def spectral_init_from_estimates(W_hat: torch.Tensor, S_hat: torch.Tensor, variant: str = "correct"):
-    r"""Step 2 of Algorithm 1 from ``(What, Sigmahat)``: SVD ``What Sigmahat^{1/2} = Uh Lamh Vh^T``, then
-    ``V = Uh Lamh^{1/2} Sigmahat^{-1/2}``, ``K = Sigmahat^{-1/2} Vh Lamh^{1/2} Sigmahat^{-1/2}``.
+def spectral_init_from_estimates(W_hat: torch.Tensor, S_hat: torch.Tensor):
+    r"""Step 2 of Algorithm 1 from ``(What, Sigmahat)``: the point of Mfold of ``What Sigmahat^{1/2}``
+    (:func:`spectral_point`)."""
+    return spectral_point(W_hat @ sym_sqrt(S_hat), S_hat)
 
-    Negative controls: ``"swap_factors"`` exchanges ``Uh`` and ``Vh`` (needs ``r == d``), ``"no_sigma_sqrt"``
-    takes the SVD of ``What`` instead of ``What Sigmahat^{1/2}``, ``"transpose_key"`` returns ``K^T``.
-    """
-    M_hat = W_hat if variant == "no_sigma_sqrt" else W_hat @ sym_sqrt(S_hat)
+
+def spectral_point(M_hat: torch.Tensor, S_hat: torch.Tensor):
+    r"""The point of Mfold built from an estimate ``M_hat`` of ``M* = W* Sigma^{1/2}`` and ``Sigmahat``: SVD
+    ``M_hat = Uh Lamh Vh^T``, then ``V = Uh Lamh^{1/2} Sigmahat^{-1/2}``, ``K = Sigmahat^{-1/2} Vh Lamh^{1/2}
+    Sigmahat^{-1/2}``."""
     Uh, Lh, VhT = torch.linalg.svd(M_hat, full_matrices=False)
-    Vh = VhT.mT
-    if variant == "swap_factors":
-        if Uh.shape[-2] != Vh.shape[-2]:
-            raise ValueError("swap_factors needs r == d")
-        Uh, Vh = Vh, Uh
-    elif variant not in SPECTRAL_VARIANTS:
-        raise ValueError(f"unknown variant {variant!r}; choose from {SPECTRAL_VARIANTS}")
-    V, K = manifold_point(Uh, Lh, Vh, S_hat)
-    return (V, K.mT) if variant == "transpose_key" else (V, K)
+    return manifold_point(Uh, Lh, VhT.mT, S_hat)
 
 
 # ---------------------------------------------------------------------------
@@ -104,7 +95,8 @@ def spectral_init_from_estimates(W_hat: torch.Tensor, S_hat: torch.Tensor, varia
 # ---------------------------------------------------------------------------
 
 
-def _spd_inverse(S: torch.Tensor) -> torch.Tensor:
+def spd_inverse(S: torch.Tensor) -> torch.Tensor:
+    """``S^{-1}`` of a symmetric positive definite ``S`` (by Cholesky), symmetrized."""
     Si = torch.cholesky_inverse(torch.linalg.cholesky(S))
     return (Si + Si.mT) / 2
 
@@ -117,29 +109,13 @@ def precondition(Sigma_hat: torch.Tensor) -> Transform:
     ``K - eta Sigma^{-1} g_K Sigma^{-1}`` to ``B - eta G_B``: plain GD in the Sigmatilde geometry.
     ``Sigma_hat`` is (d, d) or (B, d, d), fixed for the whole run (``I`` for a run of plain GD in a stack).
     """
-    Si = _spd_inverse(Sigma_hat)
+    Si = spd_inverse(Sigma_hat)
     return Transform(lambda p: (), lambda g, s, p, info: ((g[0] @ Si, Si @ g[1] @ Si), s))
 
 
-def precondition_one_sided(Sigma_hat: torch.Tensor) -> Transform:
-    r"""Negative control: ``(g_V, g_K) -> (g_V Sigmahat^{-1}, Sigmahat^{-1} g_K)`` (K preconditioned on one side only)."""
-    Si = _spd_inverse(Sigma_hat)
-    return Transform(lambda p: (), lambda g, s, p, info: ((g[0] @ Si, Si @ g[1]), s))
-
-
-PRECONDITIONERS = ("two_sided", "one_sided", "none")
-
-
-def algorithm1(Sigma_hat: torch.Tensor, eta: float, preconditioner: str = "two_sided") -> Transform:
-    """Step 3 of Algorithm 1: ``theta <- theta - eta * precondition(g)``; ``preconditioner`` picks a control."""
-    pre = {
-        "two_sided": lambda: precondition(Sigma_hat),
-        "one_sided": lambda: precondition_one_sided(Sigma_hat),
-        "none": identity,
-    }
-    if preconditioner not in pre:
-        raise ValueError(f"unknown preconditioner {preconditioner!r}; choose from {PRECONDITIONERS}")
-    return chain(pre[preconditioner](), scale(eta))
+def algorithm1(Sigma_hat: torch.Tensor, eta: float) -> Transform:
+    """Step 3 of Algorithm 1: ``theta <- theta - eta * precondition(g)``."""
+    return chain(precondition(Sigma_hat), scale(eta))
 
 
 def sgd(eta: float) -> Transform:

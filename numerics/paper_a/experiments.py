@@ -80,22 +80,10 @@ def sample_statistics(Sigma, W_star, sigma: float, n: int, batch: int, gen: torc
     return XtX, XtY
 
 
-LS_VARIANTS = ("correct", "no_inverse")
-
-
-def least_squares_from_statistics(XtX, XtY, n: int, variant: str = "correct"):
-    r"""``(What, Sigmahat)`` as in :func:`numerics.paper_a.algorithms.least_squares`.
-
-    ``variant="no_inverse"`` (negative control) drops ``(X^T X)^{-1}``: ``What = Y^T X / n``, which estimates
-    ``W* Sigma``, not ``W*``.
-    """
+def least_squares_from_statistics(XtX, XtY, n: int):
+    r"""``(What, Sigmahat)`` as in :func:`numerics.paper_a.algorithms.least_squares`."""
     S_hat = XtX / n
-    if variant == "correct":
-        W_hat = torch.linalg.solve(XtX, XtY).mT
-    elif variant == "no_inverse":
-        W_hat = XtY.mT / n
-    else:
-        raise ValueError(f"unknown variant {variant!r}; choose from {LS_VARIANTS}")
+    W_hat = torch.linalg.solve(XtX, XtY).mT
     return W_hat, S_hat
 
 
@@ -132,16 +120,17 @@ def lstsq_tail_bound(n, delta, d: int, r: int, sigma: float, lam_min):
 
 
 def spectral_init_draws(Sigma, W_star, sigma: float, n: int, draws: int, gen: torch.Generator,
-                        variant: str = "correct", ls_variant: str = "correct") -> dict[str, torch.Tensor]:
+                        init=spectral_init_from_estimates) -> dict[str, torch.Tensor]:
     r"""``draws`` independent training sets of ``n`` samples for one instance (``Sigma`` (d, d), ``W_star`` (r, d)):
-    steps 1-2 of Algorithm 1 and the errors Lemmas 3, 5, 6 talk about, each (draws,).
+    steps 1-2 of Algorithm 1 and the errors Lemmas 3, 5, 6 talk about, each (draws,).  ``init`` is step 2, a map
+    ``(What, Sigmahat) -> theta_0`` (:func:`spectral_init_from_estimates`, Algorithm 1's).
 
     Keys: ``dist`` (``dist(theta_0, Mfold)``), ``ls_op`` / ``ls_F`` (``||What - W*||`` op / Frobenius),
     ``cov_F`` (``||Sigmahat - Sigma||_F``), ``e`` (:func:`whitened_error`), ``B_op`` (``||Sigma^{1/2} K_0 Sigma^{1/2}||_op``).
     """
     XtX, XtY = sample_statistics(Sigma, W_star, sigma, n, draws, gen)
-    W_hat, S_hat = least_squares_from_statistics(XtX, XtY, n, ls_variant)
-    V, K = spectral_init_from_estimates(W_hat, S_hat, variant)
+    W_hat, S_hat = least_squares_from_statistics(XtX, XtY, n)
+    V, K = init(W_hat, S_hat)
     return {
         "dist": ge.dist_to_manifold(V, K, Sigma, W_star),
         "ls_op": torch.linalg.matrix_norm(W_hat - W_star, ord=2),

@@ -5,7 +5,7 @@
     svm         W-SVM and u-SVM (cvxpy + Clarabel) with KKT certificates
     data        Example 1, DM, two-token example, C.1 bad init, binary digit patches; assumptions()
     records     the one recorder: named per-run metrics read off each step's log-domain evaluation
-    runs        fixed-head runs recorded at every step, initializations, token geometry, cached W-SVMs
+    runs        fixed-head runs recorded at every step, initializations, token geometry
     joint       joint (u, W) training on DM: set-ups, runs, max-margin solutions, Hessian and segment estimates
     two_token   the two-token example's closed forms (GD and NGD)
 

@@ -24,10 +24,14 @@ Algorithms (eta > 0; g = grad L; ^ a unit direction):
     Polyak    W+ = W - min(eta_max, (L - L*)/||g||^2) g
     NGD+mom   W+ = W - eta g/||g|| + beta (W - W-)        (heavy ball on the normalized step)
     joint     (10), see ``scale_by_joint``
+
+``Algorithm`` pairs a transform with the name a check prints for it (and its step cap): the object a fixture that
+runs an algorithm takes as its parameter.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -225,6 +229,21 @@ def scale_by_joint(eta_w: float, eta_u: float, w_time_power: float = 1 / 3, u_lo
 # ---------------------------------------------------------------------------
 # Algorithms
 # ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Algorithm:
+    """A training rule as a check names it: the name its records print, the transform, and its step cap (the
+    largest step size, for the rules that have one: capped NGD, Polyak).  A fixture parameter: runs of it are keyed
+    by this object, so bind each once."""
+
+    name: str
+    transform: Transform
+    cap: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Algorithm({self.name!r})"
+
 
 
 def gd(eta: float) -> Transform:

@@ -6,9 +6,9 @@ Updates (10), the family implemented by ``algorithms.scale_by_joint`` (t counts 
     W_{t+1} = W_t - eta (t+1)^{-a} grad_W L / ||grad_W L||
     u_{t+1} = u_t - eta (t+1)^{-b} grad_u L / L^alpha
 
-The factors (a, alpha, b) are parameters here; the claims' reading of them, Condition 1's thresholds and the
-invariants the claims test live in ``theorems/paper_b/`` (``joint_fixtures``).  Records (``JOINT_RECORD``,
-metrics of ``records``), per run, at the recorded steps:
+The factors (a, alpha, b) are parameters here; the claims' reading of them, Condition 1's thresholds, the mutants of
+(10) their controls run and the invariants the claims test live in ``theorems/paper_b/`` (``joint_assumptions``,
+``joint_setups``).  Records (``JOINT_RECORD``, metrics of ``records``), per run, at the recorded steps:
 
     log_loss (B,)          log L(W_t, u_t)
     margin (B, n)          m_i = y_i f(X_i); the per-sample loss is exp(-m_i) (exp loss)
@@ -26,7 +26,6 @@ W_mm and u_mm are per run (one DM draw per run); ``records`` normalizes them run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -47,42 +46,8 @@ def eq10(eta: float, a: float, alpha: float, b: float) -> optim.Transform:
     return A.joint(eta, eta, w_time_power=a, u_loss_power=alpha, u_time_power=b)
 
 
-def eq10_mutant(eta: float, a: float, alpha: float, b: float, mutation: str) -> optim.Transform:
-    """Updates (10) with one piece of its mathematics changed (negative controls of the joint-training claims):
-
-    ``"raw_W"``     the W-step without its normalization: ``W+ = W - eta (t+1)^{-a} grad_W L`` (a GD step in W);
-    ``"ascent_W"``  the W-step with the wrong sign: ``W+ = W + eta (t+1)^{-a} grad_W L / ||grad_W L||`` (attention
-                    driven away from the tokens that lower the loss).
-
-    The u-step is (10)'s.  (The u-step without its ``1/L`` factor is ``eq10`` with ``alpha = 0``.)
-    """
-    if mutation not in ("raw_W", "ascent_W"):
-        raise ValueError(f"unknown mutation of (10): {mutation!r}")
-
-    def update(g, s, p, info):
-        t1 = info["step"] + 1.0
-        d_W, d_u = g
-        log_gn_W, log_gn_u = info["log_grad_norms"]
-        step_u = (log_gn_u - alpha * info["log_loss"]).exp() * (eta * t1 ** -b)
-        if mutation == "raw_W":
-            dW = optim.tree_scale((d_W,), -(eta * t1 ** -a) * log_gn_W.exp())[0]
-        else:
-            dW = d_W * (eta * t1 ** -a)
-        return (dW, optim.tree_scale((d_u,), -step_u)[0]), s
-
-    return optim.Transform(lambda p: (), update)
-
-
-def make_algorithm(spec: tuple) -> optim.Transform:
-    """A transform from a hashable spec: ("eq10", eta, a, alpha, b), ("eq10_mutant", eta, a, alpha, b, mutation)
-    (``eq10_mutant``), ("gd", eta), ("ngd", eta) (one normalization over the tree: joint NGD), ("ps", cap)."""
-    kind, *args = spec
-    return {"eq10": lambda: eq10(*args), "eq10_mutant": lambda: eq10_mutant(*args), "gd": lambda: A.gd(*args),
-            "ngd": lambda: A.ngd(*args), "ps": lambda: A.polyak(*args)}[kind]()
-
-
 # ---------------------------------------------------------------------------
-# Batches of DM draws and cached runs shared by the claims
+# Batches of DM draws and their max-margin solutions
 # ---------------------------------------------------------------------------
 
 
@@ -104,9 +69,9 @@ class Setup:
     nu_max: float | None = None
 
 
-@lru_cache(maxsize=16)
 def instances(setup: Setup) -> tuple[Dataset, int]:
-    """(per-run Dataset of ``setup.B`` draws, number of draws tried)."""
+    """(per-run Dataset of ``setup.B`` draws, number of draws tried).  Computed on each call: the claims share a
+    batch as a fixture (``theorems.paper_b.joint_setups``)."""
     kept, k = [], 0
     while len(kept) < setup.B:
         if k >= 100 * setup.B:
@@ -116,26 +81,6 @@ def instances(setup: Setup) -> tuple[Dataset, int]:
         if setup.nu_max is None or bool(data.assumptions(ds)["nu"] <= setup.nu_max):
             kept.append(ds)
     return data.stack(kept), k
-
-
-@lru_cache(maxsize=16)
-def solutions(setup: Setup) -> tuple[torch.Tensor, torch.Tensor, list, list]:
-    """``max_margin_solutions`` of ``instances(setup)``."""
-    return max_margin_solutions(instances(setup)[0])
-
-
-@lru_cache(maxsize=48)
-def cached_run(setup: Setup, spec: tuple, n_steps: int, every_step: bool = False, n_points: int = 60,
-               keep_params: bool = False) -> optim.Trajectory:
-    """``run_joint`` of ``make_algorithm(spec)`` on ``instances(setup)`` from zero init, with W_mm and u_mm.
-
-    Cached: several claims read the same runs; callers must not modify the result.
-    """
-    ds = instances(setup)[0]
-    W_mm, u_mm, _, _ = solutions(setup)
-    at = range(n_steps + 1) if every_step else None
-    return run_joint(ds, make_algorithm(spec), n_steps, W_mm=W_mm, u_mm=u_mm, record_at=at, n_points=n_points,
-                     keep_params=keep_params)
 
 
 def max_margin_solutions(ds: Dataset) -> tuple[torch.Tensor, torch.Tensor, list, list]:

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Callable, NamedTuple
 
 import torch
@@ -307,11 +307,6 @@ def _unit(G: torch.Tensor, log_shift: torch.Tensor) -> tuple[torch.Tensor, torch
     return log_shift + nrm.log(), G / nrm.clamp_min(_TINY).unsqueeze(-1)
 
 
-@lru_cache(maxsize=None)
-def _token_index(T: int) -> torch.Tensor:
-    return torch.arange(T).view(T, 1, 1)
-
-
 def _exp(x: torch.Tensor) -> torch.Tensor:
     """exp(max(x, -700)), in place on the temporary x: terms below e^-700 ~ 1e-304 of the largest are
     noise either way, and keeping them out of the subnormal range keeps exp at full speed."""
@@ -351,7 +346,7 @@ def evaluate(W, u, ds: Dataset, loss="exp", grad_u: bool = False, values: bool =
     margin = e.mul_(gamma).sum(0).div_(S)                                         # m_i = sum_t s_it gamma_it, (n, B)
     log_neg_dl = loss.log_neg_deriv(margin)                                       # log(-l'(m_i))
 
-    is_dom = _token_index(T) == dom                                               # the dominant token k_i, one per sample
+    is_dom = torch.arange(T).view(T, 1, 1) == dom                                 # the dominant token k_i, one per sample
     log_w = (log_s + log_neg_dl).masked_fill_(is_dom, -math.inf)
     shift = log_w.reshape(T * n, B).amax(0)                                       # (B,)
     c = _exp(log_w - shift) * (margin - gamma)

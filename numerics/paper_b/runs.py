@@ -8,13 +8,11 @@ every step (or at chosen steps) through ``records.recorder``:
 
 A claim's own per-step quantity (a bound it derives) comes in as ``extra={name: fn(at)}`` from ``theorems/``.
 
-Also here: Gaussian inits, Example-1-like data with exactly orthonormal noise (probes), cached W-SVM solutions
-(and the dropped-constraint W-SVM of the negative controls), the constants of a dataset (``geometry``) and the
-step lengths of a recorded run.  No claim's bound lives here.
+Also here: Gaussian inits, Example-1-like data with exactly orthonormal noise (probes), the constants of a dataset
+(``geometry``) and the step lengths of a recorded run.  No claim's bound lives here.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import torch
@@ -93,7 +91,7 @@ def step_lengths(traj: optim.Trajectory, kind: str, eta: float) -> torch.Tensor:
 
 
 # ---------------------------------------------------------------------------
-# Data with exactly controlled near-orthogonality (probes) and cached W-SVM solutions
+# Data with exactly controlled near-orthogonality (probes)
 # ---------------------------------------------------------------------------
 
 
@@ -123,30 +121,6 @@ def orthogonal_tokens(n: int = 4, T: int = 3, rho: float = 0.0, spread: float = 
     u[0] = 1.0
     return Dataset(X, y, u=u, meta=dict(name="orthogonal_tokens", n=n, T=T, d=d, rho=rho, spread=spread,
                                         gamma_opt=gamma_opt))
-
-
-def with_w_mm(maker, *args, drop=None, **kwargs):
-    """(dataset, W-SVM result) for ``maker(*args, **kwargs)`` (a deterministic generator), cached by arguments.
-
-    Several checks and their controls share instances; a W-SVM solve costs ~0.1-0.5 s.
-    """
-    return _with_w_mm(maker, args, tuple(sorted(kwargs.items())), None if drop is None else tuple(map(tuple, drop)))
-
-
-@functools.cache
-def _with_w_mm(maker, args, kwargs, drop):
-    from . import svm  # cvxpy: imported on first use
-
-    ds = maker(*args, **dict(kwargs))
-    return ds, svm.w_svm(ds, drop=None if drop is None else list(drop))
-
-
-def with_dropped_w_mm(maker, **kwargs):
-    """(dataset, W-SVM result) with the constraints of the sample carrying the most dual mass left out: a wrong
-    W_mm (negative controls)."""
-    ds, r = with_w_mm(maker, **kwargs)
-    i = int(r.alpha.sum(1).argmax())
-    return with_w_mm(maker, **kwargs, drop=[(i, t) for t in range(ds.T) if t != int(ds.opt_index[i])])
 
 
 def geometry(ds: Dataset) -> dict:

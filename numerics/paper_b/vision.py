@@ -481,6 +481,11 @@ def train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds
             final[f"{split}_loss"] = (tot_loss / len(y)).cpu()
             final[f"{split}_accuracy"] = (correct / len(y)).cpu()
     L, E, N = torch.stack(losses).cpu(), torch.stack(errors).cpu(), torch.stack(nrec).cpu()
-    return {n: VisionRun(n, L[:, k * B:(k + 1) * B], torch.tensor(nsteps), N[:, k * B:(k + 1) * B], list(groups),
-                         {m: v[k * B:(k + 1) * B] for m, v in final.items()}, E[:, k * B:(k + 1) * B])
+
+    def own(x: torch.Tensor, k: int) -> torch.Tensor:
+        """Transform k's runs, copied out of the stacked tensor: a pickled view would carry every transform's runs."""
+        return x[:, k * B:(k + 1) * B].clone()
+
+    return {n: VisionRun(n, own(L, k), torch.tensor(nsteps), own(N, k), list(groups),
+                         {m: v[k * B:(k + 1) * B].clone() for m, v in final.items()}, own(E, k))
             for k, n in enumerate(names_t)}

@@ -2,13 +2,26 @@
 import torch
 
 from numerics import DTYPE
-from numerics.optim import apply
+from numerics.optim import apply, chain, identity, scale
 from numerics.paper_a import algorithms as al
 from numerics.paper_a import geometry as ge
 from numerics.paper_a import oracle as orc
 from numerics.paper_a.model import sym_sqrt
+from theorems.paper_a.init_algorithm import precondition_one_sided, spectral_init_without_sigma_sqrt
 
 SIGMA_NOISE = 0.3
+
+
+def swap_factors(W_hat, S_hat):
+    """A wrong spectral init: Uh and Vh exchanged (needs r == d)."""
+    Uh, Lh, VhT = torch.linalg.svd(W_hat @ sym_sqrt(S_hat), full_matrices=False)
+    return ge.manifold_point(VhT.mT, Lh, Uh, S_hat)
+
+
+def transpose_key(W_hat, S_hat):
+    """A wrong spectral init: K transposed."""
+    V, K = al.spectral_init_from_estimates(W_hat, S_hat)
+    return V, K.mT
 
 
 def _data(seed, n, B, r=5, d=4, noise=SIGMA_NOISE):
@@ -34,12 +47,12 @@ def test_spectral_init_near_manifold_at_large_n():
         # the init is the Q = I point of the *estimated* manifold: zero regularizer there in the Sigmahat geometry
         assert ge.regularizer(V, K, ge.sample_covariance(x)).abs().max() < 1e-10
     assert dists[100_000].max() < 0.03 and dists[100_000].max() < dists[1_000].min()
-    # the wrong variants stay far however large n is
-    for variant in ("no_sigma_sqrt", "transpose_key"):
-        assert ge.dist_to_manifold(*al.spectral_init(x, y, variant), Sigma, W).min() > 0.1
+    # the wrong spectral inits stay far however large n is
+    for wrong in (spectral_init_without_sigma_sqrt, transpose_key):
+        assert ge.dist_to_manifold(*wrong(*al.least_squares(x, y)), Sigma, W).min() > 0.1
     Sigma, W, x, y, _ = _data(2, 100_000, 4, r=4)
     assert ge.dist_to_manifold(*al.spectral_init(x, y), Sigma, W).max() < 0.03
-    assert ge.dist_to_manifold(*al.spectral_init(x, y, "swap_factors"), Sigma, W).min() > 0.1
+    assert ge.dist_to_manifold(*swap_factors(*al.least_squares(x, y)), Sigma, W).min() > 0.1
 
 
 def test_preconditioned_step_is_gd_in_factor_coordinates():
@@ -54,8 +67,8 @@ def test_preconditioned_step_is_gd_in_factor_coordinates():
     GA, GB = ge.grad_to_factors(*grads, Sigma)
     assert torch.allclose(A1, A - eta * GA, atol=1e-12) and torch.allclose(B1, B - eta * GB, atol=1e-12)
     # negative controls are different maps
-    for pre in ("one_sided", "none"):
-        tx = al.algorithm1(Sigma, eta, pre)
+    for pre in (precondition_one_sided(Sigma), identity()):
+        tx = chain(pre, scale(eta))
         upd2, _ = tx.update(grads, tx.init((V, K)), (V, K), {})
         assert not torch.allclose(upd2[1], upd[1])
 

@@ -12,6 +12,7 @@ from numerics.paper_a import experiments as ex
 from numerics.paper_a import geometry as ge
 from numerics.paper_a import oracle as orc
 from numerics.paper_a.model import sym_sqrt
+from theorems.paper_a.init_algorithm import precondition_one_sided, spectral_init_without_sigma_sqrt
 
 NOISE = 0.3
 
@@ -40,11 +41,8 @@ def test_statistics_give_the_same_estimates_as_the_samples():
     W_hat, S_hat = ex.least_squares_from_statistics(XtX, XtY, 50)
     W_ref, S_ref = al.least_squares(x, y)
     assert torch.allclose(W_hat, W_ref, atol=1e-10) and torch.allclose(S_hat, S_ref)
-    for variant in ("correct", "no_sigma_sqrt", "transpose_key"):
-        for a, b in zip(ex.spectral_init_from_estimates(W_hat, S_hat, variant), al.spectral_init(x, y, variant)):
-            assert torch.allclose(a, b, atol=1e-9)
-    Wn, _ = ex.least_squares_from_statistics(XtX, XtY, 50, "no_inverse")
-    assert torch.allclose(Wn, (y.mT @ x) / 50)
+    for a, b in zip(ex.spectral_init_from_estimates(W_hat, S_hat), al.spectral_init(x, y)):
+        assert torch.allclose(a, b, atol=1e-9)
 
 
 def test_sampled_statistics_have_the_right_law():
@@ -70,6 +68,8 @@ def test_spectral_init_draws_and_whitened_error():
     r = ex.spectral_init_draws(Sigma, W, NOISE, 10**6, 50, g)
     assert set(r) == {"dist", "ls_op", "ls_F", "cov_F", "e", "B_op"}
     assert (r["dist"] < 0.02).all() and (r["e"] < 0.02).all() and (r["ls_op"] <= r["ls_F"] + 1e-15).all()
+    wrong = ex.spectral_init_draws(Sigma, W, NOISE, 10**6, 50, g, init=spectral_init_without_sigma_sqrt)
+    assert (wrong["dist"] > 0.05).all()  # a wrong step 2 stays off Mfold however large n is
     assert torch.allclose(ex.whitened_error(Sigma.expand(2, 4, 4), Sigma), torch.zeros(2, dtype=DTYPE), atol=1e-12)
     assert torch.allclose(ex.whitened_error(2 * Sigma, Sigma), torch.tensor(0.5, dtype=DTYPE))
 
@@ -98,7 +98,7 @@ def test_preconditioner_operator_is_the_algorithm_step_in_factor_coordinates():
     S_hat = ge.sample_covariance(x[0])[0]
     V, K = al.random_init(1, 4, 3, g, scale=0.5)
     gV, gK = ge.regularized_loss_grad(V, K, Sigma, W)
-    for kind, tx in (("two_sided", al.precondition(S_hat)), ("one_sided", al.precondition_one_sided(S_hat))):
+    for kind, tx in (("two_sided", al.precondition(S_hat)), ("one_sided", precondition_one_sided(S_hat))):
         (uV, uK), _ = tx.update((gV, gK), (), (V, K), {})
         S = sym_sqrt(Sigma)
         u = torch.cat([(uV @ S).flatten(), (S @ uK @ S).flatten()])  # the step in factor coordinates

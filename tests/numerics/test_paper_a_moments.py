@@ -10,13 +10,15 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a import oracle as orc
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.model import sym_sqrt
-from theorems.paper_a.gradient_fixtures import (
+from theorems.paper_a.bias_coefficients import (
     loo_bias_coefficient,
     regularizer_bias_coefficient,
     tilted_limits,
+    untilted_limits,
 )
 from theorems.paper_a.l9_softmax_moments import amgm_bounds
-from theorems.paper_a.t4_gradient_loss import lemma_route_coefficient
+from theorems.paper_a.t4_gradient_loss import lemma_route_coefficient, lemma_route_without_third_moment
+from theorems.paper_a.t5_gradient_regularizer import first_only
 
 
 def _setup(seed=0, B=2, m_op=0.1):
@@ -59,7 +61,7 @@ def test_regularizer_bias_coefficient_matches_hessian_contraction():
         H = torch.func.hessian(lambda S: ge.regularizer_grad(V, K, S)[part])(Sigma.clone())  # (1, r, d, d, d, d, d)
         ref = 0.5 * torch.einsum("...abcd,abcd->...", H, cov)
         assert torch.allclose(c, ref, rtol=1e-9, atol=1e-12)
-    c1V, _ = regularizer_bias_coefficient(V, K, Sigma, "first_only")
+    c1V, _ = regularizer_bias_coefficient(V, K, Sigma, first_only)
     assert not torch.allclose(c1V, cV, rtol=0.05)
 
 
@@ -80,7 +82,7 @@ def test_lemma_route_coefficient_equals_gradient_of_loss_bias_coefficient():
     gV, gK = torch.autograd.grad(loo_bias_coefficient(Vr, Kr, Sigma, W).sum(), (Vr, Kr))
     cV, cK = lemma_route_coefficient(V, K, Sigma, W)
     assert torch.allclose(cV, gV, atol=1e-12) and torch.allclose(cK, gK, atol=1e-12)
-    _, dK = lemma_route_coefficient(V, K, Sigma, W, drop_third_moment=True)
+    _, dK = lemma_route_without_third_moment(V, K, Sigma, W)
     assert not torch.allclose(dK, gK, atol=1e-3)
 
 
@@ -145,6 +147,9 @@ def test_softmax_row_linear_terms_have_mean_zero_and_limits_are_sane():
         assert z.abs().max() < 5
     lim = tilted_limits(K, Sigma, xq)
     assert torch.allclose(lim["ss"], torch.exp(mo.query_scale(K, Sigma, xq)))
+    flat = untilted_limits(K, Sigma, xq)  # uniform weights: the tilt factors e^q (e^{2q} for ss2) dropped
+    assert torch.equal(flat["ss"], torch.ones(2, dtype=DTYPE)) and torch.equal(flat["ss2"], torch.ones(2, dtype=DTYPE))
+    assert torch.allclose(flat["M2_bias"] * torch.exp(r.q)[:, None, None], lim["M2_bias"])
     est = 31 * r.ss.mean(0)
     assert torch.all((est - lim["ss"]).abs() < 0.1 * lim["ss"])
     bounds = amgm_bounds(r.q, 32)

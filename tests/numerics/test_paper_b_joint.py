@@ -1,5 +1,5 @@
 """Paper B joint training numerics (numerics.paper_b.joint): records, conditioned batches, segment ratios, Hessian
-power iteration, rate fits, algorithm specs."""
+power iteration, rate fits, the algorithms joint runs use."""
 import math
 
 import numpy as np
@@ -7,6 +7,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.stats import per_run_slopes
+from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, model
 from numerics.paper_b import joint as J
 
@@ -90,10 +91,10 @@ def test_rate_helpers_on_exact_power_laws():
     assert np.allclose(per_run_slopes(np.log(t), np.log(np.stack([t**-1.5, 2 * t**0.5], 1))), [-1.5, 0.5])
 
 
-def test_make_algorithm_specs():
+def test_joint_runs_of_each_algorithm():
     ds = _small()
-    for spec in [("eq10", 0.1, *EQ10), ("gd", 1.0), ("ngd", 0.1), ("ps", math.inf)]:
-        traj = J.run_joint(ds, J.make_algorithm(spec), 5, record_at=[0, 5])
+    for algorithm in [J.eq10(0.1, *EQ10), A.gd(1.0), A.ngd(0.1), A.polyak(math.inf)]:
+        traj = J.run_joint(ds, algorithm, 5, record_at=[0, 5])
         assert torch.isfinite(traj["log_loss"]).all() and (traj["log_loss"][-1] < 0).all()
 
 
@@ -111,25 +112,3 @@ def test_segment_margin_change_matches_direct_evaluation():
     assert torch.allclose(got, ref, atol=1e-10)
     # the loss ratio along the segment is at most e^{margin change}
     assert (J.segment_log_ratio(ds, (W, u), (dW, du), n_points=4) <= got + 1e-12).all()
-
-
-def test_eq10_mutants_change_only_the_named_piece():
-    ds = _small()
-    g = torch.Generator().manual_seed(2)
-    params = (0.3 * torch.randn(2, 8, 8, generator=g, dtype=DTYPE), torch.randn(2, 8, generator=g, dtype=DTYPE))
-    step = 4
-    ref_W, ref_u = J.step_update(ds, J.eq10(0.1, *EQ10), params, step)
-    raw_W, raw_u = J.step_update(ds, J.make_algorithm(("eq10_mutant", 0.1, *EQ10, "raw_W")), params, step)
-    asc_W, asc_u = J.step_update(ds, J.make_algorithm(("eq10_mutant", 0.1, *EQ10, "ascent_W")), params, step)
-    assert torch.allclose(raw_u, ref_u, atol=1e-14) and torch.allclose(asc_u, ref_u, atol=1e-14)
-    assert torch.allclose(asc_W, -ref_W, atol=1e-14)                     # the W-step with the wrong sign
-    # raw_W: -eta (t+1)^{-a} grad_W L, i.e. (10)'s W-step times ||grad_W L||
-    gW = torch.autograd.functional.jacobian(lambda W: model.loss_value(W, params[1], ds).sum(), params[0])
-    assert torch.allclose(raw_W, -0.1 * (step + 1) ** -EQ10[0] * gW, rtol=1e-8, atol=1e-14)
-    assert torch.allclose(ref_W.flatten(1).norm(dim=-1), torch.full((2,), 0.1 * (step + 1) ** -EQ10[0], dtype=DTYPE))
-    try:
-        J.make_algorithm(("eq10_mutant", 0.1, *EQ10, "typo"))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("an unknown mutation must be refused")

@@ -1,5 +1,5 @@
 """Paper B fixed-head runs (numerics.paper_b.runs): per-step records against direct computations, the probe data,
-step lengths, the W-SVM cache and the initial logit bound."""
+step lengths and the initial logit bound."""
 import math
 
 import pytest
@@ -81,18 +81,10 @@ def test_record_at_and_half_index():
     assert int(tr.steps[runs.half_index(tr)]) == 50
 
 
-def test_w_mm_cache_and_init_bound():
-    a = runs.with_w_mm(data.example1, n=3, T=3, d=6, seed=5)
-    b = runs.with_w_mm(data.example1, n=3, T=3, d=6, seed=5)
-    assert a is b
-    drop = [(0, t) for t in range(3) if t != int(a[0].opt_index[0])]
-    c = runs.with_w_mm(data.example1, n=3, T=3, d=6, seed=5, drop=drop)
-    assert c is not a and not torch.allclose(c[1].solution, a[1].solution)
-    d = runs.with_dropped_w_mm(data.example1, n=3, T=3, d=6, seed=5)
-    i = int(a[1].alpha.sum(1).argmax())
-    assert all(p[0] != i for p in d[1].constraints) and len(d[1].constraints) == len(a[1].constraints) - 2
+def test_init_logit_bound():
+    ds = data.example1(n=3, T=3, d=6, seed=5)
     W0 = _W0(2, 6)
-    assert torch.allclose(runs.init_logit_bound(W0, a[0]), model.logits(W0, a[0]).abs().flatten(1).amax(1))
+    assert torch.allclose(runs.init_logit_bound(W0, ds), model.logits(W0, ds).abs().flatten(1).amax(1))
 
 
 def test_geometry_constants():

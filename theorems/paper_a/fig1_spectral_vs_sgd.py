@@ -29,18 +29,22 @@ Negative controls: (1) the spectral init without ``Sigmahat^{1/2}`` (statement (
 the estimation-error scale); (2) Algorithm 1 from the random init in place of SGD as the baseline (statement (c)
 fails: it converges).
 
-All methods run as one stacked batch, shared with A.Fig2 (``theorems/paper_a/figure_fixtures.py``, which holds the
-experiment, its constants and the runs).
+All methods run as one stacked batch, shared with A.Fig2: the fixture ``figure_runs`` of
+``theorems/paper_a/figure_setups.py`` (the experiment, its constants and its methods), injected as ``runs``.
 """
 from __future__ import annotations
 
 import torch
 
 from numerics import DTYPE
+from numerics.paper_a.algorithms import spectral_init_from_estimates
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.figure_fixtures import CONVERGED, D, L_STAR, N_DATA, SETTING, loss_curves, shared_runs, typical
+from theorems.paper_a.figure_decisions import CONVERGED, loss_curves, typical
+from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_SPECTRAL, D, L_STAR, N_DATA, SETTING, SGD, Method
+from theorems.paper_a.figure_setups import figure_runs
+from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 
 ID = "A.Fig1"
 #: "slightly above L*" (ours, fixed when the check was written, unchanged since): within 10× the least-squares plug-in's
@@ -68,13 +72,13 @@ FINDINGS = (
 )
 
 
-def check_figure1(ctx: Context, spectral_init: str = "spectral", baseline: str = "sgd") -> Outcome:
-    """Statements (a)-(c), each for a typical draw.  The controls swap the spectral initialization
-    (``spectral_init="no_sigma_sqrt"``) or the baseline run (``baseline="alg1_random"``)."""
-    runs = shared_runs(ctx.seed, ctx.budget)
+def check_figure1(ctx: Context, runs: dict, spectral_init=spectral_init_from_estimates,
+                  baseline: Method = SGD) -> Outcome:
+    """Statements (a)-(c), each for a typical draw, on the figures' ``runs``.  The controls swap the spectral
+    initialization (``spectral_init_without_sigma_sqrt``) or the baseline method (``ALG1_RANDOM``)."""
     L, steps = runs["L"], runs["steps"]
-    alg, base = L["alg1_spectral"], L[baseline]
-    floor = L["alg1_spectral"][-1] - L_STAR  # the statistical floor of this setting (same data and minibatches)
+    alg, base = L[ALG1_SPECTRAL], L[baseline]
+    floor = L[ALG1_SPECTRAL][-1] - L_STAR  # the statistical floor of this setting (same data and minibatches)
     ratio0 = runs["L0"][spectral_init] / L_STAR
     base_excess = (base[-1] - L_STAR).nan_to_num(float("inf"))
     statements = {
@@ -102,16 +106,17 @@ def check_figure1(ctx: Context, spectral_init: str = "spectral", baseline: str =
                   f"Population loss over L* (log scale) for the first four draws; the decisions use all {runs['B']} "
                   "draws.")
     return ev.outcome(headline="observed fraction of draws: " + ", ".join(fractions) + " (each must exceed 1/2)",
-                      B=runs["B"], spectral_init=spectral_init, baseline_block=baseline)
+                      B=runs["B"], spectral_init=spectral_init.__name__, baseline_block=baseline.name)
 
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
     assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.2")),
     checks=(Check("figure-1", "numeric",
-                  "Statements (a)-(c) over independent draws (Clopper-Pearson against 1/2), T = 2000", check_figure1),),
-    controls=(Control("spectral init without Σ̂^{1/2}", "figure-1",
-                      "Algorithm 1 starts from the wrong spectral point", {"spectral_init": "no_sigma_sqrt"}),
+                  "Statements (a)-(c) over independent draws (Clopper-Pearson against 1/2), T = 2000", check_figure1,
+                  uses={"runs": figure_runs}),),
+    controls=(Control("spectral init without Σ̂^{1/2}", "figure-1", "Algorithm 1 starts from the wrong spectral point",
+                      {"spectral_init": spectral_init_without_sigma_sqrt}),
               Control("baseline is Algorithm 1", "figure-1",
-                      "the random-init baseline run with Algorithm 1: it converges", {"baseline": "alg1_random"})),
+                      "the random-init baseline run with Algorithm 1: it converges", {"baseline": ALG1_RANDOM})),
 )

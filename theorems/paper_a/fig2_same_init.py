@@ -5,8 +5,8 @@ Algorithm 1 converges quickly to ``L*`` ("highlighting the utility of our precon
 SGD (Figure 1) has not converged after ``T = 2000`` iterations.
 
 Setting: A.Fig1's (``d = 4``, ``r = 5``, ``sigma_1(M*) = 0.2``, ``sigma = 0.1``, ``N = 10^4``, ``b = 16``,
-``eta = 0.01``, ``lambda = 1/4``, ``T = 2000``; the same draws, data and minibatches, shared through
-``theorems/paper_a/figure_fixtures.py``).  "Converged" (ours): the excess at ``T`` is within twice the excess
+``eta = 0.01``, ``lambda = 1/4``, ``T = 2000``; the same draws, data and minibatches: the fixture ``figure_runs`` of
+``theorems/paper_a/figure_setups.py``, injected as ``runs``).  "Converged" (ours): the excess at ``T`` is within twice the excess
 Algorithm 1 reaches from the spectral initialization with the same data and minibatches (the setting's
 statistical floor).  Per draw the statement is "Algorithm 1 converged and SGD did not"; it must hold for a typical
 draw (Clopper-Pearson interval of its probability above 1/2).  The fraction of draws in which Algorithm 1 alone
@@ -24,7 +24,9 @@ from numerics.stats import binomial_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.figure_fixtures import CONVERGED, L_STAR, SETTING, loss_curves, shared_runs, typical
+from theorems.paper_a.figure_decisions import CONVERGED, loss_curves, typical
+from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_RANDOM_NOREG, ALG1_SPECTRAL, L_STAR, SETTING, SGD, Method
+from theorems.paper_a.figure_setups import figure_runs
 
 ID = "A.Fig2"
 
@@ -46,15 +48,14 @@ FINDINGS = (
 )
 
 
-def check_figure2(ctx: Context, method: str = "alg1_random") -> Outcome:
-    """'Algorithm 1 converged and SGD did not' for a typical draw; ``method="alg1_random_noreg"`` (the control)
-    runs Algorithm 1 without the regularizer."""
-    runs = shared_runs(ctx.seed, ctx.budget)
+def check_figure2(ctx: Context, runs: dict, method: Method = ALG1_RANDOM) -> Outcome:
+    """'Algorithm 1 converged and SGD did not' for a typical draw, on the figures' ``runs``; the control passes
+    ``ALG1_RANDOM_NOREG`` (Algorithm 1 without the regularizer) as ``method``."""
     L, steps = runs["L"], runs["steps"]
     alg = L[method]
     B = alg.shape[1]
-    sgd = L["sgd"][:, :B]
-    floor = (L["alg1_spectral"][-1] - L_STAR)[:B]
+    sgd = L[SGD][:, :B]
+    floor = (L[ALG1_SPECTRAL][-1] - L_STAR)[:B]
     alg_excess = (alg[-1] - L_STAR).nan_to_num(float("inf"))
     sgd_excess = (sgd[-1] - L_STAR).nan_to_num(float("inf"))
     alg_conv = alg_excess <= CONVERGED * floor
@@ -75,20 +76,20 @@ def check_figure2(ctx: Context, method: str = "alg1_random") -> Outcome:
     ev.measure("median L(θ_500)/L*, Algorithm 1 from the random init", median(alg[(steps >= 500).argmax()]))
     if ev.plots:
         ev.figure("Figure 2: Algorithm 1 vs SGD from the same random initialization",
-                  loss_curves(steps, alg, sgd, ("Algorithm 1" if method == "alg1_random" else
+                  loss_curves(steps, alg, sgd, ("Algorithm 1" if method == ALG1_RANDOM else
                                                 "Algorithm 1, λ = 0 (control)", "SGD"),
                               f"same N(0,1) init; {SETTING} (4 of {B} draws)"),
                   f"Population loss over L* (log scale), first four of {B} draws.")
     return ev.outcome(headline=f"observed fraction of draws: Algorithm 1 converged and SGD not in {k_both}/{B} "
                       f"({k_both / B:.0%}), P ∈ [{d.lo:.2f}, {d.hi:.2f}] (must exceed 1/2); Algorithm 1 alone "
-                      f"{k_alg}/{B} ({k_alg / B:.0%})", B=B, method=method)
+                      f"{k_alg}/{B} ({k_alg / B:.0%})", B=B, method=method.name)
 
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="qualitative", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
     assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.2, as in A.Fig1")),
     checks=(Check("figure-2", "numeric", "P[Algorithm 1 converged and SGD not] > 1/2 over independent draws, "
-                  "T = 2000", check_figure2),),
+                  "T = 2000", check_figure2, uses={"runs": figure_runs}),),
     controls=(Control("regularizer removed", "figure-2", "Algorithm 1 with λ = 0 (preconditioner kept) from the same "
-                      "init", {"method": "alg1_random_noreg"}),),
+                      "init", {"method": ALG1_RANDOM_NOREG}),),
 )

@@ -18,7 +18,7 @@ Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the ide
 Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the identities are rational); numeric
 checks of 1, 2 and of optimality against random and locally perturbed rotations, at distances from 1e-2 to 3
 ``sigma_1^{1/2}``, with ``numerics.paper_a.geometry.procrustes_projection``; a probe over dimensions, spectra and
-distance (``geometry_fixtures.spectral_instances``).
+distance (``geometry_instances.spectral_instances``).
 
 Controls (each re-runs its check with one parameter overridden): the QR factor of ``C`` in the derivation; the
 projection's negative-control variants (QR factor, ``Q = I``, unnormalized ``Q``); the QR factor in the probe.
@@ -36,7 +36,7 @@ from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
-from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, probe_point, spectral_instances
+from theorems.paper_a.geometry_instances import SHAPES, describe, instance_tensors, probe_point, spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation

@@ -51,8 +51,9 @@ from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
-from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
-from theorems.paper_a.geometry_fixtures import rho_of, spectral_instances, sqrt_beta_bound
+from theorems.paper_a.geometry_constants import LAM, rho_of, sqrt_beta_bound
+from theorems.paper_a.geometry_instances import NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
+from theorems.paper_a.geometry_instances import spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -95,10 +96,6 @@ def integrated_bound(sigma_1, dist):
 def beta_half_bound(sigma_1, dist):
     """Negative control: ``beta/2`` in place of ``sqrt(beta)/2`` (dimensionally inconsistent)."""
     return sqrt_beta_bound(sigma_1, dist) ** 2 / 2
-
-
-#: the bound the check compares with: the lemma's, or the dimensionally inconsistent beta/2 (a control)
-BOUNDS = {"sqrt_beta/2": descent_bound, "beta/2": beta_half_bound}
 
 
 # ---------------------------------------------------------------------------
@@ -144,12 +141,13 @@ def symbolic_derivation(form: str = "sqrt") -> Outcome:
 # 2. Numeric check
 # ---------------------------------------------------------------------------
 
-def check_descent(ctx: Context, bound: str = "sqrt_beta/2", instances=NEAR_MANIFOLD_INSTANCES,
+def check_descent(ctx: Context, bound=descent_bound, instances=NEAR_MANIFOLD_INSTANCES,
                   lam: float = LAM) -> Outcome:
     """``L_lambda - L* <= B(sigma_1, dist) dist^2`` at random, normal, isotropic and adversarial points, ``B`` the
-    named bound (``BOUNDS``; control: "beta/2" on ``SMALL_SCALE`` instances).  ``lam`` is the regularization weight
-    of ``L_lambda`` and of the adversarial search (control: 1, while the bound is the one derived for 1/4)."""
-    rhs = BOUNDS[bound]
+    ``bound`` (the lemma's :func:`descent_bound`; control: :func:`beta_half_bound` on ``SMALL_SCALE`` instances).
+    ``lam`` is the regularization weight of ``L_lambda`` and of the adversarial search (control: 1, while the bound is
+    the one derived for 1/4)."""
+    rhs = bound
     gen = ctx.generator(ID, "descent")
     n_each = ctx.pick(*N_EACH)
     iters = ctx.pick(*ADV_ITERS)
@@ -206,8 +204,8 @@ def probe_instances():
                               direction=st.sampled_from(["normal", "isotropic"]))
 
 
-def probe_conclusion(inst, alpha_each, bound: str = "sqrt_beta/2"):
-    rhs = BOUNDS[bound]
+def probe_conclusion(inst, alpha_each, bound=descent_bound):
+    rhs = bound
     Sigma, W = instance_tensors(inst)
     _, Lam, _ = ge.target_svd(Sigma, W)
     s1 = float(Lam[0])
@@ -252,11 +250,11 @@ CLAIM = Claim(
         Control("symbolic: β/2", "derivation", "β/2 in place of √β/2 is not homogeneous of degree 2 in M*",
                 {"form": "beta"}),
         Control("β/2 at small scale", "descent-bound", "β/2 in place of √β/2 on an instance with σ₁(M*) = 0.05",
-                {"bound": "beta/2", "instances": SMALL_SCALE}),
+                {"bound": beta_half_bound, "instances": SMALL_SCALE}),
         Control("λ = 1 in L_λ", "descent-bound", "the regularization weight 1 in place of 1/4 (the bound is the one "
                 "derived for λ = 1/4): the regularizer's curvature 16λσ₁ along [A*vvᵀ; −B*vvᵀ] exceeds it",
                 {"lam": 1.0}),
         Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails",
-                {"mutant": {"bound": "beta/2"}}),
+                {"mutant": {"bound": beta_half_bound}}),
     ),
 )

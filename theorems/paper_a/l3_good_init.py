@@ -20,7 +20,7 @@ What the constants are (the seed lost them; ours, label reconstructed):
   coordinates the preconditioner mismatch has norm ``kappa = 2e + e^2`` (A.L4), and Lemma 4's constant
   ``alpha/2 - kappa sqrt(beta)`` stays ``>= alpha/4`` iff ``kappa <= alpha/(4 sqrt(beta))``, i.e.
   ``e_0 = sqrt(1 + alpha(rho')/(4 sqrt(beta(rho')))) - 1`` with A.T1.3's ``alpha``, ``beta``.  (Both are computed by
-  ``theorems.paper_a.geometry_fixtures.good_init_constants``: A.L4 and A.T2 use them too.)
+  ``theorems.paper_a.geometry_constants.good_init_constants``: A.L4 and A.T2 use them too.)
 
 What is tested: ``n0(delta)``, the lemma's content.  Any consistent initialization has ``P(E1 and E2) -> 1``, so a
 probability decided at one huge ``n`` (until issue 11: ``n = 10^8``) cannot fail; the question is *from which n*.
@@ -46,7 +46,7 @@ at every large ``n``; the prediction with the rate ``1/n`` in place of ``1/sqrt(
 max(...))``: a weaker-than-true ``n0``, as a faster claimed rate would give) puts ``2 n_pred`` below the true ``n0``,
 so ``P(E1 and E2) < 1 - delta`` there.
 
-Instances: ``theorems.paper_a.init_fixtures`` (``random_instance(d=4, r=5, m_op=0.15)``, noise ``sigma = 0.3``), no
+Instances: ``theorems.paper_a.init_instances`` (``random_instance(d=4, r=5, m_op=0.15)``, noise ``sigma = 0.3``), no
 conditioning.
 """
 from __future__ import annotations
@@ -57,12 +57,14 @@ import numpy as np
 import torch
 
 from numerics.paper_a import experiments as ex
+from numerics.paper_a.algorithms import spectral_init_from_estimates
 from numerics.stats import decide_binomial
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_fixtures import good_init_constants
-from theorems.paper_a.init_fixtures import NOISE, instances
+from theorems.paper_a.geometry_constants import good_init_constants
+from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
+from theorems.paper_a.init_instances import NOISE, instances
 from theorems.plots import new_figure
 
 ID = "A.L3"
@@ -89,7 +91,8 @@ N_FACTOR = 2
 #: (max_width = delta, per decision); P < 1 - delta at n_pred/2: the interval must lie below 1 - delta and be
 #: narrower than LOWER_MAX_WIDTH (the probability located to +-0.1)
 LOWER_MAX_WIDTH = 0.2
-RATES = ("sqrt", "linear")  # the rate in the prediction: A.L5's n^(-1/2), or 1/n (a control)
+#: the rate of the errors in n behind the prediction: A.L5's n^(-1/2) (the control claims n^(-1))
+RATE = 0.5
 
 PREREGISTERED = {
     "N_REF": "new in issue 11 (the old check decided P at n = 1e8 only); 1e3 was chosen after a look at one seed's "
@@ -97,21 +100,19 @@ PREREGISTERED = {
 }
 
 
-def predicted_n0(dist, e, rho, e0, n_ref: int, delta: float, rate: str = "sqrt") -> int:
+def predicted_n0(dist, e, rho, e0, n_ref: int, delta: float, rate: float = RATE) -> int:
     """``n_pred(delta)``: the smallest ``n`` at which the ``(1 - delta)``-quantile of ``max(dist/rho', e/e0)``, scaled
-    from ``n_ref`` by the rate (``"sqrt"``: ``(n_ref/n)^{1/2}``, the suite's; ``"linear"``: ``n_ref/n``, a control),
-    is at most 1."""
+    from ``n_ref`` by the rate (``(n_ref/n)^rate``: ``1/2``, the suite's; ``1``, a control), is at most 1."""
     m = torch.maximum(dist / rho, e / e0)
     q = float(torch.quantile(m, 1 - delta)) if m.numel() <= 16_000_000 else float(np.quantile(m.numpy(), 1 - delta))
-    return max(1, math.ceil(n_ref * (q**2 if rate == "sqrt" else q)))
+    return max(1, math.ceil(n_ref * q ** (1 / rate)))
 
 
-def check_n0(ctx: Context, variant: str = "correct", rate: str = "sqrt") -> Outcome:
+def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: float = RATE) -> Outcome:
     """Per instance and ``delta``: ``P(E1 and E2) >= 1 - delta`` at ``N_FACTOR n_pred(delta)`` and ``< 1 - delta`` at
-    ``n_pred(delta)/N_FACTOR`` (exact sampling, Clopper-Pearson).  ``variant`` is the spectral initialization
-    (control: "no_sigma_sqrt"), ``rate`` the prediction's (control: "linear")."""
-    if rate not in RATES:
-        raise ValueError(f"unknown rate {rate!r}; choose from {RATES}")
+    ``n_pred(delta)/N_FACTOR`` (exact sampling, Clopper-Pearson).  ``spectral_init`` is step 2 of Algorithm 1,
+    ``(What, Sigmahat) -> theta_0`` (control: ``spectral_init_without_sigma_sqrt``), ``rate`` the prediction's
+    (control: 1, the rate 1/n)."""
     gen = ctx.generator(ID, "n0")
     n_inst, draws = ctx.pick(*N_INST), ctx.pick(*DRAWS)
     ev = Evidence(ctx, decisions=2 * n_inst * len(DELTAS))
@@ -120,13 +121,13 @@ def check_n0(ctx: Context, variant: str = "correct", rate: str = "sqrt") -> Outc
     for i in range(n_inst):
         c = good_init_constants(Sig[i], Ws[i])
         d = Sig.shape[-1]
-        ref = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, N_REF, ctx.pick(*REF_DRAWS), gen, variant)
+        ref = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, N_REF, ctx.pick(*REF_DRAWS), gen, spectral_init)
         preds = []
         for delta in DELTAS:
             n_pred = predicted_n0(ref["dist"], ref["e"], c["rho"], c["e0"], N_REF, delta, rate)
             preds.append(n_pred)
             for side, n in (("above", N_FACTOR * n_pred), ("below", max(d, n_pred // N_FACTOR))):
-                r = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n, draws, gen, variant)
+                r = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n, draws, gen, spectral_init)
                 k = int(((r["dist"] <= c["rho"]) & (r["e"] <= c["e0"])).sum())
                 if side == "above":
                     dec = decide_binomial(k, draws, ev.level, at_least=1 - delta, max_width=delta)
@@ -155,7 +156,7 @@ def check_n0(ctx: Context, variant: str = "correct", rate: str = "sqrt") -> Outc
                   f"filled), {draws} exactly sampled training sets each, Clopper-Pearson at level {ev.level:.6f}; "
                   f"n_pred from the sqrt(n) law and {ctx.pick(*REF_DRAWS)} training sets at n = {N_REF}.")
     return ev.outcome(summary_prefix=f"{passed}/{len(rows)} decisions pass; ", deltas=list(DELTAS), n_ref=N_REF,
-                      draws=draws, variant=variant, rate=rate,
+                      draws=draws, spectral_init=spectral_init.__name__, rate=rate,
                       n_pred=[[int(r[3]) for r in rows if r[0] == i and r[2] == "above"] for i in range(n_inst)])
 
 
@@ -199,8 +200,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("spectral init without Σ̂^{1/2}", "n0", "SVD of Ŵ instead of ŴΣ̂^{1/2}: θ₀ stays off Mfold",
-                {"variant": "no_sigma_sqrt"}),
+                {"spectral_init": spectral_init_without_sigma_sqrt}),
         Control("prediction with rate 1/n", "n0", "n0 predicted with the rate 1/n instead of 1/√n (a weaker-than-true "
-                "n0): 2·n_pred falls below the true n0", {"rate": "linear"}),
+                "n0): 2·n_pred falls below the true n0", {"rate": 1.0}),
     ),
 )

@@ -60,12 +60,13 @@ Sigmahat^{-1} g_K)`` (in factor coordinates the key block becomes ``M G_B Sigma`
 than ``kappa``; with the Monte Carlo oracle, whose ``eps`` terms add slack, it is decided on a companion instance with
 ``lambda_max(Sigma) >= 2``, since on a Sigma near I below (seed 207) the mutant nearly is Algorithm 1); a wrong Young constant (half the ``eps^2`` coefficient) in the derivation.
 
-Instance: ``init_fixtures.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
-A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry_fixtures``.
+Instance: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
+A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry_constants``.  The instance, its
+``Sigmahat``, the points and the oracle's draws are the fixture :func:`drawn_samples` (the checks and their controls
+share it); the oracle control's companion instance is :func:`companion_samples`.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -73,17 +74,17 @@ import sympy as sp
 import torch
 
 from numerics import DTYPE
-from numerics.optim import identity
-from numerics.paper_a import algorithms as al
 from numerics.paper_a import experiments as ex
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import squared_norm_of_mean
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.fixture import fixture
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_fixtures import alpha_bound, good_init_constants, sqrt_beta_bound
-from theorems.paper_a.init_fixtures import NOISE, conditioned_instances
+from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
+from theorems.paper_a.init_instances import NOISE, conditioned_instances
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -109,19 +110,17 @@ CONTEXTS = (((8, 1000), (256, 32)), ((8, 4000), (64, 400), (256, 120)), ((8, 800
 #: Monte Carlo batches per call of the oracle's sampler, at most this many attention scores (points x batches x n^2)
 #: at once: the standard budget's (256, 120) context at 64 points held 12 GB at its peak in one call (it killed Dask
 #: workers, whose share of this 23 GB machine is 11.7 GB); memory is bounded at every budget (not a decision: the
-#: draws are the same in any split, in order).  Was 2^26 (quick's largest call in one, 2.1 GB at its peak); 2^23
-#: since session 16: a process keeps its peak heap (verify.execution.keep_freed_memory), and on a VM that hands
-#: freed memory back to its host every fresh GB costs ~1-3 s of kernel time per process (README, issue 12)
+#: draws are the same in any split, in order).  2^23 (0.3 GB at its peak, where 2^26 took 2.1 GB): with the opt-in
+#: memory tuning (verify.memory_tuning) a process keeps its peak heap, and on a VM that hands freed memory back to its
+#: host every fresh GB costs ~1-3 s of kernel time per process
 MAX_SCORES = 2**23
 TOL = 1e-9  # rounding slack of the pointwise inequalities, relative to sigma_1(M*) D^2 (float64 errors ~1e-14)
 #: at the largest n at least this many points must have a positive constant term in (3a) (else no content tested)
 MIN_INFORMATIVE = 4
-PRECONDITIONERS = ("two_sided", "one_sided", "none")  # Algorithm 1's step, then two mutants (controls)
 #: the oracle control's instance: the one-sided step differs from Algorithm 1's by a factor Σ on the key block, so it is
 #: materially wrong only where Σ is far from I; its companion instance (own stream) is redrawn until λ_max(Σ) >= 2
 COMPANION_MIN_TOP_EIG = 2.0
 COMPANION_MAX_DRAWS = 200  # about two in three draws qualify (19 of the 29 seeds' instances in PREREGISTERED)
-INSTANCES = ("drawn", "companion")
 
 PREREGISTERED = {
     "COMPANION_MIN_TOP_EIG": "new (session 7): the control 'one-sided preconditioner (oracle)' was not rejected at "
@@ -167,14 +166,11 @@ def symbolic_derivation(young_scale=1) -> Outcome:
 # 2. The points, Algorithm 1's step and the oracle
 # ---------------------------------------------------------------------------
 
-def step_direction(g, S_hat: torch.Tensor, preconditioner: str = "two_sided"):
-    """Algorithm 1's step direction ``u`` from a theta-gradient ``g = (g_V, g_K)``: the preconditioner transform of
-    ``numerics.paper_a.algorithms`` (``"two_sided"``: ``precondition(Sigmahat)``, the algorithm's; ``"one_sided"``,
-    ``"none"``: mutants), applied exactly as ``optim.run`` applies it."""
-    if preconditioner not in PRECONDITIONERS:
-        raise ValueError(f"unknown preconditioner {preconditioner!r}; choose from {PRECONDITIONERS}")
-    tx = {"two_sided": al.precondition, "one_sided": al.precondition_one_sided,
-          "none": lambda S: identity()}[preconditioner](S_hat)
+def step_direction(g, S_hat: torch.Tensor, preconditioner: Preconditioner = TWO_SIDED):
+    """Algorithm 1's step direction ``u`` from a theta-gradient ``g = (g_V, g_K)``: the preconditioner's transform
+    (``TWO_SIDED``: ``numerics.paper_a.algorithms.precondition(Sigmahat)``, the algorithm's; a control passes a
+    mutant), applied exactly as ``optim.run`` applies it."""
+    tx = preconditioner(S_hat)
     u, _ = tx.update(tuple(g), tx.init(tuple(g)), tuple(g), {})
     return u
 
@@ -195,20 +191,28 @@ def companion_instance(gen: torch.Generator):
     raise RuntimeError(f"no instance with λ_max(Σ) >= {COMPANION_MIN_TOP_EIG} in {COMPANION_MAX_DRAWS} draws")
 
 
-@functools.lru_cache(maxsize=4)
-def _samples(seed: int, budget: str, instance: str = "drawn"):
-    """Everything the checks need, computed once per (seed, budget, instance): the checks and their controls share it.
-    ``instance="companion"``: the oracle control's instance (:func:`companion_instance`, its own stream)."""
-    if instance not in INSTANCES:
-        raise ValueError(f"unknown instance {instance!r}; choose from {INSTANCES}")
-    ctx = Context(seed=seed, budget=budget)
-    if instance == "drawn":
-        gen = ctx.generator(ID, "empirical-conditions")
-        S, W = conditioned_instances(gen, 1)
-    else:
-        gen = ctx.generator(ID, "empirical-conditions: companion")
-        S, W = companion_instance(gen)
-    Sigma, W = S[0], W[0]
+@fixture
+def drawn_samples(ctx: Context) -> dict:
+    """Everything the checks need on the claim's instance (a conditioned draw): its ``Sigmahat``, the points, the
+    exact gradients and the Monte Carlo oracle's draws (:func:`samples_of`)."""
+    gen = ctx.generator(ID, "empirical-conditions")
+    S, W = conditioned_instances(gen, 1)
+    return samples_of(ctx, gen, S[0], W[0])
+
+
+@fixture
+def companion_samples(ctx: Context) -> dict:
+    """The same on the oracle control's instance (:func:`companion_instance`, its own stream), where the one-sided
+    preconditioner is materially not Algorithm 1's."""
+    gen = ctx.generator(ID, "empirical-conditions: companion")
+    S, W = companion_instance(gen)
+    return samples_of(ctx, gen, S[0], W[0])
+
+
+def samples_of(ctx: Context, gen: torch.Generator, Sigma: torch.Tensor, W: torch.Tensor) -> dict:
+    """On the instance ``(Sigma, W)``, drawing from ``gen`` (which drew the instance): ``Sigmahat`` from ``N_SIGMA``
+    exact samples, isotropic and A.T1.3-adversarial points within ``rho'``, their projections and exact gradients,
+    and per context ``n`` the Monte Carlo oracle's gradient and error."""
     r, d = W.shape
     c = good_init_constants(Sigma, W)
     XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, N_SIGMA, 1, gen)
@@ -241,7 +245,7 @@ def _samples(seed: int, budget: str, instance: str = "drawn"):
             "oracle": oracle}
 
 
-def margins(s: dict, g, eps: torch.Tensor, preconditioner: str, with_error_terms: bool = True):
+def margins(s: dict, g, eps: torch.Tensor, preconditioner: Preconditioner, with_error_terms: bool = True):
     """(3a) and (4a) at every point for the gradient vector ``g`` with error ``eps``: ``(m3, m4, rhs3)`` with
     ``m3 = <u, Delta> - [(alpha - kappa sqrt(beta)) D^2 - (1 + kappa) eps D]`` and
     ``m4 = (1 + kappa)(sqrt(beta) D + eps) - ||u||`` (``>= 0`` where the lemma holds); ``rhs3`` the right side of (3a).
@@ -291,10 +295,10 @@ def _lemma3_event(ev: Evidence, s: dict) -> bool:
 # 3. Checks
 # ---------------------------------------------------------------------------
 
-def check_population_oracle(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
+def check_population_oracle(ctx: Context, samples: dict, preconditioner: Preconditioner = TWO_SIDED) -> Outcome:
     """(3a) and (4a) with ``eps = 0`` for Algorithm 1's step on the exact gradient ``grad L_lambda``, at isotropic and
-    A.T1.3-adversarial points (tight up to kappa); ``preconditioner`` is the step's (controls: "one_sided")."""
-    s = _samples(ctx.seed, ctx.budget)
+    A.T1.3-adversarial points (tight up to kappa); ``preconditioner`` is the step's (control: ``ONE_SIDED``)."""
+    s = samples
     ev = Evidence(ctx)
     if not _lemma3_event(ev, s):
         return ev.outcome()
@@ -312,16 +316,16 @@ def check_population_oracle(ctx: Context, preconditioner: str = "two_sided") -> 
         ev.figure("Population oracle (ε = 0): margins of (3a) and (4a)", _margins_figure(s, [("ε = 0", m3, m4)]),
                   "Relative margins of (3a) and (4a) per point for Algorithm 1's step on ∇L_λ (isotropic points and "
                   "A.T1.3's adversarial ones); below 0 the inequality fails.")
-    return ev.outcome(summary_prefix=f"preconditioner {preconditioner}: " if preconditioner != "two_sided" else "",
-                      kappa=s["kappa"], e=s["e"], rho=s["rho"], preconditioner=preconditioner, margins_min=tight)
+    return ev.outcome(summary_prefix=f"preconditioner {preconditioner.name}: " if preconditioner != TWO_SIDED else "",
+                      kappa=s["kappa"], e=s["e"], rho=s["rho"], preconditioner=preconditioner.name, margins_min=tight)
 
 
-def check_monte_carlo_oracle(ctx: Context, with_error_terms: bool = True, preconditioner: str = "two_sided",
-                             instance: str = "drawn") -> Outcome:
+def check_monte_carlo_oracle(ctx: Context, samples: dict, with_error_terms: bool = True,
+                             preconditioner: Preconditioner = TWO_SIDED) -> Outcome:
     """(3a) and (4a) for Algorithm 1's step on the control-variate Monte Carlo oracle at each context ``n``, with its
-    plug-in error ``eps``; ``with_error_terms=False`` (control) drops the gradient-approximation terms;
-    ``instance="companion"`` (the one-sided control) decides on :func:`companion_instance`."""
-    s = _samples(ctx.seed, ctx.budget, instance)
+    plug-in error ``eps``; ``with_error_terms=False`` (control) drops the gradient-approximation terms; the one-sided
+    control passes ``ONE_SIDED`` and decides on :func:`companion_samples`."""
+    s = samples
     ev = Evidence(ctx)
     if not _lemma3_event(ev, s):
         return ev.outcome()
@@ -395,19 +399,19 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Young step, (4′) and ‖T − I‖ ≤ 2e + e² (sympy)", symbolic_derivation),
         Check("population-oracle", "numeric",
               "(3a), (4a) with ε = 0 for Algorithm 1's step on ∇L_λ at isotropic and adversarial points",
-              check_population_oracle, stochastic=False),
+              check_population_oracle, stochastic=False, uses={"samples": drawn_samples}),
         Check("monte-carlo-oracle", "numeric",
               "(3a), (4a) for Algorithm 1's step on the Monte Carlo oracle (n = 8 and 256) with its plug-in ε",
-              check_monte_carlo_oracle, stochastic=False),
+              check_monte_carlo_oracle, stochastic=False, uses={"samples": drawn_samples}),
     ),
     controls=(
         Control("symbolic: wrong Young constant", "derivation", "ε² coefficient (1 + κ²)/(2α) in place of (1 + κ²)/α",
                 {"young_scale": sp.Rational(1, 2)}),
         Control("one-sided preconditioner", "population-oracle", "Algorithm 1's step with (g_VΣ̂⁻¹, Σ̂⁻¹g_K): the key "
-                "block is off by ‖Σ − I‖, far more than κ", {"preconditioner": "one_sided"}),
+                "block is off by ‖Σ − I‖, far more than κ", {"preconditioner": ONE_SIDED}),
         Control("one-sided preconditioner (oracle)", "monte-carlo-oracle", "the same mutant with the Monte Carlo "
                 "oracle, on a companion instance with λ_max(Σ) ≥ 2 (where the mutant is not Algorithm 1)",
-                {"preconditioner": "one_sided", "instance": "companion"}),
+                {"preconditioner": ONE_SIDED, "samples": companion_samples}),
         Control("no gradient-error terms", "monte-carlo-oracle",
                 "the exact one-point conditions claimed for the empirical preconditioned gradient",
                 {"with_error_terms": False}),

@@ -27,10 +27,12 @@ from __future__ import annotations
 import numpy as np
 
 from numerics.paper_a import experiments as ex
+from numerics.paper_a.algorithms import spectral_init_from_estimates
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
-from theorems.paper_a.init_fixtures import NOISE, instances
+from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
+from theorems.paper_a.init_instances import NOISE, instances
 from theorems.plots import new_figure
 
 ID = "A.L5"
@@ -52,11 +54,11 @@ DRAWS = (1000, 4000, 10000)  # exactly sampled training sets per n: SE of E dist
 # Check
 # ---------------------------------------------------------------------------
 
-def check_distance(ctx: Context, variant: str = "correct") -> Outcome:
+def check_distance(ctx: Context, spectral_init=spectral_init_from_estimates) -> Outcome:
     """Per instance: exponent of E dist(θ₀) in n (= −1/2) and of Lemma 5's ratio (= 0).
 
-    ``variant`` is the spectral initialization (``numerics.paper_a.experiments.spectral_init_from_estimates``):
-    "correct" (SVD of Ŵ Σ̂^{1/2}) or "no_sigma_sqrt" (SVD of Ŵ: the control).
+    ``spectral_init`` is step 2 of Algorithm 1, ``(Ŵ, Σ̂) -> θ₀``: Algorithm 1's (SVD of Ŵ Σ̂^{1/2}), or the control's
+    ``spectral_init_without_sigma_sqrt`` (SVD of Ŵ).
     """
     gen = ctx.generator(ID, "distance")
     n_inst = ctx.pick(*N_INST)
@@ -67,7 +69,7 @@ def check_distance(ctx: Context, variant: str = "correct") -> Outcome:
     for i in range(n_inst):
         dist, ratio, cmax = [], [], 0.0
         for n in NS:
-            r = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n, draws, gen, variant)
+            r = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n, draws, gen, spectral_init)
             q = r["dist"] / (r["ls_F"] + r["cov_F"])
             dist.append((float(r["dist"].mean()), float(r["dist"].std() / draws**0.5)))
             ratio.append((float(q.mean()), float(q.std() / draws**0.5)))
@@ -83,7 +85,7 @@ def check_distance(ctx: Context, variant: str = "correct") -> Outcome:
         ev.figure("Distance of the spectral initialization to Mfold vs n", _plot(curves, ev.z),
                   f"Left: mean distance ({draws} exactly sampled training sets per n) with ±z SE and the fitted power "
                   "law; dashed: n^(−1/2). Right: Lemma 5's ratio, which must level off.")
-    return ev.outcome(ns=NS, draws_per_n=draws, variant=variant)
+    return ev.outcome(ns=NS, draws_per_n=draws, spectral_init=spectral_init.__name__)
 
 
 def _plot(curves, z):
@@ -127,6 +129,6 @@ CLAIM = Claim(
     ),
     controls=(
         Control("spectral init without Σ̂^{1/2}", "distance", "SVD of Ŵ instead of ŴΣ̂^{1/2}: distance levels off",
-                {"variant": "no_sigma_sqrt"}),
+                {"spectral_init": spectral_init_without_sigma_sqrt}),
     ),
 )

@@ -34,9 +34,9 @@ squares -- never a loose one.  The lemma's rate content is decided by check 2, w
 dropped-``(X^T X)^{-1}`` control levels off at slope 0).
 
 Negative controls (each re-runs its check with one parameter overridden): (1) a bound claiming the faster rate
-``1/n`` (``b(50, delta) 50/n``, ``bound="rate 1/n"``) loses coverage as ``n`` grows; (2) least squares without
-``(X^T X)^{-1}`` (``What = Y^T X / n``, a dropped factor, ``ls_variant="no_inverse"``) estimates ``W* Sigma``: its
-error levels off and the slope is 0.
+``1/n`` (``b(50, delta) 50/n``, ``rate_one_over_n``) loses coverage as ``n`` grows; (2) least squares without
+``(X^T X)^{-1}`` (``What = Y^T X / n``, a dropped factor, ``least_squares_without_inverse``) estimates ``W* Sigma``:
+its error levels off and the slope is 0.
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from numerics.stats import decide_binomial, decide_exponent, loglog_slope
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.paper_a.assumptions import A1
 from theorems.evidence import Evidence
-from theorems.paper_a.init_fixtures import D, NOISE, R, instances
+from theorems.paper_a.init_instances import D, NOISE, R, instances
 from theorems.plots import new_figure
 
 ID = "A.L6"
@@ -79,16 +79,24 @@ EXPONENT_MAX_WIDTH = 0.1  # an exponent interval wider than 0.1 cannot tell -1/2
 
 
 PREREGISTERED = {
-    "SCALING_NS": "was 1e2..1e5, is 1e3..1e6 (issue #13): after the spectral family was conditioned (init_fixtures) "
+    "SCALING_NS": "was 1e2..1e5, is 1e3..1e6 (issue #13): after the spectral family was conditioned (init_instances) "
                   "quick seed 0 read -0.507 [-0.512, -0.501]; diagnosed as the finite-n factor of s_min(X) ~ "
                   "sqrt(n) - sqrt(d), which biases the 1e2..1e5 exponent by -0.005 (~3 SE at quick: a seed-"
                   "dependent verdict), measured on a design generator (comment above), not on a test seed",
 }
 
 
-def ls_errors(Sigma, W, n, draws, gen, ls_variant="correct"):
+def least_squares_without_inverse(XtX, XtY, n: int):
+    """Negative control: ``What = Y^T X / n``, least squares with ``(X^T X)^{-1}`` dropped (it estimates ``W* Sigma``,
+    not ``W*``)."""
+    return XtY.mT / n, XtX / n
+
+
+def ls_errors(Sigma, W, n, draws, gen, least_squares=ex.least_squares_from_statistics):
+    """``||What - W*||_op`` of ``draws`` exactly sampled data sets of ``n`` samples; ``least_squares`` maps
+    ``(X^T X, X^T Y, n)`` to ``(What, Sigmahat)``."""
     XtX, XtY = ex.sample_statistics(Sigma, W, NOISE, n, draws, gen)
-    W_hat, _ = ex.least_squares_from_statistics(XtX, XtY, n, ls_variant)
+    W_hat, _ = least_squares(XtX, XtY, n)
     return torch.linalg.matrix_norm(W_hat - W, ord=2)
 
 
@@ -97,17 +105,16 @@ def rate_one_over_n(n, delta, d, r, sigma, lam_min, anchor=50):
     return ex.lstsq_tail_bound(anchor, delta, d, r, sigma, lam_min) * anchor / torch.as_tensor(n, dtype=torch.float64)
 
 
-BOUNDS = {"explicit": ex.lstsq_tail_bound, "rate 1/n": rate_one_over_n}  # the lemma's bound, then a control
 
 
 # ---------------------------------------------------------------------------
 # 1. Coverage of the explicit high-probability bound
 # ---------------------------------------------------------------------------
 
-def check_coverage(ctx: Context, bound: str = "explicit") -> Outcome:
-    """``P(||What - W*||_op <= b(n, delta)) >= 1 - delta`` per (instance, delta, n), Clopper-Pearson; ``bound`` names
-    the bound (``BOUNDS``; control: "rate 1/n")."""
-    b_of = BOUNDS[bound]
+def check_coverage(ctx: Context, bound=ex.lstsq_tail_bound) -> Outcome:
+    """``P(||What - W*||_op <= b(n, delta)) >= 1 - delta`` per (instance, delta, n), Clopper-Pearson; ``bound`` is the
+    bound ``b(n, delta, d, r, sigma, lam_min)`` (the lemma's, ``lstsq_tail_bound``; control: :func:`rate_one_over_n`)."""
+    b_of = bound
     gen = ctx.generator(ID, "coverage")
     n_inst = ctx.pick(*N_INST)
     draws = ctx.pick(*COVERAGE_DRAWS)
@@ -165,9 +172,9 @@ def quantile_with_se(x: torch.Tensor, q: float) -> tuple[float, float]:
     return float(np.quantile(xs, q)), float((hi - lo) / 2)
 
 
-def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome:
-    """Per instance: the exponent of the 95% quantile of ``||What - W*||_op`` in ``n`` equals -1/2; ``ls_variant``
-    is the estimator (control: "no_inverse")."""
+def check_quantile_scaling(ctx: Context, least_squares=ex.least_squares_from_statistics) -> Outcome:
+    """Per instance: the exponent of the 95% quantile of ``||What - W*||_op`` in ``n`` equals -1/2; ``least_squares``
+    is the estimator (control: :func:`least_squares_without_inverse`)."""
     gen = ctx.generator(ID, "quantile-scaling")
     n_inst = ctx.pick(*N_INST)
     draws = ctx.pick(*SCALING_DRAWS)
@@ -177,7 +184,7 @@ def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome
     for i in range(n_inst):
         qs, ses, norm = [], [], {}
         for n in SCALING_NS:
-            err = ls_errors(Sig[i], Ws[i], n, draws, gen, ls_variant)
+            err = ls_errors(Sig[i], Ws[i], n, draws, gen, least_squares)
             q, se = quantile_with_se(err, 1 - SCALING_DELTA)
             qs.append(q)
             ses.append(se)
@@ -205,7 +212,7 @@ def check_quantile_scaling(ctx: Context, ls_variant: str = "correct") -> Outcome
         ev.figure("High-probability error of least squares vs n", fig,
                   f"95% quantile from {draws} exactly sampled data sets per n, order-statistic error bars, fitted "
                   "power law; dashed: the claimed envelope shape.")
-    return ev.outcome(ns=SCALING_NS, draws=draws, ls_variant=ls_variant)
+    return ev.outcome(ns=SCALING_NS, draws=draws, least_squares=least_squares.__name__)
 
 
 CLAIM = Claim(
@@ -229,8 +236,8 @@ CLAIM = Claim(
     ),
     controls=(
         Control("bound with rate 1/n", "coverage", "b(50, δ)·50/n: claims a faster rate than least squares has",
-                {"bound": "rate 1/n"}),
+                {"bound": rate_one_over_n}),
         Control("least squares without (XᵀX)⁻¹", "quantile-scaling", "Ŵ = YᵀX/n estimates W*Σ: error levels off",
-                {"ls_variant": "no_inverse"}),
+                {"least_squares": least_squares_without_inverse}),
     ),
 )

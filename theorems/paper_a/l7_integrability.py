@@ -43,6 +43,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -60,7 +62,7 @@ from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
-from theorems.paper_a.geometry_fixtures import rho_of
+from theorems.paper_a.geometry_constants import rho_of
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -240,27 +242,40 @@ def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = T
 # 4. Numeric check: divergence detected outside, finiteness inside
 # ---------------------------------------------------------------------------
 
-#: finite iff ... (the lemma's region; then two tempting slips used as controls)
-REGIONS = {
-    "lemma": (lambda M, Sigma: ig.quadratic_exponent(M, Sigma)[..., -1] < 0.5,
-              lambda K, Sigma, s: s * ig.bilinear_singular_values(K, Sigma)[..., 0] < 1),
-    "variance region": (lambda M, Sigma: ig.quadratic_exponent(M, Sigma)[..., -1] < 0.25,
-                        lambda K, Sigma, s: s * ig.bilinear_singular_values(K, Sigma)[..., 0] < 0.5),
-    "Σ dropped": (lambda M, Sigma: torch.linalg.eigvalsh(ig.sym(M))[..., -1] < 0.5,
-                  lambda K, Sigma, s: s * torch.linalg.matrix_norm(K, ord=2) < 1),
-}
+@dataclass(frozen=True)
+class Region:
+    """A rule for where the moments are finite: ``quadratic(M, Sigma)`` and ``bilinear(K, Sigma, s)`` say "finite"
+    (``name`` is what the records print)."""
+
+    name: str
+    quadratic: Callable
+    bilinear: Callable
+
+    def __repr__(self) -> str:
+        return f"Region({self.name!r})"
 
 
-def check_divergence(ctx: Context, region: str = "lemma") -> Outcome:
+#: finite iff mu_max(Sigma^{1/2} sym(M) Sigma^{1/2}) < 1/2, s ||Sigma^{1/2} K Sigma^{1/2}||_op < 1: the lemma's region
+LEMMA_REGION = Region("lemma", lambda M, Sigma: ig.quadratic_exponent(M, Sigma)[..., -1] < 0.5,
+                      lambda K, Sigma, s: s * ig.bilinear_singular_values(K, Sigma)[..., 0] < 1)
+#: a control's tempting slip: the finite-variance region (mu_max < 1/4, s||B|| < 1/2) taken for finiteness
+VARIANCE_REGION = Region("variance region", lambda M, Sigma: ig.quadratic_exponent(M, Sigma)[..., -1] < 0.25,
+                         lambda K, Sigma, s: s * ig.bilinear_singular_values(K, Sigma)[..., 0] < 0.5)
+#: a control's tempting slip: Sigma dropped from the region (lambda_max(sym M) < 1/2, s||K||op < 1)
+SIGMA_DROPPED_REGION = Region("Σ dropped", lambda M, Sigma: torch.linalg.eigvalsh(ig.sym(M))[..., -1] < 0.5,
+                              lambda K, Sigma, s: s * torch.linalg.matrix_norm(K, ord=2) < 1)
+
+
+def check_divergence(ctx: Context, region: Region = LEMMA_REGION) -> Outcome:
     r"""Per instance: the tail index ``kappa`` of ``e^t`` (interval at Bonferroni level) must lie on the side of 1
-    that the ``region`` rule predicts: above 1 where it says finite, below 1 where it says infinite (controls: the
-    "variance region", "Σ dropped")."""
+    that the ``region`` rule predicts: above 1 where it says finite, below 1 where it says infinite (controls:
+    ``VARIANCE_REGION``, ``SIGMA_DROPPED_REGION``)."""
     gen = ctx.generator(ID, "divergence")
     n = ctx.pick(*TAIL_SAMPLES)
     k = ctx.pick(*TAIL_K)
     per = ctx.pick(*TAIL_INSTANCES)
     d = 3
-    quad_rule, bil_rule = REGIONS[region]
+    quad_rule, bil_rule = region.quadratic, region.bilinear
     Mi, Si = quadratic_instances(gen, per, d, (0.28, 0.36))
     Mo, So = quadratic_instances(gen, per, d, (0.65, 0.9))
     Ki, Sbi, si = bilinear_instances(gen, per, d, (0.56, 0.72))
@@ -287,7 +302,7 @@ def check_divergence(ctx: Context, region: str = "lemma") -> Outcome:
             ev.decide(f"{kind} {side} #{i + 1}: tail index κ of e^t", dec, value=float(tr.kappa[i]),
                       line=f"{kind} {side} #{i + 1}: κ̂ {float(tr.kappa[i]):.3f} [{float(lo[i]):.3f}, "
                            f"{float(hi[i]):.3f}] (derived {float(kappa_true[i]):.3f}, raw Hill {float(tr.raw[i]):.3f}; "
-                           f"{'finite' if finite_pred[i] else 'infinite'} by the {region} rule) [{dec.status}]")
+                           f"{'finite' if finite_pred[i] else 'infinite'} by the {region.name} rule) [{dec.status}]")
             points.append((kind, side, float(kappa_true[i]), float(tr.kappa[i]), float(lo[i]), float(hi[i])))
         if kind == "quadratic" and ev.plots:  # running means of one instance per side
             w = t[0].exp()
@@ -300,8 +315,8 @@ def check_divergence(ctx: Context, region: str = "lemma") -> Outcome:
                   "1/(2μ_max) or 1/(s‖B‖); blue inside the region, red outside; the moment is finite iff κ > 1. "
                   "Right: running means for one quadratic instance per side.")
     passed = sum(s == "pass" for s in ev.statuses)
-    return ev.outcome(summary_prefix=f"{passed}/{len(ev.statuses)} on the predicted side of κ = 1 ({region} rule; "
-                      f"n = {n}, k = {k}) | ", region=region, n=n, k=k)
+    return ev.outcome(summary_prefix=f"{passed}/{len(ev.statuses)} on the predicted side of κ = 1 ({region.name} rule; "
+                      f"n = {n}, k = {k}) | ", region=region.name, n=n, k=k)
 
 
 def _divergence_figure(points, running):
@@ -370,7 +385,7 @@ def probe_instances():
     return st.integers(1, 4).flatmap(_probe_instances_of_dimension)
 
 
-@functools.cache  # one strategy per d: hypothesis draws faster from a strategy it has seen
+@functools.cache  # a strategy cache, one strategy per d: hypothesis draws faster from one it has seen
 def _probe_instances_of_dimension(d: int):
     return st.fixed_dictionaries(
         {"d": st.just(d), "Sigma": S.spd(d, 0.2, 5.0), "K0": S.with_singular_values(d, d, 0.01, 1.0),
@@ -473,9 +488,9 @@ CLAIM = Claim(
         Control("no symmetrization", "closed-form-vs-monte-carlo", "det(I − 2Σ^{1/2}MΣ^{1/2}) with the skew part "
                 "of M kept", {"symmetrize": False}),
         Control("variance region for finiteness", "divergence-detection", "'finite iff μ_max < 1/4 (s‖B‖ < 1/2)': "
-                "the finite-variance region mistaken for the integrability region", {"region": "variance region"}),
+                "the finite-variance region mistaken for the integrability region", {"region": VARIANCE_REGION}),
         Control("Σ dropped from the region", "divergence-detection", "'finite iff λ_max(sym M) < 1/2 "
-                "(s‖K‖op < 1)'", {"region": "Σ dropped"}),
+                "(s‖K‖op < 1)'", {"region": SIGMA_DROPPED_REGION}),
         Control("no + dist", "a3-scope", "‖B‖op ≤ σ₁(M*)^{1/2} without the distance term", {"with_rho": False}),
         Control("probe: exponent −1", "probe", "the probe must find a Monte Carlo disagreement",
                 {"mutant": {"exponent": -1.0}}),

@@ -31,7 +31,7 @@ Evidence: (1) symbolic: the exponent algebra for general ``n'`` and the Gaussian
 numeric: Monte Carlo of both moments at two queries and n = 8..256 against the bounds, with no tolerance: a cell
 passes when its whole confidence interval lies below the bound, fails when it lies above, and is undecided otherwise
 (issue 11 removed a 10% tolerance, ``PREREGISTERED``); (3) numeric: the fitted limit of ``n' x`` (i) against
-``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``gradient_fixtures.LIMIT_ORDER``), with the fit model's own truncation
+``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``bias_decisions.LIMIT_ORDER``), with the fit model's own truncation
 error reported beside it: ``n' E sum_j s_j^2`` depends on ``q`` alone and has an exact one-dimensional integral
 (``1/S^2 = int t e^{-tS} dt``, ``moments.scaled_ss_exact``), so the same fit applied to the exact finite-n values
 shows how far the omitted terms move the fitted limit (at q = 0.6: -0.0033 for two correction terms, 2.3 quick
@@ -42,10 +42,12 @@ standard errors above ``e^{2q}`` although the value at n = 256 (3.318 +- 0.007) 
 of that miss: the extrapolation model, not a bug and not the estimator (``sum_j s_ij^2`` lies in ``[1/n', 1]``, so
 its Monte Carlo error bar is honest); the limit ``e^{2q}`` is our tightness derivation, not the paper's claim, whose
 bound (ii) is decided in (2).  Controls: the bounds with the Gaussian mgf factor dropped (``q = 0``: the uniform
-weights' values ``1/n'`` and ``1/n'^2``, which every softmax row exceeds by Cauchy-Schwarz), the limits without the
-tilt factor (uniform weights), and a wrong exponent count in the symbolic step.
+weights' values ``1/n'`` and ``1/n'^2``, which every softmax row exceeds by Cauchy-Schwarz; :func:`bounds_without_mgf`),
+the limits without the tilt factor (uniform weights; ``bias_coefficients.untilted_limits``), and a wrong exponent count
+in the symbolic step (:func:`all_scores`).
 
-The lemma instance and the Monte Carlo rows are shared with A.L10-A.L23 (``theorems/paper_a/gradient_fixtures.py``).
+The lemma instance and the Monte Carlo rows are fixtures shared with A.L10-A.L23
+(``theorems/paper_a/softmax_rows_setups.py``).
 """
 from __future__ import annotations
 
@@ -60,8 +62,9 @@ from numerics.stats import decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
-from theorems.paper_a.gradient_fixtures import (LIMIT_ORDER, limit_decisions, limit_plot, n_axes, row_data,
-                                                tilted_limits)
+from theorems.paper_a.bias_coefficients import tilted_limits, untilted_limits
+from theorems.paper_a.bias_decisions import LIMIT_ORDER, limit_decisions, limit_plot, n_axes
+from theorems.paper_a.softmax_rows_setups import row_data
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -106,8 +109,19 @@ PREREGISTERED = {
 # 1. Symbolic derivation, and the bounds it derives
 # ---------------------------------------------------------------------------
 
-def symbolic_derivation(off_by_one: bool = False) -> Outcome:
-    """``off_by_one`` (control): the product over the other scores counted over n' terms instead of n' - 1."""
+def other_scores(m):
+    """How many scores besides ``a_j`` the AM-GM exponent sums over: ``n' - 1``."""
+    return m - 1
+
+
+def all_scores(m):
+    """Wrong on purpose (control): the other scores counted over ``n'`` terms instead of ``n' - 1``."""
+    return m
+
+
+def symbolic_derivation(others=other_scores) -> Outcome:
+    """The Gaussian mgf and the exponent algebra of the AM-GM bounds, the other scores counted by ``others(n')``
+    (the control passes :func:`all_scores`)."""
     D = Derivation()
     m = sp.Symbol("n'", positive=True)
     t, q = sp.symbols("t q", positive=True)
@@ -115,7 +129,7 @@ def symbolic_derivation(off_by_one: bool = False) -> Outcome:
     mgf = sp.integrate(sp.exp(t * a) * sp.exp(-a**2 / (2 * q)), (a, -sp.oo, sp.oo)) / sp.sqrt(2 * sp.pi * q)
     D.prove_equal("Gaussian score a ~ N(0, q): E e^{t a} = e^{t² q / 2}", sp.simplify(mgf), sp.exp(t**2 * q / 2))
     D.say("AM-GM: Σ_k e^{a_k} ≥ n' e^{ā}, so s_j ≤ e^{a_j − ā}/n', and the exponent is a sum of independent scores.")
-    others = m if off_by_one else m - 1
+    others = others(m)
     quad_i = (2 - 2 / m) ** 2 + others * (2 / m) ** 2
     D.prove_equal("(i): ½·[(2 − 2/n')² + (n'−1)(2/n')²] q = 2q(1 − 1/n')", quad_i * q / 2, 2 * q * (1 - 1 / m))
     quad_diag = (4 - 4 / m) ** 2 + (others) * (4 / m) ** 2
@@ -145,6 +159,12 @@ def amgm_bounds(q: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
 # 2. Numeric: the bounds hold
 # ---------------------------------------------------------------------------
 
+def bounds_without_mgf(q: torch.Tensor, n: int) -> dict[str, torch.Tensor]:
+    """Wrong on purpose (control): :func:`amgm_bounds` with the Gaussian mgf factor dropped (``q = 0``): ``1/n'`` and
+    ``1/n'^2``, the uniform weights' values, which every softmax row exceeds (Cauchy-Schwarz)."""
+    return amgm_bounds(q * 0, n)
+
+
 def _moments(rows):
     """Per n: means and SEs of sum s^2 and (sum s^2)^2, arrays (len(ns), Q)."""
     out = {"ss": ([], []), "ss2": ([], [])}
@@ -155,20 +175,19 @@ def _moments(rows):
     return {k: (np.array(a), np.array(b)) for k, (a, b) in out.items()}
 
 
-def check_bounds(ctx: Context, mgf_dropped: bool = False) -> Outcome:
+def check_bounds(ctx: Context, data, bounds=amgm_bounds) -> Outcome:
     """Per (n, moment, query) cell: the relative margin ``(bound − E)/bound`` of the Monte Carlo mean is ``>= 0``
-    (``decide_lower``, no tolerance); ``mgf_dropped`` (the control): the bounds with the Gaussian mgf factor dropped
-    (``q = 0``: ``1/n'`` and ``1/n'^2``, the uniform weights' values)."""
-    data = row_data(ctx.seed, ctx.budget)
+    (``decide_lower``, no tolerance), the bounds from ``bounds(q, n)`` (the control passes :func:`bounds_without_mgf`:
+    ``1/n'`` and ``1/n'^2``, the uniform weights' values)."""
     mom = _moments(data.rows)
     Q = data.inst.q.shape[0]
     ev = Evidence(ctx, decisions=2 * Q * len(data.ns))
     statuses, bounds_by_cell = [], {}
     for i, n in enumerate(data.ns):
-        bounds = amgm_bounds(data.inst.q * (0 if mgf_dropped else 1), n)
+        at_n = bounds(data.inst.q, n)
         for key in ("ss", "ss2"):
             for b in range(Q):
-                bound = float(bounds[key][b])
+                bound = float(at_n[key][b])
                 margin, h = (bound - float(mom[key][0][i, b])) / bound, ev.z * float(mom[key][1][i, b]) / bound
                 d = decide_lower(margin - h, margin + h, 0.0, max_width=BOUND_MAX_WIDTH)
                 ev.decide(f"{key}, query {b + 1} (q={float(data.inst.q[b]):.2f}), n={n}: relative margin "
@@ -185,8 +204,7 @@ def check_bounds(ctx: Context, mgf_dropped: bool = False) -> Outcome:
                 ax.plot(ns, bounds_by_cell[(key, b)], "--", color=h[0].get_color(), lw=0.8)
         n_axes(ax, data.ns, logy=True)
         ax.set_xlabel("context size n")
-        ax.set_title("points: Monte Carlo; dashed: AM-GM bound" + (" with q = 0 (control)" if mgf_dropped else ""),
-                     fontsize=8)
+        ax.set_title("points: Monte Carlo; dashed: AM-GM bound", fontsize=8)
         ax.legend(loc="best", fontsize=7)
         ev.figure("Softmax-weight moments vs Lemma 9's AM-GM bounds", fig,
                   "Monte Carlo means with ±z SE bars (Bonferroni over all cells) and the bounds.")
@@ -201,11 +219,11 @@ def check_bounds(ctx: Context, mgf_dropped: bool = False) -> Outcome:
 # 3. Numeric: leading constants (tightness)
 # ---------------------------------------------------------------------------
 
-def check_limits(ctx: Context, untilted: bool = False) -> Outcome:
-    """n'·E Σs² → e^q (decided per query); n'²·E(Σs²)² vs e^{2q} reported; ``untilted`` (the control): limits 1."""
-    data = row_data(ctx.seed, ctx.budget)
+def check_limits(ctx: Context, data, limits=tilted_limits) -> Outcome:
+    """n'·E Σs² → e^q (decided per query); n'²·E(Σs²)² vs e^{2q} reported; the limits from ``limits`` (the control
+    passes ``untilted_limits``: limits 1)."""
     mom = _moments(data.rows)
-    lim = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)
+    lim = limits(data.inst.K, data.inst.Sigma, data.inst.xq)
     Q = data.inst.q.shape[0]
     ev = Evidence(ctx, decisions=Q)
     z = ev.z
@@ -213,8 +231,6 @@ def check_limits(ctx: Context, untilted: bool = False) -> Outcome:
     y = np.concatenate([m * mom["ss"][0], m**2 * mom["ss2"][0]], 1)
     se = np.concatenate([m * mom["ss"][1], m**2 * mom["ss2"][1]], 1)
     targets = np.concatenate([lim["ss"].numpy(), lim["ss2"].numpy()])
-    if untilted:
-        targets = np.ones_like(targets)
     qs = [f"{float(v):.2f}" for v in data.inst.q]
     labels = [f"n'·E Σs², q={v}" for v in qs] + [f"n'²·E (Σs²)², q={v}" for v in qs]
     # (i) is decided; (ii) is reported only (DECIDED_LIMITS): its 1/n' expansion has coefficients growing like
@@ -244,11 +260,11 @@ def check_limits(ctx: Context, untilted: bool = False) -> Outcome:
     ev.measure("averaged constant E_x e^{2q(x)} = det(I − 4Σ^{1/2}KΣKᵀΣ^{1/2})^{-1/2}",
                float(mo.exp_quadratic_moment(2 * M, data.inst.Sigma)), claimed="finite iff ‖B‖op² < 1/4")
     if ev.plots:
-        ev.figure("Scaled moments → e^q, e^{2q}" + (" (control: untilted)" if untilted else ""),
+        ev.figure("Scaled moments → e^q, e^{2q}",
                   limit_plot(data.ns, y, se, targets, labels, z, "scaled moment"),
                   "n'·E Σs² (decided: the fitted a + b/n' + c/n'² + d/n'³ must reach the dashed e^q) and n'²·E(Σs²)² "
                   "(reported; dashed: e^{2q}), ±z SE bars.")
-    return ev.outcome(ns=data.ns, untilted=untilted)
+    return ev.outcome(ns=data.ns, limits=limits.__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -262,14 +278,14 @@ CLAIM = Claim(
     checks=(Check("derivation", "symbolic", "Gaussian mgf and the exponent algebra of the AM-GM bounds",
                   symbolic_derivation),
             Check("amgm-bounds", "numeric", "Monte Carlo E₋ᵢΣs² and E₋ᵢ(Σs²)² below the bounds (no tolerance) at two "
-                  "queries, n = 8..256", check_bounds),
+                  "queries, n = 8..256", check_bounds, uses={"data": row_data}),
             Check("limits", "numeric", "n'·E Σs² → e^q (fitted a + b/n' + c/n'² + d/n'³; the fit's truncation error "
                   "reported from the exact finite-n values); n'²·E(Σs²)² vs e^{2q} reported",
-                  check_limits)),
+                  check_limits, uses={"data": row_data})),
     controls=(Control("symbolic: off-by-one count", "derivation", "the other scores counted n' times instead of n'−1",
-                      {"off_by_one": True}),
+                      {"others": all_scores}),
               Control("mgf factor dropped", "amgm-bounds", "the bounds with the Gaussian mgf e^{t²q/2} dropped (q = 0): "
-                      "1/n' and 1/n'², which every softmax row exceeds (Cauchy-Schwarz)", {"mgf_dropped": True}),
+                      "1/n' and 1/n'², which every softmax row exceeds (Cauchy-Schwarz)", {"bounds": bounds_without_mgf}),
               Control("untilted limits", "limits", "limits 1 (uniform weights 1/n', no exponential tilt)",
-                      {"untilted": True})),
+                      {"limits": untilted_limits})),
 )

@@ -25,16 +25,18 @@ paired draws) is decided by ``decide_upper`` against 1 with no tolerance: a cell
 below 1, fails when it lies above, and is undecided otherwise (issue 11 removed a 10% tolerance, ``PREREGISTERED``).
 (2) *O(1/n)*: the fitted limit of ``n' Var_{-i} f`` equals the derived constant (sample variances over the
 larger Monte Carlo rows shared with A.L9, n = 8..256; the fitted limit of ``n' x bound`` is reported too).
-The instance, the rows and the derived constants are shared through ``theorems/paper_a/gradient_fixtures.py``.
-Controls (mutants of the inequality's right side): the ``Sigma`` weight dropped (``sum_j E ||J_j||_F^2``; the
-instance has ``Sigma >= 2 I``, so this under-weights every direction), the softmax weights frozen in the Jacobian (the
-chain rule through the weights dropped: for the weight vector itself the bound becomes 0; A.L10 only, see
-``FROZEN_CONTROL_LEMMAS``), and, for (2), the constant without the tilt factor.  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the frozen
+The instance and the rows are fixtures shared with A.L9-A.L22 (``theorems/paper_a/softmax_rows_setups.py``), the
+paired draws of (1) a fixture of this module (:func:`poincare_data`), the derived constants in
+``theorems/paper_a/bias_coefficients.py``.
+Controls (mutants of the inequality's right side, passed as the function that reads it off the draws): the ``Sigma``
+weight dropped (``sum_j E ||J_j||_F^2``; the instance has ``Sigma >= 2 I``, so this under-weights every direction;
+:func:`identity_weighted_bound`), the softmax weights frozen in the Jacobian (the chain rule through the weights
+dropped: for the weight vector itself the bound becomes 0; A.L10 only, see ``FROZEN_CONTROL_LEMMAS``;
+:func:`frozen_softmax_bound`), and, for (2), the constant without the tilt factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the frozen
 softmax.
 """
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
@@ -47,8 +49,10 @@ from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
-from theorems.paper_a.gradient_fixtures import (lemma_instance, lemma_setup, limit_decisions, limit_plot,
-                                                mean_and_se, n_axes, row_data, tilted_limits)
+from theorems.fixture import fixture
+from theorems.paper_a.bias_coefficients import tilted_limits, untilted_limits
+from theorems.paper_a.bias_decisions import limit_decisions, limit_plot, mean_and_se, n_axes
+from theorems.paper_a.softmax_rows_setups import LEMMA_DATA_ID, LemmaInstance, lemma_instance, row_data
 from theorems.plots import new_figure
 
 #: which function of the context each lemma bounds (reconstructed from Appendix D's section titles)
@@ -86,21 +90,43 @@ PREREGISTERED = {
 
 @dataclass(frozen=True)
 class PoincareData:
+    inst: LemmaInstance
     ns: list[int]
     per_query: list[list[mo.PoincareSamples]]  # [query][n]
     n_draws: int
 
 
-@functools.lru_cache(maxsize=2)
-def poincare_data(seed: int, budget: str) -> PoincareData:
-    """Both sides of the inequality at each query and n (paired draws), cached per (seed, budget)."""
-    ctx, inst, gen = lemma_setup(seed, budget, "poincare")
+@fixture(uses={"inst": lemma_instance})
+def poincare_data(ctx, inst: LemmaInstance) -> PoincareData:
+    """Both sides of the inequality at each query and n (paired draws), on the stream (``LEMMA_DATA_ID``,
+    "poincare"); the right side with the Poincaré weight Σ and the controls' identity weight and frozen softmax."""
+    gen = ctx.generator(LEMMA_DATA_ID, "poincare")
     ns = ctx.pick(*POINCARE_NS)
     N = ctx.pick(*POINCARE_DRAWS)
     eye = torch.eye(inst.Sigma.shape[-1], dtype=DTYPE)
     per_query = [[mo.poincare_samples(inst.K, inst.Sigma, xq, n, N, gen, weightings={"I": eye}) for n in ns]
                  for xq in inst.xq]
-    return PoincareData(ns, per_query, N)
+    return PoincareData(inst, ns, per_query, N)
+
+
+def poincare_bound(P: mo.PoincareSamples, f: str) -> torch.Tensor:
+    """The Gaussian Poincaré bound's draws for the function ``f``: ``sum_j tr(J_j Sigma J_j^T)``."""
+    return P.grad_sq[(f, "Sigma")]
+
+
+def identity_weighted_bound(P: mo.PoincareSamples, f: str) -> torch.Tensor:
+    """Wrong on purpose (control): the bound's draws without the covariance weight, ``sum_j ||J_j||_F^2``."""
+    return P.grad_sq[(f, "I")]
+
+
+def frozen_softmax_bound(P: mo.PoincareSamples, f: str) -> torch.Tensor:
+    """Wrong on purpose (control): the bound's draws with the softmax weights held fixed in the Jacobian."""
+    return P.grad_sq[(f, "frozen")]
+
+
+#: how the inequality's figure names each bound (text, not a decision)
+_BOUND_NAME = {poincare_bound: "Σ_j E‖∇_{x_j} f‖²_Σ", identity_weighted_bound: "Σ_j E‖∇_{x_j} f‖² (Σ dropped: control)",
+               frozen_softmax_bound: "Σ_j E‖∇_{x_j} f‖²_Σ, softmax frozen (control)"}
 
 
 def ratio_and_se(lhs: torch.Tensor, rhs: torch.Tensor) -> tuple[float, float]:
@@ -111,13 +137,12 @@ def ratio_and_se(lhs: torch.Tensor, rhs: torch.Tensor) -> tuple[float, float]:
     return 1 - r, float(resid.std() / math.sqrt(resid.shape[0]) / g)
 
 
-def check_inequality(ctx: Context, lemma: str, variant: str = "Sigma") -> Outcome:
-    """Per (query, n) cell: ``Var₋ᵢ f / bound <= 1`` (``decide_upper``, no tolerance).
-
-    ``variant``: "Sigma" (the Poincaré weight), "I" (control: weight dropped), "frozen" (control: the softmax weights
-    held fixed in the Jacobian)."""
-    data = poincare_data(ctx.seed, ctx.budget)
-    inst = lemma_instance(ctx.seed)
+def check_inequality(ctx: Context, data: PoincareData, lemma: str, bound=poincare_bound) -> Outcome:
+    """Per (query, n) cell: ``Var₋ᵢ f / bound <= 1`` (``decide_upper``, no tolerance), the bound's draws read off the
+    paired samples by ``bound(samples, f)``: :func:`poincare_bound` (the Poincaré weight Σ); the controls pass
+    :func:`identity_weighted_bound` (weight dropped) or :func:`frozen_softmax_bound` (the softmax weights held fixed in
+    the Jacobian)."""
+    inst = data.inst
     f = FUNC[lemma]
     ev = Evidence(ctx, decisions=len(data.per_query) * len(data.ns))
     z = ev.z
@@ -126,7 +151,7 @@ def check_inequality(ctx: Context, lemma: str, variant: str = "Sigma") -> Outcom
         L, R, ratios = [], [], []
         for n, P in zip(data.ns, per_n):
             lhs = P.dev_sq[f]
-            rhs = P.grad_sq[(f, variant)]
+            rhs = bound(P, f)
             ratio, se = ratio_and_se(lhs, rhs)
             d = decide_upper(ratio - z * se, ratio + z * se, 1.0, max_width=BOUND_MAX_WIDTH)
             ev.decide(f"query {b + 1} (q={float(inst.q[b]):.2f}), n={n}: Var₋ᵢf / bound", d, value=ratio, say=False)
@@ -137,17 +162,17 @@ def check_inequality(ctx: Context, lemma: str, variant: str = "Sigma") -> Outcom
         sides.append((np.array(L, float), np.array(R, float)))
         ev.say(f"query {b + 1}: Var/bound = " + ", ".join(f"{q:.2f}±{z * se:.2f}" for q, se in ratios))
     if ev.plots:
-        ev.figure("Gaussian Poincaré inequality, both sides by Monte Carlo", _inequality_plot(lemma, variant, data.ns,
+        ev.figure("Gaussian Poincaré inequality, both sides by Monte Carlo", _inequality_plot(lemma, bound, data.ns,
                                                                                              sides, z),
                   "Same draws for both sides (sample variance and autograd gradient norms), ±z SE bars, "
                   "Bonferroni over the cells.")
     return ev.outcome(summary_prefix=f"{statuses.count('pass')}/{len(statuses)} (query, n) cells satisfy "
                       f"Var₋ᵢ f ≤ bound (whole interval below it, no tolerance); {statuses.count('fail')} violated, "
                       f"{statuses.count('inconclusive')} undecided | ",
-                      ns=data.ns, n_draws=data.n_draws, variant=variant)
+                      ns=data.ns, n_draws=data.n_draws, bound=bound.__name__)
 
 
-def _inequality_plot(lemma, variant, ns, sides, z):
+def _inequality_plot(lemma, bound, ns, sides, z):
     fig, ax = new_figure()
     x = np.array(ns, float)
     for b, (L, R) in enumerate(sides):
@@ -156,8 +181,7 @@ def _inequality_plot(lemma, variant, ns, sides, z):
                     label=f"bound, query {b + 1}")
     n_axes(ax, ns, logy=True)
     ax.set_xlabel("context size n")
-    name = {"Sigma": "Σ_j E‖∇_{x_j} f‖²_Σ", "I": "Σ_j E‖∇_{x_j} f‖² (Σ dropped: control)",
-            "frozen": "Σ_j E‖∇_{x_j} f‖²_Σ, softmax frozen (control)"}[variant]
+    name = _BOUND_NAME.get(bound, bound.__name__)
     ax.set_title(f"{lemma}: Var₋ᵢ f (filled) vs {name} (open)", fontsize=8)
     ax.legend(loc="best", fontsize=7)
     return fig
@@ -167,14 +191,13 @@ def _inequality_plot(lemma, variant, ns, sides, z):
 # 2. O(1/n): the derived leading constant
 # ---------------------------------------------------------------------------
 
-def derived_constants(lemma: str, inst, untilted: bool = False) -> np.ndarray:
-    """``lim n' Var_{-i} f`` (technical_lemmas' constants; ``e^q - 1`` for the weights); ``untilted``: without e^q."""
-    lim = tilted_limits(inst.K, inst.Sigma, inst.xq)
-    eq = torch.exp(inst.q)
-    if FUNC[lemma] == "weights":  # uniform weights 1/n' (no tilt) have no variance at all
-        return np.zeros(len(eq)) if untilted else (eq - 1).numpy()
-    c = lim[LIMIT_KEY[FUNC[lemma]]]
-    return (c / eq if untilted else c).numpy()
+def derived_constants(lemma: str, inst, limits=tilted_limits) -> np.ndarray:
+    """``lim n' Var_{-i} f`` from ``limits`` (technical_lemmas' constants; for the weights ``n' E sum_j s_j^2 - 1``,
+    i.e. ``e^q - 1``, and 0 for the uniform weights of ``untilted_limits``)."""
+    lim = limits(inst.K, inst.Sigma, inst.xq)
+    if FUNC[lemma] == "weights":  # Var_{-i} (s_j)_j = E sum_j s_j^2 - 1/n' (exchangeability)
+        return (lim["ss"] - 1).numpy()
+    return lim[LIMIT_KEY[FUNC[lemma]]].numpy()
 
 
 def variance_draws(row: mo.RowStats, f: str) -> torch.Tensor:
@@ -191,9 +214,10 @@ def variance_draws(row: mo.RowStats, f: str) -> torch.Tensor:
     return (v - v.mean(0)).pow(2).sum(-1) * (N / (N - 1))
 
 
-def check_one_over_n(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
-    """n' Var_{-i} f from the (cheaper, larger) Monte Carlo rows shared with A.L9: no gradients needed for this side."""
-    rows = row_data(ctx.seed, ctx.budget)
+def check_one_over_n(ctx: Context, rows, data: PoincareData, lemma: str, limits=tilted_limits) -> Outcome:
+    """n' Var_{-i} f from the (cheaper, larger) Monte Carlo rows shared with A.L9 (no gradients needed for this side)
+    against the derived constant from ``limits`` (the control passes ``untilted_limits``); the bound's own 1/n constant
+    from the paired draws ``data``, reported."""
     inst = rows.inst
     f = FUNC[lemma]
     Q = inst.q.shape[0]
@@ -202,24 +226,24 @@ def check_one_over_n(ctx: Context, lemma: str, untilted: bool = False) -> Outcom
     draws = [variance_draws(r, f) for r in rows.rows]
     y = m * np.array([v.mean(0).numpy() for v in draws])
     se = m * np.array([(v.std(0) / math.sqrt(v.shape[0])).numpy() for v in draws])
-    targets = derived_constants(lemma, inst, untilted)
+    targets = derived_constants(lemma, inst, limits)
     labels = [f"query {b + 1} (q={float(inst.q[b]):.2f}): n'·Var₋ᵢ f" for b in range(Q)]
     limit_decisions(ev, rows.ns, y, se, targets, labels)
-    data = poincare_data(ctx.seed, ctx.budget)  # the bound's own 1/n constant, for the record
+    # the bound's own 1/n constant, for the record
     mp = np.array([n - 1 for n in data.ns], float)
     for b, per_n in enumerate(data.per_query):
-        yr = np.array([mp[i] * float(per_n[i].grad_sq[(f, "Sigma")].mean()) for i in range(len(data.ns))])
-        sr = np.array([mp[i] * float(per_n[i].grad_sq[(f, "Sigma")].std()) / math.sqrt(data.n_draws)
+        yr = np.array([mp[i] * float(poincare_bound(per_n[i], f).mean()) for i in range(len(data.ns))])
+        sr = np.array([mp[i] * float(poincare_bound(per_n[i], f).std()) / math.sqrt(data.n_draws)
                        for i in range(len(data.ns))])
         fit = mo.limit_fit(mp, yr, sr)
         lo, hi = fit.interval(0, ev.z)
         ev.measure(f"query {b + 1}: fitted limit of n'·(Poincaré bound)", float(fit.coef[0]), lo=lo, hi=hi)
     if ev.plots:
-        ev.figure(f"{lemma}: n'·Var₋ᵢ f → derived constant" + (" (control: untilted)" if untilted else ""),
+        ev.figure(f"{lemma}: n'·Var₋ᵢ f → derived constant",
                   limit_plot(rows.ns, y, se, targets, labels, ev.z, "n' × Var₋ᵢ f"),
                   "Scaled conditional variance (sample variance over the A.L9 rows) with ±z SE bars; "
                   "dashed: the derived constant.")
-    return ev.outcome(ns=rows.ns, n_draws=rows.n_draws, untilted=untilted)
+    return ev.outcome(ns=rows.ns, n_draws=rows.n_draws, limits=limits.__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -254,18 +278,19 @@ def _claim(lemma: str) -> Claim:
         checks=(
             Check("poincare-inequality", "numeric", "Var₋ᵢ f ≤ Σⱼ E‖∇_{x_j} f‖²_Σ, both sides by paired Monte "
                   "Carlo (autograd for the gradients), two queries, n = 8..32 (quick), 8..128 (standard)",
-                  check_inequality, params={"lemma": lemma}),
+                  check_inequality, params={"lemma": lemma}, uses={"data": poincare_data}),
             Check("one-over-n", "numeric", "n'·Var₋ᵢ f → derived constant (fitted a + b/n' + c/n'² + d/n'³, n = 8..256)",
-                  check_one_over_n, params={"lemma": lemma}),
+                  check_one_over_n, params={"lemma": lemma}, uses={"rows": row_data, "data": poincare_data}),
         ),
         controls=(
             *((Control("softmax frozen in the Jacobian", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_Σ with the weights "
-                       "sᵢⱼ treated as constants (the chain rule through the softmax dropped)", {"variant": "frozen"}),)
+                       "sᵢⱼ treated as constants (the chain rule through the softmax dropped)",
+                       {"bound": frozen_softmax_bound}),)
               if lemma in FROZEN_CONTROL_LEMMAS else ()),
             Control("Σ weight dropped", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_F (identity weight; Σ ≥ 2I here)",
-                    {"variant": "I"}),
+                    {"bound": identity_weighted_bound}),
             Control("tilt factor dropped", "one-over-n", "the derived constant without e^q (for the weights: the "
-                    "uniform-weight value 0)", {"untilted": True}),
+                    "uniform-weight value 0)", {"limits": untilted_limits}),
         ),
     )
 

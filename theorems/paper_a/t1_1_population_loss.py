@@ -27,7 +27,7 @@ Evidence, top-down:
    of the same condition ``||B||_op < 1/2`` (circular); the divergence outside Lemma 7's region is A.L7's claim.
 5. *negative controls*: a closed form with the ``Sigma`` factor dropped, one with the
    ``Sigma^{1/2}`` weight misplaced (unweighted Frobenius norm), and the include-self
-   softmax in the n-law.
+   softmax in the n-law (:func:`include_self_gaps`).
 
 Derivation of the n-law coefficient (ours; label: reconstructed).  Fix the query
 ``x`` (so ``a = K^T x``) and let ``m = n - 1`` other samples give
@@ -43,7 +43,7 @@ The outer Gaussian integral with weight ``e^{x'Mx}`` is ``Z E_{N(0,S)}[...]`` wi
 ``S = (Sigma^{-1} - 2M)^{-1}``, ``Z = det(I - 2 Sigma^{1/2} M Sigma^{1/2})^{-1/2}``, finite iff
 ``||B||_op^2 < 1/2`` (Lemma 7, ``B = Sigma^{1/2} K Sigma^{1/2}``).  Hence
 ``c = Z [tr(V Sigma V') + tr(P S P') + 2 tr((W* - P) S P')]``
-(``loo_bias_coefficient`` in ``theorems/paper_a/gradient_fixtures.py``: A.T3 and A.T4 differentiate it).
+(``loo_bias_coefficient`` in ``theorems/paper_a/bias_coefficients.py``: A.T3 and A.T4 differentiate it).
 """
 from __future__ import annotations
 
@@ -61,8 +61,9 @@ from numerics.stats import decide_equal, decide_exponent, loglog_slope, weighted
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_REL_WIDTH, loo_bias_coefficient,
-                                                std_normal_expectation)
+from theorems.paper_a.bias_coefficients import loo_bias_coefficient, std_normal_expectation
+from theorems.paper_a.bias_decisions import COEFFICIENT_REL_WIDTH
+from theorems.pilot import planned_growth
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strategies import dims, matrix, readable, spd, tensor, with_singular_values
@@ -305,11 +306,9 @@ def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcom
 # 4. Numeric check: the n-law  E Lhat_n - L = c/(n-1) + O(n^-2)
 # ---------------------------------------------------------------------------
 
-def planned_growth(width_ratio: float, target: float = NLAW_TARGET_WIDTH, cap: int = NLAW_MAX_GROWTH) -> int:
-    """Sample-size re-estimation from a pilot: an interval's width scales as ``N^{-1/2}``, so a pilot whose widest
-    interval is ``width_ratio`` times its declared maximum needs ``(width_ratio / target)^2`` times the draws to land
-    at ``target`` times it; at least 1, at most ``cap``."""
-    return int(min(cap, max(1, math.ceil((width_ratio / target) ** 2))))
+def include_self_gaps(V, K, Sigma, W_star, sigma, n, n_datasets, gen):
+    """Wrong on purpose (control): the n-law's gap draws with the query's own sample kept in its softmax context."""
+    return model.loo_gap_samples(V, K, Sigma, W_star, sigma, n, n_datasets, gen, include_self=True)
 
 
 def n_law_fits(ns, samples, c_derived, z):
@@ -327,13 +326,14 @@ def n_law_fits(ns, samples, c_derived, z):
     return means, ses, fits, ratio
 
 
-def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
+def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples) -> Outcome:
     """Per instance: the fitted leading coefficient of ``(n-1)(E Lhat_n - L)`` equals the derived ``c`` and the
-    log-log slope of the gap is -1; ``include_self`` (the control) keeps the query in its own softmax context.
+    log-log slope of the gap is -1, from the draws of ``gap_samples`` (leave-one-out; the control passes
+    :func:`include_self_gaps`).
 
     Two stages (``PREREGISTERED["NLAW_TARGET_WIDTH"]``): a pilot of ``NLAW_PER_N`` data sets per unit of ``n``, then,
     if its widest interval is above ``NLAW_TARGET_WIDTH`` of its declared maximum, more draws of the same kind
-    (:func:`planned_growth`); every interval is decided on all draws pooled.  The pilot sets only the sample size
+    (:func:`theorems.pilot.planned_growth`); every interval is decided on all draws pooled.  The pilot sets only the sample size
     from the noise, never from the estimate's distance to the claim."""
     gen = ctx.generator(ID, "n-law")
     ns = ctx.pick(*NLAW_NS)
@@ -343,11 +343,10 @@ def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
     ev = Evidence(ctx, decisions=2 * len(c_derived))
 
     def draws(k):
-        return [model.loo_gap_samples(V, K, Sigma, W, sigma, n, k * per_n * n, gen, include_self=include_self)
-                for n in ns]
+        return [gap_samples(V, K, Sigma, W, sigma, n, k * per_n * n, gen) for n in ns]
 
     samples = draws(1)
-    growth = planned_growth(n_law_fits(ns, samples, c_derived, ev.z)[3])
+    growth = planned_growth(n_law_fits(ns, samples, c_derived, ev.z)[3], NLAW_TARGET_WIDTH, NLAW_MAX_GROWTH)
     if growth > 1:
         samples = [torch.cat([s, extra]) for s, extra in zip(samples, draws(growth - 1))]
     means, ses, fits, _ = n_law_fits(ns, samples, c_derived, ev.z)
@@ -366,12 +365,12 @@ def check_n_law(ctx: Context, include_self: bool = False) -> Outcome:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("context size n")
         ax.set_ylabel("(n − 1)(E L̂ₙ − L)")
-        ax.set_title(("include-self (control)" if include_self else "leave-one-out") + ": dashed = derived c")
+        ax.set_title(f"{gap_samples.__name__}: dashed = derived c")
         ax.legend(loc="best")
         ev.figure("Empirical loss → population loss at rate 1/n", fig, "Scaled gap (n−1)(E L̂ₙ − L) with Bonferroni "
                   "intervals; it must level off at the derived coefficient c (dashed).")
     return ev.outcome(ns=ns, datasets_per_n=[growth * per_n * n for n in ns], pilot_growth=growth,
-                      c_derived=c_derived.tolist(), include_self=include_self)
+                      c_derived=c_derived.tolist(), gap_samples=gap_samples.__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -477,7 +476,7 @@ CLAIM = Claim(
               Control("misplaced Σ^{1/2}", "closed-form-vs-monte-carlo", "unweighted ‖VΣKᵀ − W*‖²_F",
                       {"closed_form": population_loss_unweighted}),
               Control("include-self softmax", "n-law", "the query's own sample kept in its softmax context",
-                      {"include_self": True}),
+                      {"gap_samples": include_self_gaps}),
               Control("probe: dropped Σ factor", "probe",
                       "the probe must find a counterexample to a wrong closed form",
                       {"mutant": {"closed_form": population_loss_dropped_sigma}})),

@@ -29,7 +29,7 @@ forces ``b = 0`` (else ``c = -a`` and ``det N < 0``) and ``a = m1^2``, ``c = m2^
 random points of Mfold are stationary global minima; structure-aware GD on the population ``L_lambda`` from random
 inits ends on Mfold (every run whose objective reached its minimum has ``dist -> 0``); probe: minimizers built by a
 second route (``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``, ``O`` any orthogonal matrix, drawn with the instance by
-``geometry_fixtures.spectral_instances``) lie on Mfold.
+``geometry_instances.spectral_instances``) lie on Mfold.
 
 Controls (each re-runs its check with one parameter overridden): a wrong manifold (``Lam`` in place of ``Lam^{1/2}``)
 in the derivation and on the points; the square root's uniqueness without the PSD hypothesis (it fails); the regularizer with ``I`` in place of ``Sigma`` (its minimizers leave Mfold);
@@ -52,7 +52,7 @@ from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
-from theorems.paper_a.geometry_fixtures import SHAPES, describe, instance_tensors, spectral_instances
+from theorems.paper_a.geometry_instances import SHAPES, describe, instance_tensors, spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -219,10 +219,22 @@ def wrong_manifold_point(Sigma, W, Q):
     return ge.from_factors(A, (Vs * Lam.unsqueeze(-2)) @ Q, Sigma)
 
 
-def check_minima(ctx: Context, variant: str = "correct") -> Outcome:
+def regularizer_and_gradient(V, K, Sigma, W):
+    """``R`` and ``grad L_lambda`` as the theorem defines them (``Sigma`` inside ``R``)."""
+    return ge.regularizer(V, K, Sigma), ge.regularized_loss_grad(V, K, Sigma, W)
+
+
+def identity_regularizer_and_gradient(V, K, Sigma, W):
+    """Negative control: ``R`` with ``I`` in place of ``Sigma``, and the gradient of ``L + lambda R_I``."""
+    d = Sigma.shape[-1]
+    return ge.identity_regularizer(V, K), ge.regularized_loss_grad(V, K, Sigma, W, ge.LAMBDA, torch.eye(d, dtype=DTYPE))
+
+
+def check_minima(ctx: Context, point=ge.minimizer, regularizer=regularizer_and_gradient) -> Outcome:
     """On random points of Mfold (Haar Q, both components): ``L - L*``, ``R``, ``||grad L_lambda||_*`` all vanish
-    (relative to ``||M*||^2``, ``||M*||^2``, ``||M*||^{3/2}``).  ``variant``: ``"identity_regularizer"``,
-    ``"wrong_manifold"`` (controls)."""
+    (relative to ``||M*||^2``, ``||M*||^2``, ``||M*||^{3/2}``).  ``point(Sigma, W, Q)`` is the point of Mfold with
+    rotation ``Q``, ``regularizer(V, K, Sigma, W)`` gives ``(R, grad L_lambda)``; the controls pass
+    :func:`wrong_manifold_point` and :func:`identity_regularizer_and_gradient`."""
     gen = ctx.generator(ID, "minima")
     n = ctx.pick(*MINIMA_POINTS)
     ev = Evidence(ctx)
@@ -231,14 +243,9 @@ def check_minima(ctx: Context, variant: str = "correct") -> Outcome:
         _, Lam, _ = ge.target_svd(Sigma, W)
         s = float(Lam.pow(2).sum().sqrt())  # ||M*||_F
         Q = ge.haar_orthogonal(n, d, gen)
-        V, K = wrong_manifold_point(Sigma, W, Q) if variant == "wrong_manifold" else ge.minimizer(Sigma, W, Q)
+        V, K = point(Sigma, W, Q)
         excess = (population_loss(V, K, Sigma, W, SIGMA_NOISE) - optimal_loss(W, SIGMA_NOISE)).abs() / s**2
-        if variant == "identity_regularizer":
-            R = ge.identity_regularizer(V, K)
-            G = ge.regularized_loss_grad(V, K, Sigma, W, ge.LAMBDA, torch.eye(d, dtype=DTYPE))
-        else:
-            R = ge.regularizer(V, K, Sigma)
-            G = ge.regularized_loss_grad(V, K, Sigma, W)
+        R, G = regularizer(V, K, Sigma, W)
         R = R / s**2
         gnorm = ge.dual_norm(G, Sigma) / s**1.5
         bad = int(((excess > TOL) | (R > TOL) | (gnorm > TOL)).sum())
@@ -256,19 +263,20 @@ def check_minima(ctx: Context, variant: str = "correct") -> Outcome:
 # 3. Numeric check: numerically found minimizers lie on Mfold
 # ---------------------------------------------------------------------------
 
-#: plot titles of the GD check and its controls (not a decision)
-GD_TITLES = {"correct": "structure-aware GD on L_λ", "identity_regularizer": "control: R with I in place of Σ",
-             "no_regularizer": "control: λ = 0"}
+def population_objective_with_identity_regularizer(Sigma, W, sigma: float, lam: float):
+    """Negative control: the exact gradient of ``L + lambda R`` with ``I`` in place of ``Sigma`` inside ``R``."""
+    return al.population_objective(Sigma, W, sigma, lam, torch.eye(Sigma.shape[-1], dtype=DTYPE))
 
 
-def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
+def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.population_objective) -> Outcome:
     r"""Structure-aware GD (Algorithm 1 step 3 with the exact population gradient, i.e. GD in factor coordinates)
     from iid ``N(0, 0.3^2)`` inits.  A run *found a global minimizer of its objective* when the objective is within
     ``1e-14 ||M*||^2`` of its minimum ``L*``; the claim says each such run is on Mfold (``dist <= 1e-5 ||M*||^{1/2}``).
 
     Decision: ``fail`` if any converged run is off Mfold (a minimizer outside Mfold); ``inconclusive`` if fewer
-    than half of the runs converged; else ``pass``.  ``variant``: ``"identity_regularizer"`` (R with I),
-    ``"no_regularizer"`` (lambda = 0): their minimizers are the controls.
+    than half of the runs converged; else ``pass``.  ``objective(Sigma, W, sigma, lam)`` is the exact gradient GD
+    follows, ``lam`` the regularization weight; the controls (:func:`population_objective_with_identity_regularizer`,
+    R with I; ``lam = 0``) have other minimizers.
     """
     gen = ctx.generator(ID, "gd")
     runs = ctx.pick(*GD_RUNS)
@@ -280,11 +288,9 @@ def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
         Sigma, W = al.random_instance(d, r, gen)
         U, Lam, Vs = ge.target_svd(Sigma, W)
         s = float(Lam.pow(2).sum().sqrt())
-        lam = 0.0 if variant == "no_regularizer" else ge.LAMBDA
-        reg = torch.eye(d, dtype=DTYPE) if variant == "identity_regularizer" else None
         init = al.random_init(runs, r, d, gen, scale=INIT_SCALE)
         steps = sorted(set(np.unique(np.round(np.logspace(0, math.log10(T), 30))).astype(int).tolist()) | {0, T})
-        tr = al.train(init, al.population_objective(Sigma, W, SIGMA_NOISE, lam, reg), al.algorithm1(Sigma, ETA), T,
+        tr = al.train(init, objective(Sigma, W, SIGMA_NOISE, lam), al.algorithm1(Sigma, ETA), T,
                       Sigma, W, SIGMA_NOISE, lam=lam, record_at=steps)
         gap = (tr["objective"][-1] - optimal_loss(W, SIGMA_NOISE)).abs() / s**2
         dist = tr["dist"][-1] / s**0.5
@@ -315,12 +321,19 @@ def check_gd_minimizers(ctx: Context, variant: str = "correct") -> Outcome:
                 ax.loglog(x, ys[:, k], lw=0.7, color=f"C{GD_INSTANCES.index((d, r))}",
                           label=f"d={d}, r={r}" if k == 0 else None)
         ax.axhline(DIST_TOL, color="k", ls="--", lw=0.8)
-        ax.set(xlabel="step", ylabel="dist(θ_t, Mfold) / ‖M*‖^{1/2}", title=GD_TITLES[variant])
+        ax.set(xlabel="step", ylabel="dist(θ_t, Mfold) / ‖M*‖^{1/2}", title=gd_title(lam, objective))
         ax.legend(loc="best", fontsize=7)
         ev.figure("Minimizers found by GD lie on Mfold", fig, "Distance to Mfold along structure-aware GD runs from "
                   "random inits (6 runs per instance); dashed: the tolerance.")
     return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=ETA, init_scale=INIT_SCALE,
-                      steps=T, obj_tol=OBJ_TOL, dist_tol=DIST_TOL, variant=variant)
+                      steps=T, obj_tol=OBJ_TOL, dist_tol=DIST_TOL, lam=lam, objective=objective.__name__)
+
+
+def gd_title(lam: float, objective) -> str:
+    """The GD plot's title: the check's, or which control (not a decision)."""
+    if objective is not al.population_objective:
+        return "control: R with I in place of Σ"
+    return "structure-aware GD on L_λ" if lam == ge.LAMBDA else f"control: λ = {lam:g}"
 
 
 # ---------------------------------------------------------------------------
@@ -408,13 +421,13 @@ CLAIM = Claim(
         Control("symbolic: square root without PSD", "derivation", "the converse's uniqueness step without the PSD "
                 "hypothesis: a² = m₁⁴ has the second root −m₁², so BBᵀ is not determined", {"psd": False}),
         Control("regularizer with I (on Mfold)", "manifold-points-are-minima", "R with I in place of Σ is not 0 "
-                "on Mfold and its gradient does not vanish", {"variant": "identity_regularizer"}),
+                "on Mfold and its gradient does not vanish", {"regularizer": identity_regularizer_and_gradient}),
         Control("Λ in place of Λ^{1/2}", "manifold-points-are-minima", "a wrong manifold: B = V_sΛQ",
-                {"variant": "wrong_manifold"}),
+                {"point": wrong_manifold_point}),
         Control("regularizer with I (GD)", "gd-minimizers-on-manifold", "minimizers of L + λ‖VᵀV − KᵀK‖² have "
-                "L = L* but are off Mfold", {"variant": "identity_regularizer"}),
+                "L = L* but are off Mfold", {"objective": population_objective_with_identity_regularizer}),
         Control("no regularizer (GD)", "gd-minimizers-on-manifold", "minimizers of L alone keep the init's "
-                "imbalance AᵀA − BᵀB: not on Mfold", {"variant": "no_regularizer"}),
+                "imbalance AᵀA − BᵀB: not on Mfold", {"lam": 0.0}),
         Control("probe: unique minimizer", "probe", "wrong conclusion: every minimizer is the Q = I point",
                 {"mutant": {"conclusion": "unique"}}),
         Control("probe: SO(d) only", "probe", "wrong conclusion: minimizers have det Q = +1 (one component)",

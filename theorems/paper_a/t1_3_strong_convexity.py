@@ -49,7 +49,7 @@ search below finds it, and the Hessian check shows the infimum is ``2 sigma_d``,
 Evidence: symbolic (sympy proves 1-4 as polynomial identities and the constants); numeric (3) and (4) on random
 normal, isotropic and adversarially optimized points within rho (``numerics.paper_a.geometry.sample_near_manifold``),
 pointwise against alpha(dist), beta(dist); the autograd Hessian spectrum on the normal space vs the derived one; a
-probe over dimensions, spectra, radius and direction (``geometry_fixtures.spectral_instances``).
+probe over dimensions, spectra, radius and direction (``geometry_instances.spectral_instances``).
 
 Controls (each re-runs its check with one parameter overridden, a mutant of the mathematics, never a rescaled
 constant): lambda = 1/2 in the decomposition; (3) paired with ``theta - P_I(theta)``, ``P_I`` the ``Q = I`` point of Mfold
@@ -58,7 +58,7 @@ the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm; l
 projection in the probe.  (Until issue 11 the controls of (3) and (4) were "10 alpha" and "beta/10": rescaled
 constants that a check with any slack at all rejects, and the only control on (4).)
 
-The derived constants alpha(D), sqrt(beta(D)) and rho live in ``theorems.paper_a.geometry_fixtures`` (A.L2, A.L3,
+The derived constants alpha(D), sqrt(beta(D)) and rho live in ``theorems.paper_a.geometry_constants`` (A.L2, A.L3,
 A.L4, A.L7 and A.T2 use them too); their derivation is this module's.
 """
 from __future__ import annotations
@@ -74,8 +74,9 @@ from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
-from theorems.paper_a.geometry_fixtures import LAM, NEAR_MANIFOLD_INSTANCES, RHO_FACTOR, alpha_bound, describe
-from theorems.paper_a.geometry_fixtures import instance_tensors, probe_point, rho_of, spectral_instances, sqrt_beta_bound
+from theorems.paper_a.geometry_constants import LAM, RHO_FACTOR, alpha_bound, rho_of, sqrt_beta_bound
+from theorems.paper_a.geometry_instances import NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
+from theorems.paper_a.geometry_instances import spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -92,8 +93,6 @@ STATEMENT = (
 
 TOL = 1e-9  # rounding slack of the pointwise bounds, relative to sigma_1(M*) (float64 errors here are ~1e-13)
 HESSIAN_TOL = 1e-8  # autograd Hessian vs the derived spectrum, relative to sigma_1(M*)
-REGULARIZERS = ("Sigma", "identity")  # the covariance inside R: the claim's, or I (a control)
-NORMS = ("sigma", "euclidean")  # the norm of the gradient in (4): the Sigmatilde-dual norm, or Euclidean (a control)
 #: random normal and isotropic points per instance at quick / standard / full (plus n_each/32 adversarial per radius):
 #: enough that every instance sees points at all radii up to rho
 N_EACH = (100, 600, 2000)
@@ -242,19 +241,30 @@ def symbolic_derivation(lam=sp.Rational(1, 4), only_decomposition: bool = False)
 # 2. Numeric checks
 # ---------------------------------------------------------------------------
 
-def evaluate(V, K, Sigma, W, reg_Sigma=None, projection: str = "polar", norm: str = "sigma"):
-    """``dist``, ``<grad, theta - P>`` and ``||grad||_*`` computed in theta coordinates by numerics.paper_a.geometry.
+def loss_grad_with_identity_regularizer(V, K, Sigma, W, lam):
+    """Negative control: the gradient of ``L + lambda R`` with ``I`` in place of ``Sigma`` inside ``R`` (its gradient
+    does not vanish on Mfold)."""
+    return ge.regularized_loss_grad(V, K, Sigma, W, lam, torch.eye(Sigma.shape[-1], dtype=DTYPE))
+
+
+def euclidean_norm(G, Sigma):
+    """Negative control: the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm."""
+    return ge.euclidean_norm(G)
+
+
+def evaluate(V, K, Sigma, W, gradient=ge.regularized_loss_grad, projection: str = "polar", norm=ge.dual_norm):
+    """``dist``, ``<grad, theta - P>`` and ``||grad||_*`` computed in theta coordinates by numerics.paper_a.geometry;
+    ``gradient(V, K, Sigma, W, lam)`` is the gradient of ``L_lambda`` and ``norm(G, Sigma)`` the norm it is measured in.
 
     Mutants (controls): ``projection="identity"`` pairs the gradient with ``theta - P_I(theta)`` (the ``Q = I`` point of
     Mfold instead of the Procrustes projection; ``dist`` stays the true distance, the hypothesis);
-    ``norm="euclidean"`` measures the gradient in the Euclidean norm of theta instead of the Sigmatilde-dual norm."""
-    if norm not in NORMS:
-        raise ValueError(f"unknown norm {norm!r}; choose from {NORMS}")
+    :func:`loss_grad_with_identity_regularizer`; :func:`euclidean_norm` measures the gradient in the Euclidean norm
+    of theta instead of the Sigmatilde-dual norm."""
     P = ge.procrustes_projection(V, K, Sigma, W, projection)
     dist = ge.dist_to_manifold(V, K, Sigma, W)
-    G = ge.regularized_loss_grad(V, K, Sigma, W, LAM, reg_Sigma)
+    G = gradient(V, K, Sigma, W, LAM)
     pair = ge.euclidean_pairing(G, (V - P[0], K - P[1]))
-    return dist, pair, ge.dual_norm(G, Sigma) if norm == "sigma" else ge.euclidean_norm(G)
+    return dist, pair, norm(G, Sigma)
 
 
 def _instances(ctx: Context, name: str):
@@ -264,13 +274,10 @@ def _instances(ctx: Context, name: str):
         yield d, r, Sigma, W, gen
 
 
-def _near_manifold(ctx: Context, target: str, regularizer: str = "Sigma", projection: str = "polar",
-                   norm: str = "sigma"):
+def _near_manifold(ctx: Context, target: str, gradient=ge.regularized_loss_grad, projection: str = "polar",
+                   norm=ge.dual_norm):
     """Per instance: the sampled points within rho (random normal, isotropic, adversarial for ``target``) and their
-    ``dist``, ``<grad, theta - P>``, ``||grad||_*`` with the covariance ``regularizer`` inside R (and the mutants of
-    :func:`evaluate`)."""
-    if regularizer not in REGULARIZERS:
-        raise ValueError(f"unknown regularizer {regularizer!r}; choose from {REGULARIZERS}")
+    ``dist``, ``<grad, theta - P>``, ``||grad||_*`` (with the mutants of :func:`evaluate`)."""
     n_each = ctx.pick(*N_EACH)
     iters = ctx.pick(*ADV_ITERS)
     for d, r, Sigma, W, gen in _instances(ctx, target):
@@ -278,8 +285,7 @@ def _near_manifold(ctx: Context, target: str, regularizer: str = "Sigma", projec
         s1, sd = float(Lam[0]), float(Lam[-1])
         rho = rho_of(sd)
         V, K, kinds = ge.sample_near_manifold(Sigma, W, n_each, gen, target, iters, rho)
-        dist, pair, dual = evaluate(V, K, Sigma, W, torch.eye(d, dtype=DTYPE) if regularizer == "identity" else None,
-                                    projection, norm)
+        dist, pair, dual = evaluate(V, K, Sigma, W, gradient, projection, norm)
         keep = dist <= rho * (1 + 1e-12)
         yield {"d": d, "r": r, "s1": s1, "sd": sd, "rho": rho, "dist": dist[keep], "pair": pair[keep],
                "dual": dual[keep], "kinds": [k for k, m in zip(kinds, keep.tolist()) if m]}
@@ -290,15 +296,16 @@ def _points_per_instance(ctx: Context) -> int:
     return 2 * n_each + 4 * max(1, n_each // 32)
 
 
-def check_strong_convexity(ctx: Context, projection: str = "polar", regularizer: str = "Sigma") -> Outcome:
+def check_strong_convexity(ctx: Context, projection: str = "polar", gradient=ge.regularized_loss_grad) -> Outcome:
     """(3) pointwise, ``<grad L_lambda, theta - P(theta)> >= alpha(dist) dist^2``, at every sampled point.
 
     Controls: ``projection="identity"`` pairs with ``theta - P_I(theta)`` (the ``Q = I`` point of Mfold, not the
-    Procrustes projection: the pairing picks up the tangent offset, of either sign); ``regularizer="identity"`` puts
-    I in place of Sigma in R (its gradient does not vanish on Mfold)."""
+    Procrustes projection: the pairing picks up the tangent offset, of either sign);
+    :func:`loss_grad_with_identity_regularizer` puts I in place of Sigma in R (its gradient does not vanish on
+    Mfold)."""
     ev = Evidence(ctx)
     rows, violations = [], 0
-    for s in _near_manifold(ctx, "alpha", regularizer, projection=projection):
+    for s in _near_manifold(ctx, "alpha", gradient, projection=projection):
         d, r, sd, rho, dist = s["d"], s["r"], s["sd"], s["rho"], s["dist"]
         stat = s["pair"] / dist**2
         bad = int((stat < alpha_bound(sd, dist) - TOL * s["s1"]).sum())
@@ -321,9 +328,9 @@ def check_strong_convexity(ctx: Context, projection: str = "polar", regularizer:
                       rho_factor=RHO_FACTOR, points_per_instance=_points_per_instance(ctx))
 
 
-def check_smoothness(ctx: Context, norm: str = "sigma") -> Outcome:
+def check_smoothness(ctx: Context, norm=ge.dual_norm) -> Outcome:
     """(4) pointwise, ``||grad L_lambda||_* <= sqrt(beta(dist)) dist``, at every sampled point (control:
-    ``norm="euclidean"``, the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm: it weighs the
+    :func:`euclidean_norm`, the Euclidean norm of the theta-gradient in place of the Sigmatilde-dual norm: it weighs the
     gradient by Sigma, so at the tight points it exceeds the bound wherever Sigma > I along the top direction)."""
     ev = Evidence(ctx)
     rows, violations = [], 0
@@ -494,9 +501,9 @@ CLAIM = Claim(
         Control("Q = I projection", "strong-convexity", "(3) paired with θ − P_I(θ), the Q = I point of Mfold in place "
                 "of the Procrustes projection (Lemma 1's rotation dropped)", {"projection": "identity"}),
         Control("regularizer with I", "strong-convexity", "R with I in place of Σ: its gradient does not vanish "
-                "on Mfold, so (3) fails near it", {"regularizer": "identity"}),
+                "on Mfold, so (3) fails near it", {"gradient": loss_grad_with_identity_regularizer}),
         Control("Euclidean dual norm", "smoothness", "(4) with the Euclidean norm of the θ-gradient in place of the "
-                "Σ̃-dual norm ‖G_VΣ^{-1/2}‖² + ‖Σ^{-1/2}G_KΣ^{-1/2}‖²", {"norm": "euclidean"}),
+                "Σ̃-dual norm ‖G_VΣ^{-1/2}‖² + ‖Σ^{-1/2}G_KΣ^{-1/2}‖²", {"norm": euclidean_norm}),
         Control("λ = 1 in the Hessian", "hessian-spectrum", "the derived spectrum is for λ = 1/4", {"lam": 1.0}),
         Control("probe: Q = I projection", "probe", "the probe must find a point where (3) fails when paired with the "
                 "Q = I point of Mfold instead of the Procrustes projection (the known violating instance first)",

@@ -88,19 +88,18 @@ contraction "four times faster than the envelope's", a rescaled constant.  Tried
 0 (no trajectory inside the assumptions left the envelope, whose slack is a few percent per step): plain GD without
 the preconditioner, and the Euclidean distance in theta in place of the Sigmatilde-distance.  Each control re-runs its check with one parameter overridden.
 
-Instances: ``init_fixtures.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``), noise
+Instances: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``), noise
 ``sigma = 0.3``, training sets of ``N = 4000`` exactly sampled (``Sigmahat``, ``What`` and the spectral init),
 ``lambda = 1/4``.  The rate check also requires ``sigma_{d-1} >= 1.4 sigma_d``.  Why: the iterate is stored to 1e-16
 and the excess is quadratic in the displacement, so rounding sets in near 1e-31 and the usable tail is a few decades;
 when the two slowest modes (``2 sigma_d``, ``2 sigma_{d-1}``, A.T1.3's spectrum) are nearly degenerate the tail ends
 before the slower one dominates, and the half-window comparison would flag the fit as too uncertain (inconclusive)
-rather than wrong.  A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'`` come from ``geometry_fixtures``.
+rather than wrong.  A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'`` come from ``geometry_constants``.
 """
 from __future__ import annotations
 
 import functools
 import math
-import pickle
 
 import numpy as np
 import torch
@@ -118,8 +117,10 @@ from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_fixtures import alpha_bound, good_init_constants, spectral_instances, sqrt_beta_bound
-from theorems.paper_a.init_fixtures import ALG_D, ALG_R, MIN_RATIO, NOISE, conditioned_instances
+from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.geometry_instances import spectral_instances
+from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
+from theorems.paper_a.init_instances import ALG_D, ALG_R, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
@@ -228,6 +229,15 @@ PROBE_EXAMPLES = (80, 120, 300)  # probe examples at quick / standard / full
 PROBE_MIN_DECIDED = 8
 
 
+def no_preconditioner(S_hat: torch.Tensor):
+    """Negative control of the rate: no preconditioner at all (plain GD on ``L_lambda``)."""
+    return identity()
+
+
+#: the rate control's mutant: Algorithm 1's step without its preconditioner
+NO_PRECONDITIONER = Preconditioner("none", no_preconditioner)
+
+
 def excess(V, K, Sigma, W):
     """``L - L* = ||(V Sigma K^T - W*) Sigma^{1/2}||^2`` computed directly (no cancellation against ``L*``)."""
     E = V @ Sigma @ K.mT - W
@@ -245,9 +255,9 @@ def training_sets(gen, Sigma, W, count: int, n: int = N_TRAIN):
 # 1. Optimization term: the geometric rate
 # ---------------------------------------------------------------------------
 
-def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
+def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outcome:
     """Per training set: the fitted geometric rate equals the linearized prediction and is at least the envelope
-    rate; ``preconditioner`` is Algorithm 1's (control: "none")."""
+    rate; ``preconditioner`` is Algorithm 1's (control: ``NO_PRECONDITIONER``)."""
     gen = ctx.generator(ID, "rate")
     B = ctx.pick(*RATE_RUNS)
     T = ctx.pick(*RATE_STEPS)
@@ -257,8 +267,7 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
     a = torch.tensor([alpha_bound(c["sigma_d"], c["rho"]) for c in cs], dtype=DTYPE)
     b = torch.tensor([sqrt_beta_bound(c["sigma_1"], c["rho"]) ** 2 for c in cs], dtype=DTYPE)
     eta = a / b  # the step the envelope 1 - 2 eta alpha + eta^2 beta prescribes
-    pre = {"two_sided": lambda: al.precondition(S_hat), "none": identity}[preconditioner]()
-    tr = run(init, al.population_objective(Sigma, W, NOISE), chain(pre, scale(eta)), T,
+    tr = run(init, al.population_objective(Sigma, W, NOISE), chain(preconditioner(S_hat), scale(eta)), T,
              lambda p, info: {"excess": excess(*p, Sigma, W), "V": p[0], "K": p[1]}, range(T + 1))
     ex_t = tr["excess"].numpy()
     ev = Evidence(ctx, decisions=3 * B)  # per run: rate = prediction on each half-window, rate >= envelope
@@ -327,7 +336,7 @@ def check_rate(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
                   "Excess population loss of Algorithm 1 with exact gradients of L_λ (n → ∞), step η = α(ρ′)/β(ρ′) "
                   "per instance; dashed (offset ×3 for visibility): the linearized prediction over the fit window, "
                   "started from the run's displacement at the window's first step; the plateau near 1e-32 is float64 rounding.")
-    return ev.outcome(T=T, eta=eta.tolist(), preconditioner=preconditioner)
+    return ev.outcome(T=T, eta=eta.tolist(), preconditioner=preconditioner.name)
 
 
 def linearized_excess(Sigma, W, S_hat, eta: float, limit, start, steps: int):
@@ -404,10 +413,10 @@ def key_block_mode(Sigma, W, S_hat, eta: float):
     return z0, R[:, k] / nrm, L[k] * nrm, float(mu[k]), -math.log(abs(1 - eta * float(mu[k])))
 
 
-def check_key_block_mode(ctx: Context, preconditioner: str = "two_sided") -> Outcome:
+def check_key_block_mode(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outcome:
     """Per training set: Algorithm 1 (exact gradients, its ``Sigmahat`` step) started on a key-block mode of the
     two-sided iteration decays along it at the predicted rate; ``preconditioner`` is the step's (control:
-    "one_sided")."""
+    ``ONE_SIDED``)."""
     gen = ctx.generator(ID, "key-block-mode")
     B = ctx.pick(*MODE_RUNS)
     Sigma, W = conditioned_instances(gen, B)
@@ -421,7 +430,7 @@ def check_key_block_mode(ctx: Context, preconditioner: str = "two_sided") -> Out
         z0, v, w, mu, c_pred = key_block_mode(Sigma[i], W[i], S_hat[i], eta)
         z = z0 + MODE_EPS * float(z0.norm()) * v
         init = ge.from_factors(z[: r * d].reshape(1, r, d), z[r * d:].reshape(1, d, d), Sigma[i])
-        tr = run(init, al.population_objective(Sigma[i], W[i], NOISE), al.algorithm1(S_hat[i], eta, preconditioner),
+        tr = run(init, al.population_objective(Sigma[i], W[i], NOISE), chain(preconditioner(S_hat[i]), scale(eta)),
                  MODE_STEPS, lambda p, info: {"V": p[0][0], "K": p[1][0]}, range(MODE_STEPS + 1))
         A, Bf = ge.to_factors(tr["V"], tr["K"], Sigma[i])
         comp = ((torch.cat([A.flatten(1), Bf.flatten(1)], 1) - z0) @ w).abs().numpy()
@@ -448,8 +457,8 @@ def check_key_block_mode(ctx: Context, preconditioner: str = "two_sided") -> Out
         ev.figure("A key-block mode of Algorithm 1", fig,
                   "Component of z_t − z* along the slowest key-block mode of the two-sided iteration (left "
                   "eigenvector), Algorithm 1 started on that mode; dashed: the predicted e^(−ct), c = −log|1 − ημ|.")
-    return ev.outcome(summary_prefix=f"preconditioner {preconditioner}: " if preconditioner != "two_sided" else "",
-                      preconditioner=preconditioner, eps=MODE_EPS, steps=MODE_STEPS)
+    return ev.outcome(summary_prefix=f"preconditioner {preconditioner.name}: " if preconditioner != TWO_SIDED else "",
+                      preconditioner=preconditioner.name, eps=MODE_EPS, steps=MODE_STEPS)
 
 
 # ---------------------------------------------------------------------------
@@ -616,7 +625,7 @@ def probe_instances():
     return fair_sampled_from(PROBE_DRAW).flatmap(_stratum)  # fair: PREREGISTERED["PROBE_DRAW"]
 
 
-@functools.cache  # one strategy per stratum: hypothesis draws faster from a strategy it has seen
+@functools.cache  # a strategy cache, one strategy per stratum: hypothesis draws faster from one it has seen
 def _stratum(name: str):
     (m0, m1), (n0, n1), (e0, e1) = PROBE_STRATA[name]
     return spectral_instances((0.5, 3.0), (MIN_RATIO, 1.0), dims=st.just((ALG_D, ALG_R)), stratum=st.just(name),
@@ -633,15 +642,10 @@ def describe(inst) -> dict:
     return S.readable(inst | {"M*": _target(inst)})
 
 
-def _probe_run(inst):
-    """(dist_t for t <= PROBE_T, envelope factor q, rho', e, e0, distance to the Q = I point of Mfold): one run per
-    instance, shared by the three predicates (and the control's conclusion)."""
-    return _probe_run_cached(pickle.dumps(inst))
-
-
-@functools.lru_cache(maxsize=256)
-def _probe_run_cached(blob: bytes):
-    inst = pickle.loads(blob)
+def probe_run(inst) -> dict:
+    """Algorithm 1 on the instance: ``dist`` (dist_t for t <= PROBE_T), the envelope factor ``q``, ``rho``, ``e``,
+    ``e0`` and ``dist_q_i`` (the distance to the Q = I point of Mfold).  The conclusion runs it and returns it as its
+    facts, which the assumptions and the plot read."""
     Sigma, W = ge.instance_from_target(S.tensor(inst["Sigma"]), S.tensor(_target(inst)))
     g = torch.Generator().manual_seed(inst["seed"])
     init, S_hat = training_sets(g, Sigma, W, 1, int(10 ** inst["log10_N"]))
@@ -657,17 +661,17 @@ def _probe_run_cached(blob: bytes):
     dist_q_i = ge.dist_to_manifold(tr["V"], tr["K"], Sigma[0], W[0], "identity").numpy()  # the control's projection
     # Lemma 4 with eps = 0 (exact gradients): <u, Delta> >= (alpha - kappa sqrt(beta)) D^2, ||u|| <= (1 + kappa) sqrt(beta) D
     q = 1 - 2 * eta * (a - kappa * sb) + eta**2 * (1 + kappa) ** 2 * sb**2
-    return dist, q, rho, e, c["e0"], dist_q_i
+    return {"dist": dist, "q": q, "rho": rho, "e": e, "e0": c["e0"], "dist_q_i": dist_q_i}
 
 
-def probe_assumptions(inst) -> dict[str, bool]:
-    dist, q, rho, e, e0, _ = _probe_run(inst)
+def probe_assumptions(inst, facts: dict) -> dict[str, bool]:
+    dist, rho, e, e0 = facts["dist"], facts["rho"], facts["e"], facts["e0"]
     return {"A3: ρ′ > 0": rho > 0, "Lemma 3 event: dist₀ ≤ ρ′ and e ≤ e0": bool(dist[0] <= rho) and e <= e0,
             "step: η ≤ α/β": inst["eta_mult"] <= 1}
 
 
-def probe_parameters(inst) -> dict[str, float]:
-    dist, q, rho, e, e0, _ = _probe_run(inst)
+def probe_parameters(inst, facts: dict) -> dict[str, float]:
+    dist, rho, e, e0 = facts["dist"], facts["rho"], facts["e"], facts["e0"]
     return {"σ₁(M*) (A3 needs ρ′ > 0)": inst["m_op"], "dist₀ / ρ′": float(dist[0] / rho) if rho > 0 else float("nan"),
             "e / e0": e / e0 if e0 > 0 else float("nan"), "η / (α/β)": inst["eta_mult"]}
 
@@ -677,19 +681,20 @@ ENVELOPE_SLACK = 1e-9  # relative slack for rounding in dist (computed from fact
 
 def probe_conclusion(inst, alpha_each: float, projection: str = "polar"):
     """The envelope at every step of Algorithm 1 with its Sigmahat step, ``dist`` to the Procrustes projection (control:
-    ``projection="identity"``, the distance to the Q = I point of Mfold instead)."""
-    dist, q, rho, e, e0, dist_q_i = _probe_run(inst)
-    dist = dist if projection == "polar" else dist_q_i
+    ``projection="identity"``, the distance to the Q = I point of Mfold instead).  Its facts: the run
+    (:func:`probe_run`)."""
+    facts = probe_run(inst)
+    dist = facts["dist"] if projection == "polar" else facts["dist_q_i"]
     t = np.arange(len(dist))
-    q_claim = q
+    q_claim = facts["q"]
     if not np.all(np.isfinite(dist)):
-        return False, "", "iterates diverged"
+        return False, "", "iterates diverged", facts
     env = dist[0] ** 2 * np.maximum(q_claim, 0.0) ** t
     bad = np.flatnonzero(dist**2 > env * (1 + ENVELOPE_SLACK) + 1e-24)
     if bad.size:
         k = int(bad[0])
-        return False, "", f"dist²_t = {dist[k] ** 2:.3g} > envelope {env[k]:.3g} at t = {k} (q = {q_claim:.4f})"
-    return True, "", ""
+        return False, "", f"dist²_t = {dist[k] ** 2:.3g} > envelope {env[k]:.3g} at t = {k} (q = {q_claim:.4f})", facts
+    return True, "", "", facts
 
 
 # ---------------------------------------------------------------------------
@@ -736,9 +741,9 @@ CLAIM = Claim(
     ),
     controls=(
         Control("no preconditioner", "rate", "plain GD on L_λ: a different rate than predicted",
-                {"preconditioner": "none"}),
+                {"preconditioner": NO_PRECONDITIONER}),
         Control("one-sided preconditioner", "key-block-mode", "(g_VΣ̂⁻¹, Σ̂⁻¹g_K): the key block's step is off by Σ on "
-                "the right, so the mode decays at another rate", {"preconditioner": "one_sided"}),
+                "the right, so the mode decays at another rate", {"preconditioner": ONE_SIDED}),
         Control("context fixed at 8", "floor", "the oracle's contexts kept at 8 samples while n grows: no decay",
                 {"fixed_context": 8}),
         Control("probe: Q = I projection", "probe", "the envelope for the distance to the Q = I point of Mfold in place "

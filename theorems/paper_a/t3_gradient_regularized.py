@@ -9,7 +9,7 @@ bias is the sum of A.T4's and A.T5's:
     E grad(Lhat_n + lambda Rhat) - grad L_lambda = grad c / (n - 1) + lambda c_R / n + O(n^{-2})
 
 (``c``: the loss-bias coefficient of A.T1.1; ``c_R``: the regularizer's Isserlis coefficient of A.T5; both derived in
-those modules and shared through ``theorems/paper_a/gradient_fixtures.py``; label: reconstructed). The squared error
+those modules and shared through ``theorems/paper_a/bias_coefficients.py``; label: reconstructed). The squared error
 is therefore O(n^{-2}): the paper's O~(1/n) holds and is loose by a factor 1/n.  We measure it in the dual norm of the
 Sigmatilde geometry, ``||G||_*`` = the Frobenius norm of the gradient in factor coordinates
 ``(G_V S^{-1}, S^{-1} G_K S^{-1})``, the norm in which Lemma 4 and Theorem 2 use it (all norms are equivalent here,
@@ -18,16 +18,18 @@ so the exponent does not depend on this choice).
 Evidence: (1) the exponent of the squared dual-norm bias (U-statistic: ``E||Dbar||^2 = ||bias||^2 + tr Cov/N``,
 so the naive estimate is biased upward and is not used), fitted with its first correction
 (``log y = a + b log(n-1) + k/(n-1)``) and decided against the *derived* exponent -2 (± 0.1, width at most 0.5;
-``gradient_fixtures.RATE_*``); the paper's envelope 1/n is reported beside it; (2) ``(n-1) x`` bias projected on each
+``bias_decisions.RATE_*``); the paper's envelope 1/n is reported beside it; (2) ``(n-1) x`` bias projected on each
 block (A and B, factor coordinates) of ``grad c + lambda c_R``, fitted as ``a + b/m + c/m^2 + d/m^3``
 (``LOSS_COEFFICIENT_ORDER``); issue 11 decides the B-block too (it was "reported, not decided": see A.T4 and
-``gradient_fixtures.PREREGISTERED``).  Controls: the mean square in place of the squared mean (the single-batch
-error, which decays like 1/n: rejected by the derived exponent) and the oracle with ``Sigmahat`` dropped from
-``Rhat`` (``Rhat = R(theta; Sigma)``, unbiased: the data then miss ``lambda c_R``).  Batches, points and
-``lambda = 1/4`` as in A.T4 (``numerics.paper_a.geometry.LAMBDA``); both checks sized by A.T4's pilot (the shared
-batches first, more on this claim's own stream when an interval is above 0.8 of its maximum: ``theorems/pilot.py``).
+``bias_decisions.PREREGISTERED``).  Controls: the mean square in place of the squared mean (the single-batch
+error, which decays like 1/n: rejected by the derived exponent; :data:`SINGLE_BATCH_ERROR`) and the oracle with
+``Sigmahat`` dropped from ``Rhat`` (``Rhat = R(theta; Sigma)``, unbiased: the data then miss ``lambda c_R``;
+:func:`regularizer_at_sigma_draws`).  Batches, points and ``lambda = 1/4`` as in A.T4 (the fixture
+``gradient_setups.gradient_data``, shared with A.T4; ``numerics.paper_a.geometry.LAMBDA``); both checks sized by
+A.T4's pilot (the shared batches first, more on this claim's own stream when an interval is above 0.8 of its maximum:
+``theorems/pilot.py``).
 
-Why the scope matters (measured when this module was written; ``gradient_fixtures.PREREGISTERED["M_OP"]``).  With
+Why the scope matters (measured when this module was written; ``gradient_setups.PREREGISTERED["M_OP"]``).  With
 ``sigma_1(M*) = 0.25`` (``||B||_op ~ 0.52``, the setting of the oracle's unit tests) the dual-norm bias was 0.18,
 0.095, 0.052, 0.032 at n = 16, 32, 64, 128 (U-statistic): an apparent norm exponent of -0.85, and 2-3 times below the
 leading term ``||grad c + lambda c_R||_*/(n-1)``.  The leading term still holds asymptotically, but the next order
@@ -43,8 +45,6 @@ of instance does not hide a violation of the paper's statement; it restricts our
 """
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from numerics.paper_a import moments as mo
@@ -52,9 +52,10 @@ from numerics.paper_a.geometry import LAMBDA
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, N_POINTS, RADIUS, blocks,
-                                                coefficient_decisions, coefficient_plot, gradient_data,
-                                                loss_bias_gradient, rate_decisions, regularizer_bias_coefficient)
+from theorems.paper_a.bias_coefficients import loss_bias_gradient, regularizer_bias_coefficient
+from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
+                                             coefficient_decisions, coefficient_plot, mean_square, rate_decisions)
+from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, blocks, gradient_data
 from theorems.pilot import sized_by_pilot, widest_ratio
 
 ID = "A.T3"
@@ -84,7 +85,7 @@ FINDINGS = (
     "the derived K-block). Resolved (session 11) for A.T4's K-block, whose fit model this block shares: truncation "
     "(the deviation shrinks to 0 as the fit gains terms, A.T4's findings); over the fresh quick seeds 600-619 this "
     "block sat at −0.16 of its interval's half-width on average, and is decided to within 5% of the derived norm "
-    "since (gradient_fixtures.COEFFICIENT_RESOLUTION).",
+    "since (bias_decisions.COEFFICIENT_RESOLUTION).",
 )
 
 #: power of the rate and coefficient checks, A.T4's and A.T5's rule (``theorems.pilot``): when the shared batches'
@@ -117,13 +118,29 @@ def _factor(pair, Sigma):
     return mo.to_factor_coords(pair[0], pair[1], Sigma)
 
 
-def combined_draws(data, samples, raw: bool = False):
-    """Per-n draws of the regularized objective's gradient difference in factor coordinates (``samples``: per n, a
-    ``GradientBiasSamples``)."""
-    if raw:  # the noisy single-batch error exists for the first batches only (see gradient_bias_samples)
-        return [_factor(s.err_L, data.Sigma) + LAMBDA * _factor(s.dR_raw, data.Sigma)[: s.err_L[0].shape[0]]
-                for s in samples]
+def regularized_draws(data, samples):
+    """Per-n draws of the regularized objective's gradient bias in factor coordinates (``samples``: per n, a
+    ``GradientBiasSamples``): the loss part plus ``lambda`` times the regularizer's, control variates removed."""
     return [_factor(s.dL, data.Sigma) + LAMBDA * _factor(s.dR, data.Sigma) for s in samples]
+
+
+def single_batch_draws(data, samples):
+    """Per-n draws of the single-batch error ``grad(Lhat_n + lambda Rhat) - grad L_lambda`` itself (noisy responses, no
+    control variate), which exists for the first batches only (see ``gradient_bias_samples``)."""
+    return [_factor(s.err_L, data.Sigma) + LAMBDA * _factor(s.dR_raw, data.Sigma)[: s.err_L[0].shape[0]]
+            for s in samples]
+
+
+def regularizer_at_sigma_draws(data, samples):
+    """Wrong on purpose (control): the draws of an oracle whose regularizer is evaluated at ``Sigma`` instead of the
+    batch's ``Sigmahat`` (``R(theta; Sigma)`` is exact, so its part of the bias, ``lambda c_R / n``, is missing)."""
+    return [_factor(s.dL, data.Sigma) for s in samples]
+
+
+#: the squared bias the claim bounds: the U-statistic of the regularized draws
+REGULARIZED_BIAS = SquaredNorm("‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*", regularized_draws)
+#: wrong on purpose (control): the mean square of the single-batch error, which keeps its variance (decays like 1/n)
+SINGLE_BATCH_ERROR = SquaredNorm("E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*", single_batch_draws, mean_square)
 
 
 def derived_coefficient(data):
@@ -137,12 +154,10 @@ def derived_coefficient(data):
 # 2. Numeric checks (batches shared with A.T4 and A.T5)
 # ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=PILOT_MAX_GROWTH - 1)
-def more_samples(seed: int, budget: str, chunk: int) -> list:
+def more_samples(ctx: Context, data, chunk: int) -> list:
     """The pilot's second stage: the shared batches' number again, per n, on this claim's own stream (chunk 1, 2, ...:
-    growth g pools chunks 1..g-1); cached, so both checks and their controls draw each chunk once."""
-    data = gradient_data(seed, budget)
-    gen = Context(seed=seed, budget=budget).generator(ID, "more batches", chunk)
+    growth g pools chunks 1..g-1; each chunk's draws depend on the run and its number alone)."""
+    gen = ctx.generator(ID, "more batches", chunk)
     return [mo.gradient_bias_samples(data.V, data.K, data.Sigma, data.W, n, data.n_batches, gen) for n in data.ns]
 
 
@@ -152,9 +167,13 @@ def pilot_sized(ctx: Context, data, draws_of, decide, decisions: int) -> tuple[E
     enough to bring it to ``PILOT_TARGET_WIDTH``, once re-planned if still too wide
     (:func:`theorems.pilot.sized_by_pilot`).  Returns the deciding evidence, ``decide``'s result and the growth."""
     shared = draws_of(data.samples)
+    chunks: dict[int, list] = {}  # drawn once in this call: a re-planned stage pools its predecessor's chunks too
 
     def decide_at(growth):
-        more = [draws_of(more_samples(ctx.seed, ctx.budget, chunk)) for chunk in range(1, growth)]
+        for chunk in range(1, growth):
+            if chunk not in chunks:
+                chunks[chunk] = more_samples(ctx, data, chunk)
+        more = [draws_of(chunks[chunk]) for chunk in range(1, growth)]
         ev = Evidence(ctx, decisions=decisions)
         result = decide(ev, [torch.cat(per_n) for per_n in zip(shared, *more)])
         return widest_ratio(ev.decisions, decisions), (ev, result)
@@ -163,37 +182,33 @@ def pilot_sized(ctx: Context, data, draws_of, decide, decisions: int) -> tuple[E
     return ev, result, growth
 
 
-def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
-    """Exponent of the squared dual-norm bias = the derived -2 (the paper's envelope -1 reported); ``single_batch``
-    (the control): the mean square in place of the squared mean (the single-batch error, which decays like 1/n).
-    Batches sized by a pilot (:func:`pilot_sized`)."""
-    data = gradient_data(ctx.seed, ctx.budget)
+def check_rate(ctx: Context, data, error: SquaredNorm = REGULARIZED_BIAS) -> Outcome:
+    """Exponent of the squared dual-norm bias = the derived -2 (the paper's envelope -1 reported); the control passes
+    :data:`SINGLE_BATCH_ERROR` (the mean square in place of the squared mean: the single-batch error, which decays
+    like 1/n).  Batches sized by a pilot (:func:`pilot_sized`)."""
 
     def draws_of(samples):
-        return combined_draws(data, samples, raw=single_batch)
+        return error.draws(data, samples)
+
+    def derived(m):
+        return derived_coefficient(data).pow(2).sum(-1).numpy() / m[:, None] ** 2
 
     def decide(ev, draws):
-        if single_batch:
-            return rate_decisions(ev, data.ns, draws, "E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_*", mse=True)
-        k = derived_coefficient(data).pow(2).sum(-1).numpy()
-        return rate_decisions(ev, data.ns, draws, "‖E∇(L̂ₙ+λR̂) − ∇L_λ‖²_*",
-                              derived=lambda m: k / m[:, None] ** 2, derived_label="‖∇c + λc_R‖²/(n−1)²")
+        return rate_decisions(ev, data.ns, draws, error.name, error.estimate, derived=derived,
+                              derived_label="‖∇c + λc_R‖²/(n−1)²")
 
     ev, (vals, ses), growth = pilot_sized(ctx, data, draws_of, decide, N_POINTS)
     return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=growth * data.n_batches, pilot_growth=growth)
 
 
-def check_coefficient(ctx: Context, sigma_hat_in_R: bool = True) -> Outcome:
-    """(n−1)·bias → ∇c + λc_R in factor coordinates, both blocks decided per point; ``sigma_hat_in_R=False`` (the
-    control): the oracle's R̂ evaluated at Σ instead of the batch's Σ̂ (so its bias λc_R/n is missing).  Batches
-    sized by a pilot (:func:`pilot_sized`)."""
-    data = gradient_data(ctx.seed, ctx.budget)
+def check_coefficient(ctx: Context, data, draws=regularized_draws) -> Outcome:
+    """(n−1)·bias → ∇c + λc_R in factor coordinates, both blocks decided per point, on ``draws(data, samples)``; the
+    control passes :func:`regularizer_at_sigma_draws` (the oracle's R̂ evaluated at Σ instead of the batch's Σ̂, so its
+    bias λc_R/n is missing).  Batches sized by a pilot (:func:`pilot_sized`)."""
     target = derived_coefficient(data)
 
     def draws_of(samples):
-        if sigma_hat_in_R:
-            return combined_draws(data, samples)
-        return [_factor(s.dL, data.Sigma) for s in samples]
+        return draws(data, samples)
 
     def decide(ev, draws):
         return coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns], blocks("A", "B"),
@@ -201,11 +216,10 @@ def check_coefficient(ctx: Context, sigma_hat_in_R: bool = True) -> Outcome:
 
     ev, series, growth = pilot_sized(ctx, data, draws_of, decide, 2 * target.shape[0])
     if ev.plots:
-        ev.figure("Regularized-gradient bias × (n−1) → ∇c + λc_R"
-                  + ("" if sigma_hat_in_R else " (control: Σ̂ dropped from R̂)"),
+        ev.figure("Regularized-gradient bias × (n−1) → ∇c + λc_R",
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨bias, e⟩ (factor coordinates)"), COEFFICIENT_CAPTION)
     return ev.outcome(ns=data.ns, n_batches=growth * data.n_batches, pilot_growth=growth, lam=LAMBDA,
-                      sigma_hat_in_R=sigma_hat_in_R)
+                      draws=draws.__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -218,13 +232,14 @@ CLAIM = Claim(
                             "two orders are finite"),
                  Assumption("ρ-close", f"θ at Σ̃-distance {RADIUS} from Mfold")),
     checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
-                  "(U-statistic) = the derived −2 (the paper's envelope 1/n reported)", check_rate),
+                  "(U-statistic) = the derived −2 (the paper's envelope 1/n reported)", check_rate,
+                  uses={"data": gradient_data}),
             Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates, A- and B-block",
-                  check_coefficient)),
+                  check_coefficient, uses={"data": gradient_data})),
     controls=(Control("mean square in place of squared mean", "bias-rate",
                       "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* (variance included) decays like 1/n; the "
-                      "derived exponent −2 must reject it", {"single_batch": True}),
+                      "derived exponent −2 must reject it", {"error": SINGLE_BATCH_ERROR}),
               Control("Σ̂ dropped from R̂", "bias-coefficient",
                       "the oracle's regularizer evaluated at Σ instead of the batch's Σ̂ (unbiased: its λc_R/n missing)",
-                      {"sigma_hat_in_R": False})),
+                      {"draws": regularizer_at_sigma_draws})),
 )

@@ -36,10 +36,10 @@ Evidence, top-down:
 3. *numeric, bias rate*: the squared bias, estimated without the Monte Carlo variance inflation by the
    U-statistic ``(1/(N(N-1))) sum_{k != l} <D_k, D_l>`` (``E ||Dbar||^2 = ||bias||^2 + tr Cov/N``), fitted as
    ``log y = a + b log(n-1) + k/(n-1)`` over n = 8..256; ``b`` is decided against the *derived* exponent -2 (± 0.1,
-   interval at most 0.5 wide: ``gradient_fixtures.RATE_*``), which can fail; the paper's envelope -1 is reported
+   interval at most 0.5 wide: ``bias_decisions.RATE_*``), which can fail; the paper's envelope -1 is reported
    beside it (a pass puts the interval below -1.4).
 4. *numeric, bias coefficient*: ``(n-1) x`` the bias, projected on each block of ``grad c``, fitted as
-   ``a + b/m + c/m^2 + d/m^3`` (``LOSS_COEFFICIENT_ORDER``; why three terms: ``gradient_fixtures.PREREGISTERED``);
+   ``a + b/m + c/m^2 + d/m^3`` (``LOSS_COEFFICIENT_ORDER``; why three terms: ``bias_decisions.PREREGISTERED``);
    ``a`` must equal ``||grad_V c||`` and ``||grad_K c||``, each to within a quarter of its own value.  The loss gap
    ``(n-1)(E Lhat_n - L) -> c`` (pointwise convergence) is decided in the same check.  Issue 11: the K-block was
    "reported, not decided" before (its Monte Carlo drifted: 0.25 vs 0.32 at n = 256, 0.63 +- 0.11 at n = 1024); the
@@ -50,17 +50,19 @@ Evidence, top-down:
    seed 0 point 1, the scaled K-projection 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at n = 8..512 against the
    derived 0.316; seed 1 point 1, 0.068, 0.098, 0.132, 0.158, 0.177, 0.197, 0.203 (two runs), 0.210 at n = 8..1024
    against 0.217: the data approach the derived coefficient, slowly (8-10% below it at n = 256, 3% at n = 1024).
-5. *negative controls*: the include-self softmax (a different bias, rejected by the coefficient check), the mean
-   square in place of the squared mean (the single-batch error ``E ||grad Lhat_n - grad L||^2`` with noise, which
-   decays like 1/n: the paper's Jensen step; rejected by the rate check's derived exponent), the lemma route without
-   the tilted third moment, and, symbolically, the V-coefficient with the covariance term dropped.
+5. *negative controls*: the include-self softmax (a different bias, rejected by the coefficient check; the
+   batches of :data:`INCLUDE_SELF_DATA`), the mean square in place of the squared mean (the single-batch error
+   ``E ||grad Lhat_n - grad L||^2`` with noise, which decays like 1/n: the paper's Jensen step; rejected by the rate
+   check's derived exponent; :data:`SINGLE_BATCH_ERROR`), the lemma route without the tilted third moment
+   (:func:`lemma_route_without_third_moment`), and, symbolically, the V-coefficient with the covariance term dropped
+   (:func:`v_route_without_covariance`).
 
 Monte Carlo design.  Per fresh batch we record ``grad Lhat_n - grad L_o`` minus the linear softmax term, where
 ``L_o = (1/n) sum_i ||y_i - V Sigma K^T x_i||^2`` has ``E grad L_o = grad L`` exactly and the linear term has mean
 exactly zero: control variates with an O(1/n) residual, so the O(1/n) bias is resolved with a few thousand batches at
 every ``n`` (``numerics.paper_a.moments.gradient_bias_samples``; noise ``sigma = 0`` because ``E grad Lhat_n`` does
-not depend on it).  The batches, the instance and the points are shared with A.T3 and A.T5
-(``theorems/paper_a/gradient_fixtures.py``).  Instances: ``random_instance(d=3, r=4, m_op=0.1)``
+not depend on it).  The batches, the instance and the points are fixtures shared with A.T3 and A.T5
+(``theorems/paper_a/gradient_setups.py``).  Instances: ``random_instance(d=3, r=4, m_op=0.1)``
 (``sigma_1(M*) = 0.1``, i.e. A3 with ``||B||_op ~ 0.32`` on the manifold, ``||B||_op^2 ~ 0.1``: the averaged
 exponential moments ``E e^{k q}`` of the first two orders of the expansion (k <= 3) are finite,
 ``k ||B||_op^2 < 1/2``; those of order ``n^{-3}`` (k = 6) are not, one reason why the subleading behaviour is slow
@@ -71,6 +73,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -82,10 +85,13 @@ from numerics.paper_a.model import factor_B, sym_sqrt
 from numerics.stats import decide_equal
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.fixture import Parts, fixture
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, LOSS_COEFFICIENT_ORDER,
-                                                N_POINTS, RADIUS, blocks, coefficient_decisions, coefficient_plot,
-                                                gradient_data, gradient_instance, loss_bias_gradient, rate_decisions)
+from theorems.paper_a.bias_coefficients import loss_bias_gradient
+from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, COEFFICIENT_REL_WIDTH, LOSS_COEFFICIENT_ORDER,
+                                             SquaredNorm, coefficient_decisions, coefficient_plot, mean_square,
+                                             rate_decisions)
+from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, blocks, gradient_data, gradient_instance
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.symbolic import Derivation
 
@@ -115,7 +121,7 @@ FINDINGS = (
     "K-block is slightly off. Resolved (session 11): truncation. Refitting the same draws at 20 fresh instances "
     "(seeds 5000-5019), the relative deviation shrinks as the fit gains terms: point 1 −6.6%, −2.7%, −0.2% (two, "
     "three, four correction terms), point 2 −7.0%, −4.1%, −2.6% ± 1.2%; the V-block within 1% at every order. The "
-    "coefficient is decided to within 5% of the derived block norm (gradient_fixtures.COEFFICIENT_RESOLUTION): with "
+    "coefficient is decided to within 5% of the derived block norm (bias_decisions.COEFFICIENT_RESOLUTION): with "
     "strict equality the −4% would have been a false 'violated' at ~5% of standard seeds.",
 )
 
@@ -146,20 +152,41 @@ PREREGISTERED = {
 }
 
 
-@functools.lru_cache(maxsize=2 * (PILOT_MAX_GROWTH - 1))
-def more_batches(seed: int, budget: str, include_self: bool, chunk: int) -> list:
-    """The pilot's later stages: the shared batches' number again, per n, on this claim's own stream (chunk 1, 2, ...:
-    growth g pools chunks 1..g-1); cached, so the rate and coefficient checks draw each chunk once."""
-    data = gradient_data(seed, budget, include_self)
-    gen = Context(seed=seed, budget=budget).generator(ID, "more batches", include_self, chunk)
+#: wrong on purpose (control): the include-self softmax's batches, the query kept in its own context
+INCLUDE_SELF_DATA = gradient_data.bind(include_self=True)
+
+
+def more_batches(ctx: Context, data, chunk: int) -> list:
+    """The pilot's later stages: the shared batches' number again, per n, of the same kind as ``data`` (leave-one-out
+    or include-self), on this claim's own stream (chunk 1, 2, ...: growth g pools chunks 1..g-1; each chunk's draws
+    depend on the run, the kind and its number alone)."""
+    gen = ctx.generator(ID, "more batches", data.include_self, chunk)
     return [mo.gradient_bias_samples(data.V, data.K, data.Sigma, data.W, n, data.n_batches, gen,
-                                     include_self=include_self) for n in data.ns]
+                                     include_self=data.include_self) for n in data.ns]
 
 
-def pooled(ctx: Context, data, growth: int, include_self: bool = False) -> list[list]:
+@dataclass
+class PilotBatches:
+    """The shared batches ``data`` and the pilot's later chunks of the same kind (``more[c]``, drawn on first use)."""
+
+    data: object
+    more: Parts
+
+
+@fixture(uses={"data": gradient_data})
+def pilot_batches(ctx, data) -> PilotBatches:
+    """``data`` with its later chunks drawn on demand and kept with the value: the rate and coefficient checks, which
+    share it, draw each chunk once."""
+    return PilotBatches(data, Parts(functools.partial(more_batches, ctx, data)))
+
+
+#: wrong on purpose (control): the include-self softmax's batches and their chunks
+INCLUDE_SELF_BATCHES = pilot_batches.bind(data=INCLUDE_SELF_DATA)
+
+
+def pooled(batches: PilotBatches, growth: int) -> list[list]:
     """Per n, the shared samples and those of chunks 1..growth-1."""
-    chunks = [more_batches(ctx.seed, ctx.budget, include_self, c) for c in range(1, growth)]
-    return [[s, *more] for s, *more in zip(data.samples, *chunks)]
+    return [[s, *more] for s, *more in zip(batches.data.samples, *(batches.more[c] for c in range(1, growth)))]
 
 
 # ---------------------------------------------------------------------------
@@ -173,7 +200,19 @@ def _sym_matrix(name: str, rows: int, cols: int, symmetric: bool = False) -> sp.
     return sp.Matrix(rows, cols, sp.symbols(f"{name}_1:{rows + 1}(1:{cols + 1})", real=True))
 
 
-def symbolic_derivation(drop_covariance: bool = False) -> Outcome:
+def v_route(Z, W, S, K, V, Sig):
+    """The V-coefficient assembled from Lemmas 13 and 18: 2Z[VΣ + W*SKΣ − VΣKᵀSKΣ]."""
+    return 2 * Z * (W * S * K * Sig - V * Sig * K.T * S * K * Sig) + 2 * Z * V * Sig
+
+
+def v_route_without_covariance(Z, W, S, K, V, Sig):
+    """Wrong on purpose (control): the V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)."""
+    return 2 * Z * (W * S * K * Sig - V * Sig * K.T * S * K * Sig)
+
+
+def symbolic_derivation(route=v_route) -> Outcome:
+    """∂c/∂V equals ``route`` (the lemma route's V-coefficient; the control passes
+    :func:`v_route_without_covariance`), and the Gaussian integral the outer average needs."""
     D = Derivation()
     D.say("E ∇L̂ₙ = ∇ E L̂ₙ (differentiation under E inside Lemma 7's integrability region), and by the n-law of "
           "A.T1.1, E L̂ₙ − L = c(θ)/(n−1) + O(n⁻²); the gradient bias is therefore ∇c/(n−1) + O(n⁻²) and its "
@@ -184,9 +223,7 @@ def symbolic_derivation(drop_covariance: bool = False) -> Outcome:
     P = V * Sig * K.T
     c = Z * ((V * Sig * V.T).trace() + (P * S * P.T).trace() + 2 * ((W - P) * S * P.T).trace())
     dcdV = sp.Matrix(2, 2, lambda i, j: sp.diff(c, V[i, j]))
-    lemma_route = 2 * Z * (W * S * K * Sig - V * Sig * K.T * S * K * Sig)
-    if not drop_covariance:
-        lemma_route += 2 * Z * V * Sig
+    lemma_route = route(Z, W, S, K, V, Sig)
     D.say("Lemma route for the V-block: −2W* E[x(x̄−μ)ᵀ] + 2V E[x̄x̄ᵀ − μμᵀ] with E₋ᵢx̄ − μ = −e^q μ/(n−1), "
           "E₋ᵢx̄x̄ᵀ − μμᵀ = e^q(Σ − μμᵀ)/(n−1) and E_x[e^q x xᵀ] = Z S gives 2Z[VΣ + W*SKΣ − VΣKᵀSKΣ]/(n−1).")
     D.prove_zero("∂c/∂V equals the lemma-route V-coefficient (symbolic 2×2 Σ, S, K, V, W*)",
@@ -206,25 +243,9 @@ def symbolic_derivation(drop_covariance: bool = False) -> Outcome:
 # 2. The second route: the coefficient assembled from the conditional lemmas
 # ---------------------------------------------------------------------------
 
-def lemma_route_coefficient(V, K, Sigma, W_star, drop_third_moment: bool = False):
-    r"""Leading coefficient of ``E grad Lhat_n - grad L`` (times ``n - 1``) from the conditional lemmas, exactly.
-
-    Per query ``x`` (``mu = Sigma K^T x``, ``q = x^T K Sigma K^T x``, ``A = V^T V``, noise-free responses), the
-    delta method gives, to O(1/n'): ``E_{-i} xbar - mu = -e^q mu/n'``, ``E_{-i} xbar xbar^T - mu mu^T =
-    e^q (Sigma - mu mu^T)/n'``, ``E_{-i} C - Sigma = -e^q (Sigma + 2 mu mu^T)/n'`` for the softmax covariance
-    ``C = sum_j s_j x_j x_j^T - xbar xbar^T``, and the tilted third moment
-    ``n' E[delta_a (Delta C)_bc] -> e^q (mu_a mu_b mu_c + Sigma_ab mu_c + Sigma_ac mu_b)``.  With Lemma 8's per-sample
-    gradients ``-2 e xbar^T`` and ``x u^T C`` (``u = -2 V^T e``) this yields the per-query coefficients
-
-    * V: ``e^q [2 W* x mu^T + 2 V (Sigma - mu mu^T)]``
-    * K: ``e^q x r(x)`` with the row vector
-      ``r = 2 (W* x)^T V (Sigma + 2 mu mu^T) - 2 mu^T A Sigma - 2 (mu^T A mu) mu^T + 2 tr(A Sigma) mu^T``
-
-    (the last three terms of ``r`` come from ``E[xbar^T A C]``; ``drop_third_moment`` omits the tilted third
-    moment's share ``(mu^T A mu) mu^T + tr(A Sigma) mu^T + mu^T A Sigma``, a negative control).  The outer average
-    ``E_x[e^{x^T M x} h(x)] = Z E_{N(0,S)} h`` (``M = K Sigma K^T``) is done exactly with Gaussian moments up to
-    order 4: ``E[x x^T B x x^T] = tr(B S) S + S (B + B^T) S``.  Returns (cV, cK), per instance.
-    """
+def _route_parts(V, K, Sigma, W_star):
+    """What both lemma routes share: ``Z`` (per instance), ``S``, ``P0`` (``mu = P0 x``), ``A = V^T V``, the
+    quartic Gaussian moment and the trace, the V-coefficient, and the K-coefficient's terms without ``E[xbar^T A C]``."""
     M = K @ Sigma @ K.mT
     d = Sigma.shape[-1]
     R = sym_sqrt(Sigma)
@@ -239,59 +260,103 @@ def lemma_route_coefficient(V, K, Sigma, W_star, drop_third_moment: bool = False
 
     cV = 2 * Z * (W_star @ S @ P0.mT + V @ Sigma - V @ P0 @ S @ P0.mT)
     B1 = W_star.mT @ V @ P0
-    B2 = P0.mT @ A @ P0
     cK = 2 * S @ W_star.mT @ V @ Sigma + 4 * quartic(B1) @ P0.mT
-    if drop_third_moment:
-        cK = cK - 4 * S @ P0.mT @ A @ Sigma - 4 * quartic(B2) @ P0.mT
-    else:
-        cK = cK - 2 * S @ P0.mT @ A @ Sigma - 2 * quartic(B2) @ P0.mT + 2 * tr(A @ Sigma) * S @ P0.mT
+    return Z, S, P0, A, quartic, tr, cV, cK
+
+
+def lemma_route_coefficient(V, K, Sigma, W_star):
+    r"""Leading coefficient of ``E grad Lhat_n - grad L`` (times ``n - 1``) from the conditional lemmas, exactly.
+
+    Per query ``x`` (``mu = Sigma K^T x``, ``q = x^T K Sigma K^T x``, ``A = V^T V``, noise-free responses), the
+    delta method gives, to O(1/n'): ``E_{-i} xbar - mu = -e^q mu/n'``, ``E_{-i} xbar xbar^T - mu mu^T =
+    e^q (Sigma - mu mu^T)/n'``, ``E_{-i} C - Sigma = -e^q (Sigma + 2 mu mu^T)/n'`` for the softmax covariance
+    ``C = sum_j s_j x_j x_j^T - xbar xbar^T``, and the tilted third moment
+    ``n' E[delta_a (Delta C)_bc] -> e^q (mu_a mu_b mu_c + Sigma_ab mu_c + Sigma_ac mu_b)``.  With Lemma 8's per-sample
+    gradients ``-2 e xbar^T`` and ``x u^T C`` (``u = -2 V^T e``) this yields the per-query coefficients
+
+    * V: ``e^q [2 W* x mu^T + 2 V (Sigma - mu mu^T)]``
+    * K: ``e^q x r(x)`` with the row vector
+      ``r = 2 (W* x)^T V (Sigma + 2 mu mu^T) - 2 mu^T A Sigma - 2 (mu^T A mu) mu^T + 2 tr(A Sigma) mu^T``
+
+    (the last three terms of ``r`` come from ``E[xbar^T A C]``; :func:`lemma_route_without_third_moment` omits the
+    tilted third moment's share ``(mu^T A mu) mu^T + tr(A Sigma) mu^T + mu^T A Sigma``, a negative control).  The outer
+    average ``E_x[e^{x^T M x} h(x)] = Z E_{N(0,S)} h`` (``M = K Sigma K^T``) is done exactly with Gaussian moments up
+    to order 4: ``E[x x^T B x x^T] = tr(B S) S + S (B + B^T) S``.  Returns (cV, cK), per instance.
+    """
+    Z, S, P0, A, quartic, tr, cV, cK = _route_parts(V, K, Sigma, W_star)
+    B2 = P0.mT @ A @ P0
+    cK = cK - 2 * S @ P0.mT @ A @ Sigma - 2 * quartic(B2) @ P0.mT + 2 * tr(A @ Sigma) * S @ P0.mT
     return cV, Z * cK
+
+
+def lemma_route_without_third_moment(V, K, Sigma, W_star):
+    """Wrong on purpose (control): :func:`lemma_route_coefficient` with ``xbar`` and ``C`` treated as uncorrelated
+    (the tilted third moment ``E[delta^T A Delta C]`` dropped)."""
+    Z, S, P0, A, quartic, tr, cV, cK = _route_parts(V, K, Sigma, W_star)
+    B2 = P0.mT @ A @ P0
+    cK = cK - 4 * S @ P0.mT @ A @ Sigma - 4 * quartic(B2) @ P0.mT
+    return cV, Z * cK
+
+
+#: how the two-routes check's summary names a route other than the claim's own
+_ROUTE_NOTE = {lemma_route_without_third_moment: "(third-moment term dropped: control)"}
 
 
 # ---------------------------------------------------------------------------
 # 3. Numeric checks
 # ---------------------------------------------------------------------------
 
-def check_two_routes(ctx: Context, drop_third_moment: bool = False) -> Outcome:
-    """The full leading coefficient two ways: autograd of c (A.T1.1's n-law) and the lemma route
-    (:func:`lemma_route_coefficient`: Lemmas 13, 18, the softmax covariance and its tilted third moment)."""
-    Sigma, W, V, K = gradient_instance(ctx.seed)
+def check_two_routes(ctx: Context, instance, route=lemma_route_coefficient) -> Outcome:
+    """The full leading coefficient two ways: autograd of c (A.T1.1's n-law) and ``route`` (the lemma route,
+    :func:`lemma_route_coefficient`: Lemmas 13, 18, the softmax covariance and its tilted third moment; the control
+    passes :func:`lemma_route_without_third_moment`)."""
+    Sigma, W, V, K = instance.Sigma, instance.W, instance.V, instance.K
     _, gV, gK = loss_bias_gradient(V, K, Sigma, W)
-    cV, cK = lemma_route_coefficient(V, K, Sigma, W, drop_third_moment)
+    cV, cK = route(V, K, Sigma, W)
     scale = float(mo.flat(gV, gK).norm(dim=-1).max())
     dev = float(mo.flat(cV - gV, cK - gK).norm(dim=-1).max()) / scale
     ev = Evidence(ctx)
     ev.exact("max relative difference ‖lemma route − ∇c‖/‖∇c‖", dev < TWO_ROUTES_TOL,
              f"relative difference {dev:.2e} between the two derivations of the bias coefficient "
-             + ("(third-moment term dropped: control)" if drop_third_moment else ""),
-             value=dev, claimed=f"0 (< {TWO_ROUTES_TOL:g})")
+             + _ROUTE_NOTE.get(route, ""), value=dev, claimed=f"0 (< {TWO_ROUTES_TOL:g})")
     for b in range(V.shape[0]):
         ev.measure(f"point {b + 1}: ‖∇_V c‖, ‖∇_K c‖", float(gV[b].norm()), lo=float(gV[b].norm()),
                    hi=float(gK[b].norm()))
     return ev.outcome(grad_c_V=gV.tolist(), grad_c_K=gK.tolist(), lemma_V=cV.tolist(), lemma_K=cK.tolist())
 
 
-def check_rate(ctx: Context, single_batch: bool = False) -> Outcome:
-    """Exponent of the squared gradient bias = the derived -2 (the paper's envelope -1 reported); ``single_batch``
-    (the control): the mean square in place of the squared mean, the single-batch error ``E||grad Lhat_n - grad L||^2``
-    (the quantity the paper's proof bounds by Jensen), which decays like 1/n.  Batches sized by a pilot (as
-    :func:`check_coefficient`)."""
-    data = gradient_data(ctx.seed, ctx.budget)
+def bias_draws(s):
+    """A batch set's control-variated gradient bias draws, flattened (Frobenius coordinates)."""
+    return mo.flat(*s.dL)
 
-    def pick(s):
-        return mo.flat(*(s.err_L if single_batch else s.dL))
 
-    def decide(ev, draws):
-        if single_batch:
-            return rate_decisions(ev, data.ns, draws, "E‖∇L̂ₙ − ∇L‖²_F", mse=True)
+def single_batch_draws(s):
+    """A batch set's single-batch errors ``grad Lhat_n - grad L`` (noisy responses, no control variate), flattened."""
+    return mo.flat(*s.err_L)
+
+
+#: the squared bias the claim bounds: the U-statistic of the control-variated draws
+SQUARED_BIAS = SquaredNorm("‖E∇L̂ₙ − ∇L‖²_F", bias_draws)
+#: wrong on purpose (control): the mean square of the single-batch error (the quantity the paper's proof bounds by
+#: Jensen), which keeps its variance and decays like 1/n
+SINGLE_BATCH_ERROR = SquaredNorm("E‖∇L̂ₙ − ∇L‖²_F", single_batch_draws, mean_square)
+
+
+def check_rate(ctx: Context, batches: PilotBatches, error: SquaredNorm = SQUARED_BIAS) -> Outcome:
+    """Exponent of the squared gradient bias = the derived -2 (the paper's envelope -1 reported); the control passes
+    :data:`SINGLE_BATCH_ERROR` (the mean square in place of the squared mean, the single-batch error
+    ``E||grad Lhat_n - grad L||^2``), which decays like 1/n.  Batches sized by a pilot (as :func:`check_coefficient`)."""
+    data = batches.data
+
+    def derived(m):
         _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
-        k = mo.flat(gV, gK).pow(2).sum(-1).numpy()
-        return rate_decisions(ev, data.ns, draws, "‖E∇L̂ₙ − ∇L‖²_F", derived=lambda m: k / m[:, None] ** 2,
-                              derived_label="‖∇c‖²/(n−1)²")
+        return mo.flat(gV, gK).pow(2).sum(-1).numpy() / m[:, None] ** 2
 
     def decide_at(growth):
         ev = Evidence(ctx, decisions=N_POINTS)
-        result = decide(ev, [torch.cat([pick(s) for s in per_n]) for per_n in pooled(ctx, data, growth)])
+        draws = [torch.cat([error.draws(s) for s in per_n]) for per_n in pooled(batches, growth)]
+        result = rate_decisions(ev, data.ns, draws, error.name, error.estimate, derived=derived,
+                                derived_label="‖∇c‖²/(n−1)²")
         return widest_ratio(ev.decisions, N_POINTS), (ev, result)
 
     (ev, (vals, ses)), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
@@ -318,17 +383,18 @@ def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, di
     return ev, series
 
 
-def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
-    """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point.
+def check_coefficient(ctx: Context, batches: PilotBatches) -> Outcome:
+    """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point, on the batches ``batches`` (leave-one-out;
+    the control passes :data:`INCLUDE_SELF_BATCHES`).
 
     Sized by a pilot (``PREREGISTERED``): the shared batches first; if its widest interval is above
     ``PILOT_TARGET_WIDTH`` of its declared maximum, more batches of the same kind on this claim's own stream, once
     re-planned if still too wide (:func:`theorems.pilot.sized_by_pilot`); every decision on all batches pooled."""
-    data = gradient_data(ctx.seed, ctx.budget, include_self)
+    data = batches.data
     widths: list[float] = []  # each stage's widest interval relative to its maximum
 
     def decide_at(growth):
-        per_n = pooled(ctx, data, growth, include_self)
+        per_n = pooled(batches, growth)
         dL = [torch.cat([mo.flat(*s.dL) for s in group]) for group in per_n]
         loss_gap = [torch.cat([s.loss_gap for s in group]) for group in per_n]
         ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
@@ -337,13 +403,13 @@ def check_coefficient(ctx: Context, include_self: bool = False) -> Outcome:
 
     (ev, series), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
     if ev.plots:
-        ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if include_self else ""),
+        ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if data.include_self else ""),
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩"), COEFFICIENT_CAPTION)
     B_op = torch.linalg.matrix_norm(factor_B(data.K, data.Sigma), ord=2)
     ev.measure("‖B‖op of the points (A3 scope)", float(B_op.max()), lo=float(B_op.min()), hi=float(B_op.max()))
     target = mo.flat(*loss_bias_gradient(data.V, data.K, data.Sigma, data.W)[1:])
     return ev.outcome(ns=data.ns, n_batches=growth * data.n_batches, pilot_growth=growth,
-                      stage_widest=widths, include_self=include_self,
+                      stage_widest=widths, include_self=data.include_self,
                       grad_c_norm=target.norm(dim=-1).tolist())
 
 
@@ -360,19 +426,19 @@ CLAIM = Claim(
                   "Gaussian integral E[e^{xᵀMx} x xᵀ] = Z S", symbolic_derivation),
             Check("coefficient-two-routes", "numeric", "∇c (autograd of A.T1.1's loss-bias coefficient) equals the "
                   "coefficient assembled from the conditional lemmas (exact Gaussian moments), V and K blocks",
-                  check_two_routes, stochastic=False),
+                  check_two_routes, stochastic=False, uses={"instance": gradient_instance}),
             Check("bias-rate", "numeric", "Exponent of the squared gradient bias (U-statistic, MC variance removed) "
-                  "= the derived −2 (the paper's envelope −1 reported)", check_rate),
+                  "= the derived −2 (the paper's envelope −1 reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c in both blocks and (n−1)(E L̂ₙ − L) → c",
-                  check_coefficient)),
+                  check_coefficient, uses={"batches": pilot_batches})),
     controls=(Control("symbolic: covariance term dropped", "derivation",
-                      "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"drop_covariance": True}),
+                      "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"route": v_route_without_covariance}),
               Control("third moment dropped", "coefficient-two-routes",
                       "lemma route without the tilted third moment E[δᵀA ΔC] (treating x̄ and C as uncorrelated)",
-                      {"drop_third_moment": True}),
+                      {"route": lemma_route_without_third_moment}),
               Control("mean square in place of squared mean", "bias-rate",
                       "the single-batch error E‖∇L̂ₙ − ∇L‖² (variance included: the paper's Jensen step) decays like "
-                      "1/n; the derived exponent −2 must reject it", {"single_batch": True}),
+                      "1/n; the derived exponent −2 must reject it", {"error": SINGLE_BATCH_ERROR}),
               Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
-                      {"include_self": True})),
+                      {"batches": INCLUDE_SELF_BATCHES})),
 )

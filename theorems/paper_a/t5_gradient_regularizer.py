@@ -15,23 +15,23 @@ and the third and fourth moments of ``Delta`` are O(n^{-2}).  Taylor's formula i
     E grad Rhat - grad R = c_R / n + c_2 / n^2 + c_3 / n^3,   c_R = (1/2) E D^2 f(Sigma)[H, H],
 
 exactly, with Isserlis ``E H_ab H_cd = Sigma_ac Sigma_bd + Sigma_ad Sigma_bc``
-(``regularizer_bias_coefficient`` in ``theorems/paper_a/gradient_fixtures.py``, shared with A.T3).  The squared
+(``regularizer_bias_coefficient`` in ``theorems/paper_a/bias_coefficients.py``, shared with A.T3).  The squared
 error is ``||c_R||^2/n^2 + O(n^{-3})``: exponent -2, inside the paper's envelope.
 
 Evidence: (1) *symbolic*: Isserlis for ``H`` (d = 2, exact Gaussian moments) and, in d = 1 where
 ``n Sigmahat / Sigma ~ chi^2_n``, the exact bias as a rational function of ``n``: a cubic in ``1/n`` whose
 ``1/n`` coefficient is ``(1/2) f''(Sigma) Var(H)``; (2) *numeric*: the exponent of the squared bias
 (U-statistic, Monte Carlo variance removed; fitted with its first correction) decided against the derived -2
-(``gradient_fixtures.RATE_*``), the paper's envelope 1/n reported beside it; (3) *numeric*: ``n x`` bias projected on
+(``bias_decisions.RATE_*``), the paper's envelope 1/n reported beside it; (3) *numeric*: ``n x`` bias projected on
 ``c_R`` per block, fitted as ``a + b/n + c/n^2`` (exact here), ``a = ||c_R||``.  Monte Carlo: per batch
 ``grad Rhat - grad R - D(grad R)(Sigma)[Sigmahat - Sigma]`` (the linear term has mean zero exactly), at A.T4's points
-but on this claim's own regularizer-only batches (``gradient_fixtures.regularizer_data``: no softmax, so ten times
-more batches), sized by a pilot as A.T4's (``theorems/pilot.py``: the shared batches first; more on this
+but on this claim's own regularizer-only batches (the fixture ``gradient_setups.regularizer_data``: no softmax, so
+ten times more batches), sized by a pilot as A.T4's (``theorems/pilot.py``: the shared batches first; more on this
 claim's own stream when an interval is above 0.6 of its maximum).
 
-Controls: the Isserlis formula with one pairing dropped (coefficient and symbolic), and, for the rate, the population
-regularizer with its ``Sigma`` weights dropped (``R(theta; I)``, the isotropic regularizer: the bias then does not
-vanish).  The natural rate control -- the mean square in place of the squared mean, i.e. the single-batch error
+Controls: the Isserlis formula with one pairing dropped (coefficient and symbolic: :func:`first_only`,
+:func:`first_pairing_covariance`), and, for the rate, the population regularizer with its ``Sigma`` weights dropped
+(``R(theta; I)``, the isotropic regularizer: the bias then does not vanish; :func:`isotropic_regularizer_grad`).  The natural rate control -- the mean square in place of the squared mean, i.e. the single-batch error
 ``E||grad Rhat - grad R||^2``, asymptotically 1/n -- was replaced when this module was written because it did not fail
 (``PREREGISTERED["RATE_MUTANT"]``).  Why it does not fail (diagnosed in issue 11, seed 0): near the manifold the
 first-order term ``Df(Sigma)[Sigmahat - Sigma]`` is small -- ``E||Df(Sigma)[H]||^2 = 0.16, 0.09`` at the two points,
@@ -40,8 +40,6 @@ terms (which do not vanish on the manifold) dominate up to n ~ 150-250 (the 1/n 
 95%, 89% at n = 1024): over n = 8..256 the single-batch error looks like n^-2, not like the paper's 1/n.
 """
 from __future__ import annotations
-
-import functools
 
 import sympy as sp
 
@@ -53,10 +51,10 @@ from numerics.paper_a.geometry import regularizer_grad
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, N_POINTS, REGULARIZER_COEFFICIENT_ORDER, blocks,
-                                                coefficient_decisions, coefficient_plot, rate_decisions,
-                                                regularizer_bias_coefficient, regularizer_data,
-                                                std_normal_expectation)
+from theorems.paper_a.bias_coefficients import isserlis, regularizer_bias_coefficient, std_normal_expectation
+from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER, coefficient_decisions,
+                                             coefficient_plot, rate_decisions)
+from theorems.paper_a.gradient_setups import N_POINTS, blocks, regularizer_data
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.symbolic import Derivation
 
@@ -77,8 +75,6 @@ FINDINGS = (
     "is small there and dominates only beyond n ≈ 150-250.",
 )
 
-#: the rate check's negative control: the population regularizer with its Σ weights dropped (R(θ; I))
-RATE_MUTANT = {"reference": "identity"}
 #: power of the rate and coefficient checks, A.T4's rule (``theorems.pilot``): when the shared batches' widest interval
 #: is above 60% of its declared maximum, more batches on this claim's own stream until it is predicted at 60%, at most
 #: 4-fold in all (CI seed 815026's V-block, 1.05 of its maximum, is then predicted at 0.52)
@@ -105,8 +101,19 @@ PREREGISTERED = {
 # 1. Symbolic derivation
 # ---------------------------------------------------------------------------
 
-def symbolic_derivation(pairings: int = 2) -> Outcome:
-    """``pairings = 1`` is the control: the second Isserlis pairing (and the factor 2 in d = 1) dropped."""
+def isserlis_covariance(Sig, a, b, c, d):
+    """``E H_ab H_cd`` for ``H = x x^T - Sigma``, ``x ~ N(0, Sigma)``: Isserlis' two pairings."""
+    return Sig[a, c] * Sig[b, d] + Sig[a, d] * Sig[b, c]
+
+
+def first_pairing_covariance(Sig, a, b, c, d):
+    """Wrong on purpose (control): ``E H_ab H_cd`` with the ``Sigma_ad Sigma_bc`` pairing dropped."""
+    return Sig[a, c] * Sig[b, d]
+
+
+def symbolic_derivation(covariance=isserlis_covariance) -> Outcome:
+    """Isserlis for ``H`` and the exact bias in d = 1, with ``E H_ab H_cd`` from ``covariance`` (the control passes
+    :func:`first_pairing_covariance`: the second pairing, and with it the factor 2 of ``Var(H)`` in d = 1, dropped)."""
     D = Derivation()
     # Isserlis for H = x x^T - Sigma in d = 2 (x = C z)
     c11, c22 = sp.symbols("C_11 C_22", positive=True)
@@ -118,7 +125,7 @@ def symbolic_derivation(pairings: int = 2) -> Outcome:
     H = x * x.T - Sig
     a, b, c, d = 0, 1, 1, 0  # a representative index quadruple with all four pairings distinct
     lhs = std_normal_expectation(H[a, b] * H[c, d], z)
-    rhs = Sig[a, c] * Sig[b, d] + (Sig[a, d] * Sig[b, c] if pairings == 2 else 0)
+    rhs = covariance(Sig, a, b, c, d)
     D.prove_equal("Isserlis: E H₁₂ H₂₁ = Σ₁₂Σ₂₁ + Σ₁₁Σ₂₂  (H = xxᵀ − Σ, d = 2)", lhs, rhs)
     # d = 1: exact expectation with chi-square moments
     n, s = sp.symbols("n s", positive=True)
@@ -134,7 +141,7 @@ def symbolic_derivation(pairings: int = 2) -> Outcome:
         return sp.expand(sum(coef * s**k * sp.prod([n + 2 * i for i in range(k)]) / n**k
                              for (k,), coef in P.terms()))
 
-    var_H = (2 if pairings == 2 else 1) * s**2  # Var(x^2 - s) = 2 s^2
+    var_H = covariance(sp.Matrix([[s]]), 0, 0, 0, 0)  # Var(x^2 - s) = 2 s^2
     for name, f in (("V", fV), ("K", fK)):
         bias = sp.simplify(expect(f) - f.subs(S, s))
         poly = sp.expand(bias * n**3)
@@ -151,12 +158,28 @@ def symbolic_derivation(pairings: int = 2) -> Outcome:
 # 2. Numeric checks (batches shared with A.T3 and A.T4)
 # ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=PILOT_MAX_GROWTH - 1)
-def more_batches(seed: int, budget: str, chunk: int) -> list:
+def isotropic_regularizer_grad(V, K, Sigma):
+    """Wrong on purpose (control): the gradient of the isotropic population regularizer ``R(theta; I)``, the ``Sigma``
+    weights of ``R`` dropped (the bias measured against it does not vanish)."""
+    return regularizer_grad(V, K, torch.eye(Sigma.shape[-1], dtype=DTYPE))
+
+
+def first_only(R, E):
+    """Wrong on purpose (control): ``E H (x) H`` with only the ``Sigma_ac Sigma_bd`` pairing,
+    ``c_R = (1/2) sum_{a,b} D^2 f(Sigma)[S E_ab S, S E_ab S]`` -- a classic slip (``R = S = Sigma^{1/2}``; the right
+    pairing: :func:`bias_coefficients.isserlis`)."""
+    return R @ E @ R, 0.5
+
+
+#: the rate check's negative control: the population regularizer with its Σ weights dropped (R(θ; I))
+RATE_MUTANT = {"reference": isotropic_regularizer_grad}
+
+
+def more_batches(ctx: Context, data, chunk: int) -> list:
     """The pilot's later stages: the shared batches' number again, per n, on this claim's own stream (chunk 1, 2, ...:
-    growth g pools chunks 1..g-1), each a pair (V, K) like ``data.dR``; cached, so both checks draw each chunk once."""
-    data = regularizer_data(seed, budget)
-    gen = Context(seed=seed, budget=budget).generator(ID, "more batches", chunk)
+    growth g pools chunks 1..g-1; each chunk's draws depend on the run and its number alone), each a pair (V, K) like
+    ``data.dR``."""
+    gen = ctx.generator(ID, "more batches", chunk)
     return [mo.regularizer_bias_samples(data.V, data.K, data.Sigma, n, data.n_batches, gen)[0] for n in data.ns]
 
 
@@ -164,9 +187,13 @@ def pilot_sized(ctx: Context, data, decide, decisions: int) -> tuple[Evidence, o
     """``decide(ev, draws)`` (``decisions`` of them) on the shared batches, the pilot; above ``PILOT_TARGET_WIDTH`` of
     its maximum (or with a decision missing) on more batches pooled in, once re-planned if still too wide
     (:func:`theorems.pilot.sized_by_pilot`).  Returns the deciding evidence, ``decide``'s result and the growth."""
+    chunks: dict[int, list] = {}  # drawn once in this call: a re-planned stage pools its predecessor's chunks too
 
     def decide_at(growth):
-        more = [more_batches(ctx.seed, ctx.budget, chunk) for chunk in range(1, growth)]
+        for chunk in range(1, growth):
+            if chunk not in chunks:
+                chunks[chunk] = more_batches(ctx, data, chunk)
+        more = [chunks[chunk] for chunk in range(1, growth)]
         draws = [torch.cat([mo.flat(*d) for d in per_n]) for per_n in zip(data.dR, *more)]
         ev = Evidence(ctx, decisions=decisions)
         result = decide(ev, draws)
@@ -176,16 +203,12 @@ def pilot_sized(ctx: Context, data, decide, decisions: int) -> tuple[Evidence, o
     return ev, result, growth
 
 
-def check_rate(ctx: Context, reference: str = "Sigma") -> Outcome:
-    """Exponent of the squared regularizer-gradient bias = the derived -2 (the paper's envelope -1 reported);
-    ``reference="identity"`` (the control): the bias measured against the isotropic regularizer's gradient
-    ``grad R(theta; I)`` instead of ``grad R(theta; Sigma)``.  Batches sized by a pilot (:func:`pilot_sized`)."""
-    data = regularizer_data(ctx.seed, ctx.budget)
+def check_rate(ctx: Context, data, reference=regularizer_grad) -> Outcome:
+    """Exponent of the squared regularizer-gradient bias = the derived -2 (the paper's envelope -1 reported), the bias
+    measured against ``reference(V, K, Sigma)``, the population regularizer's gradient ``grad R(theta; Sigma)`` (the
+    control passes :func:`isotropic_regularizer_grad`).  Batches sized by a pilot (:func:`pilot_sized`)."""
     k = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma)).pow(2).sum(-1).numpy()
-    shift = 0.0
-    if reference == "identity":
-        eye = torch.eye(data.Sigma.shape[-1], dtype=DTYPE)
-        shift = mo.flat(*regularizer_grad(data.V, data.K, data.Sigma)) - mo.flat(*regularizer_grad(data.V, data.K, eye))
+    shift = mo.flat(*regularizer_grad(data.V, data.K, data.Sigma)) - mo.flat(*reference(data.V, data.K, data.Sigma))
 
     def decide(ev, draws):
         return rate_decisions(ev, data.ns, [D + shift for D in draws], "‖E∇R̂ − ∇R‖²_F",
@@ -193,13 +216,12 @@ def check_rate(ctx: Context, reference: str = "Sigma") -> Outcome:
 
     ev, (vals, ses), growth = pilot_sized(ctx, data, decide, N_POINTS)
     return ev.outcome(ns=data.ns, values=vals, se=ses, n_batches=growth * data.n_batches, pilot_growth=growth,
-                      reference=reference)
+                      reference=reference.__name__)
 
 
-def check_coefficient(ctx: Context, pairings: str = "isserlis") -> Outcome:
-    """n·bias → c_R per point and block; ``pairings="first_only"`` (control) computes c_R with one Isserlis pairing.
-    Batches sized by a pilot (:func:`pilot_sized`)."""
-    data = regularizer_data(ctx.seed, ctx.budget)
+def check_coefficient(ctx: Context, data, pairings=isserlis) -> Outcome:
+    """n·bias → c_R per point and block, with ``c_R`` from the pairings ``pairings`` of ``E H (x) H`` (the control
+    passes :func:`first_only`).  Batches sized by a pilot (:func:`pilot_sized`)."""
     target = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma, pairings))
 
     def decide(ev, draws):
@@ -208,10 +230,9 @@ def check_coefficient(ctx: Context, pairings: str = "isserlis") -> Outcome:
 
     ev, series, growth = pilot_sized(ctx, data, decide, 2 * target.shape[0])
     if ev.plots:
-        ev.figure("Regularizer gradient bias × n → c_R" + (" (one Isserlis pairing: control)"
-                                                           if pairings != "isserlis" else ""),
+        ev.figure("Regularizer gradient bias × n → c_R",
                   coefficient_plot(data.ns, series, ev.z, "n ⟨E∇R̂ − ∇R, e⟩"), COEFFICIENT_CAPTION)
-    return ev.outcome(ns=data.ns, n_batches=growth * data.n_batches, pilot_growth=growth, pairings=pairings,
+    return ev.outcome(ns=data.ns, n_batches=growth * data.n_batches, pilot_growth=growth, pairings=pairings.__name__,
                       c_R_norm=target.norm(dim=-1).tolist())
 
 
@@ -225,14 +246,14 @@ CLAIM = Claim(
     checks=(Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
                   symbolic_derivation),
             Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) = the "
-                  "derived −2 (the paper's envelope 1/n reported)", check_rate),
+                  "derived −2 (the paper's envelope 1/n reported)", check_rate, uses={"data": regularizer_data}),
             Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
-                  check_coefficient)),
+                  check_coefficient, uses={"data": regularizer_data})),
     controls=(Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
-                      {"pairings": 1}),
+                      {"covariance": first_pairing_covariance}),
               Control("isotropic population regularizer", "bias-rate",
                       "the bias measured against ∇R(θ; I) (the Σ weights of R dropped): it does not vanish",
                       RATE_MUTANT),
               Control("one Isserlis pairing", "bias-coefficient", "c_R computed with only the Σ_ac Σ_bd pairing",
-                      {"pairings": "first_only"})),
+                      {"pairings": first_only})),
 )

@@ -37,20 +37,20 @@ bias ``= [-Cov(wg, w) + G Var(w)] / (n' (E w)^2) = (e^q / n') (G - E_{N(2mu,Sigm
 ``n' Cov(xbar) + (bias mu^T + mu bias^T)`` for the bias.  sympy proves the ratio algebra and each
 Gaussian-moment closed form (d = 2, exact moments).
 
-Monte Carlo (rows shared with A.L9 through ``theorems/paper_a/gradient_fixtures.py``, which also holds the
-derived constants above as ``tilted_limits``: two queries with ``q = 0.25, 0.6``, n = 8..256).  MSE lemmas: the fitted
+Monte Carlo (rows shared with A.L9, the fixture ``row_data`` of ``theorems/paper_a/softmax_rows_setups.py``: two
+queries with ``q = 0.25, 0.6``, n = 8..256; the derived constants above are ``tilted_limits`` in
+``theorems/paper_a/bias_coefficients.py``).  MSE lemmas: the fitted
 limit of ``n' x MSE`` equals the derived constant.  Bias lemmas: (a) the exponent of the squared bias
 (U-statistic on draws with a mean-zero control variate, the linear term
 ``(1/n') sum_j (w_j/E w)(g(x_j) - G)``), fitted with its first correction and decided against the *derived* -2
-(``gradient_fixtures.RATE_*``; the paper's envelope 1/n is reported beside it: issue 11, the envelope alone could not
+(``bias_decisions.RATE_*``; the paper's envelope 1/n is reported beside it: issue 11, the envelope alone could not
 fail); (b) ``n' x bias`` projected on the derived coefficient.  Controls: constants without the tilt factor ``e^q``
-(MSE and coefficients), the conditional MSE in place of the squared conditional bias (the mean square for the squared
-mean, which decays like 1/n: rejected by the derived exponent), and the Gaussian moments taken under the untilted law
-(symbolic).
+(MSE and coefficients; ``untilted_limits``), the conditional MSE in place of the squared conditional bias (the mean
+square for the squared mean, which decays like 1/n: rejected by the derived exponent; :data:`CONDITIONAL_MSE`), and
+the Gaussian moments taken under the untilted law (symbolic).
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -61,9 +61,10 @@ from numerics.paper_a import moments as mo
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
-from theorems.paper_a.gradient_fixtures import (COEFFICIENT_CAPTION, LIMIT_ORDER, coefficient_decisions,
-                                                coefficient_plot, limit_decisions, limit_plot, rate_decisions, row_data,
-                                                std_normal_expectation, tilted_limits)
+from theorems.paper_a.bias_coefficients import std_normal_expectation, tilted_limits, untilted_limits
+from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LIMIT_ORDER, SquaredNorm, coefficient_decisions,
+                                             coefficient_plot, limit_decisions, limit_plot, mean_square, rate_decisions)
+from theorems.paper_a.softmax_rows_setups import row_data
 from theorems.symbolic import Derivation
 
 #: which object (and derived constant) each MSE / bias lemma is about (reconstructed, see the module docstring)
@@ -92,11 +93,8 @@ def _frob2(M):
     return sum(v**2 for v in M)
 
 
-@functools.lru_cache(maxsize=None)
 def symbolic_constant(lemma: str, tilt: int = 2) -> Outcome:
-    """Prove the lemma's leading constant; ``tilt = 1`` (control) takes the moments under N(mu, Sigma).
-
-    Cached: three checks and three controls share each derivation (sympy takes seconds)."""
+    """Prove the lemma's leading constant; ``tilt = 1`` (control) takes the moments under N(mu, Sigma)."""
     D = Derivation()
     om, G, G2 = sp.symbols("omega G G_2", positive=True)  # omega = E w = e^{q/2}
     bias = -(om**4 * G2 - om**2 * G) / om**2 + om * G * (om**4 - om**2) / om**3
@@ -163,17 +161,27 @@ def _G2(data):
     return data.inst.Sigma + _outer(mu, mu)
 
 
+def controlled_deviation(row: mo.RowStats, obj: str, G2) -> torch.Tensor:
+    """``f - F`` minus its mean-zero linear term per draw (N, Q, p): the conditional bias's draws."""
+    return centred(row, obj, G2) - linear_term(row, obj)
+
+
+#: the squared conditional bias the lemmas bound: the U-statistic of the control-variated deviations
+CONDITIONAL_BIAS = SquaredNorm("‖E₋ᵢf − F‖²", controlled_deviation)
+#: wrong on purpose (control): the conditional MSE E₋ᵢ‖f − F‖² (mean square for squared mean), which decays like 1/n
+CONDITIONAL_MSE = SquaredNorm("E₋ᵢ‖f − F‖²", centred, mean_square)
+
+
 # ---------------------------------------------------------------------------
 # 3. Numeric checks
 # ---------------------------------------------------------------------------
 
-def check_mse_limit(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
-    """n'·(conditional MSE) → derived constant per query; ``untilted`` (the control): the constant without e^q."""
-    data = row_data(ctx.seed, ctx.budget)
+def check_mse_limit(ctx: Context, data, lemma: str, limits=tilted_limits) -> Outcome:
+    """n'·(conditional MSE) → derived constant per query, from ``limits`` (the control passes ``untilted_limits``:
+    the constant without e^q)."""
     obj, key = MSE_KEY[lemma]
     G2 = _G2(data)
-    lim = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)
-    targets = (lim[key] / (torch.exp(data.inst.q) if untilted else 1)).numpy()
+    targets = limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].numpy()
     Q = targets.shape[0]
     ev = Evidence(ctx, decisions=Q)
     ys, ses = [], []
@@ -185,47 +193,43 @@ def check_mse_limit(ctx: Context, lemma: str, untilted: bool = False) -> Outcome
     labels = [f"query {b + 1} (q={float(data.inst.q[b]):.2f}): n'·MSE" for b in range(Q)]
     limit_decisions(ev, data.ns, y, se, targets, labels)
     if ev.plots:
-        ev.figure(f"{lemma}: n'·MSE → derived constant" + (" (control: e^q dropped)" if untilted else ""),
+        ev.figure(f"{lemma}: n'·MSE → derived constant",
                   limit_plot(data.ns, y, se, targets, labels, ev.z, "n' × conditional MSE"),
                   "Scaled conditional mean-squared error with ±z SE bars; dashed: the derived constant.")
-    return ev.outcome(ns=data.ns, n_draws=data.n_draws, untilted=untilted)
+    return ev.outcome(ns=data.ns, n_draws=data.n_draws, limits=limits.__name__)
 
 
-def check_bias_rate(ctx: Context, lemma: str, mse: bool = False) -> Outcome:
+def check_bias_rate(ctx: Context, data, lemma: str, error: SquaredNorm = CONDITIONAL_BIAS) -> Outcome:
     """Exponent of the squared conditional bias (U-statistic, control variate) = the derived -2 (the paper's envelope
-    1/n reported); ``mse`` (the control): the conditional MSE (mean square in place of squared mean), which decays
+    1/n reported); the control passes :data:`CONDITIONAL_MSE` (mean square in place of squared mean), which decays
     like 1/n."""
-    data = row_data(ctx.seed, ctx.budget)
     obj, key = BIAS_KEY[lemma]
     G2 = _G2(data)
     ev = Evidence(ctx, decisions=data.inst.q.shape[0])
-    if mse:
-        vals, ses = rate_decisions(ev, data.ns, [centred(r, obj, G2) for r in data.rows], "E₋ᵢ‖f − F‖²",
-                                   mse=True, unit="query")
-    else:
-        draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
+
+    def derived(m):
         k = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1).pow(2).sum(-1).numpy()
-        vals, ses = rate_decisions(ev, data.ns, draws, "‖E₋ᵢf − F‖²", derived=lambda m: k / m[:, None] ** 2,
-                                   derived_label="derived ‖coef‖²/n'²", unit="query")
+        return k / m[:, None] ** 2
+
+    vals, ses = rate_decisions(ev, data.ns, [error.draws(r, obj, G2) for r in data.rows], error.name, error.estimate,
+                               derived=derived, derived_label="derived ‖coef‖²/n'²", unit="query")
     return ev.outcome(ns=data.ns, values=vals, se=ses)
 
 
-def check_bias_coefficient(ctx: Context, lemma: str, untilted: bool = False) -> Outcome:
-    """n'·bias → derived coefficient (projected) per query; ``untilted`` (the control): without e^q."""
-    data = row_data(ctx.seed, ctx.budget)
+def check_bias_coefficient(ctx: Context, data, lemma: str, limits=tilted_limits) -> Outcome:
+    """n'·bias → derived coefficient (projected) per query, from ``limits`` (the control passes ``untilted_limits``:
+    without e^q)."""
     obj, key = BIAS_KEY[lemma]
     G2 = _G2(data)
-    target = tilted_limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1)
-    if untilted:
-        target = target / torch.exp(data.inst.q).unsqueeze(-1)
+    target = limits(data.inst.K, data.inst.Sigma, data.inst.xq)[key].flatten(1)
     ev = Evidence(ctx, decisions=target.shape[0])
-    draws = [centred(r, obj, G2) - linear_term(r, obj) for r in data.rows]
+    draws = [controlled_deviation(r, obj, G2) for r in data.rows]
     series = coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns],
                                    {"all": slice(0, target.shape[-1])}, order=LIMIT_ORDER, unit="query")
     if ev.plots:
-        ev.figure(f"{lemma}: n'·bias → derived coefficient" + (" (control: e^q dropped)" if untilted else ""),
+        ev.figure(f"{lemma}: n'·bias → derived coefficient",
                   coefficient_plot(data.ns, series, ev.z, "n' ⟨E₋ᵢf − F, e⟩", unit="query"), COEFFICIENT_CAPTION)
-    return ev.outcome(ns=data.ns, n_draws=data.n_draws, untilted=untilted)
+    return ev.outcome(ns=data.ns, n_draws=data.n_draws, limits=limits.__name__)
 
 
 # ---------------------------------------------------------------------------
@@ -273,23 +277,25 @@ def _claim(lemma: str) -> Claim:
         checks = (
             derivation,
             Check("bias-rate", "numeric", "exponent of the squared conditional bias (U-statistic, control variate) "
-                  "= the derived −2 (the paper's envelope 1/n reported)", check_bias_rate, params={"lemma": lemma}),
+                  "= the derived −2 (the paper's envelope 1/n reported)", check_bias_rate, params={"lemma": lemma},
+                  uses={"data": row_data}),
             Check("bias-coefficient", "numeric", "n'·bias → derived coefficient (projected)", check_bias_coefficient,
-                  params={"lemma": lemma}),
+                  params={"lemma": lemma}, uses={"data": row_data}),
         )
         controls = (
             UNTILTED_SYMBOLIC,
             Control("MSE in place of squared bias", "bias-rate", "the conditional MSE E₋ᵢ‖f − F‖² (mean square for "
-                    "squared mean) decays like 1/n; the derived exponent −2 must reject it", {"mse": True}),
+                    "squared mean) decays like 1/n; the derived exponent −2 must reject it", {"error": CONDITIONAL_MSE}),
             Control(TILT_DROPPED, "bias-coefficient", "the derived coefficient without the factor e^q",
-                    {"untilted": True}),
+                    {"limits": untilted_limits}),
         )
     else:
         note = " Lemma 11's object is pinned down by its proof words." if lemma == "A.L11" else ""
         checks = (derivation, Check("one-over-n", "numeric", "n'·(conditional MSE) → derived constant (fitted "
-                                    "a + b/n' + c/n'² + d/n'³) at two queries", check_mse_limit, params={"lemma": lemma}))
+                                    "a + b/n' + c/n'² + d/n'³) at two queries", check_mse_limit, params={"lemma": lemma},
+                                    uses={"data": row_data}))
         controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
-                                               "e^q", {"untilted": True}))
+                                               "e^q", {"limits": untilted_limits}))
     findings = (("Loose by a factor 1/n: the squared conditional bias decays with exponent −2 (decided against our "
                  "derived coefficient/n', which the Monte Carlo matches), one power below the O(1/n) bound we read the "
                  "lemma as stating.",) if bias else ())

@@ -28,7 +28,7 @@ from numerics import DTYPE
 from numerics.paper_b import model, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import bad_init_problem
+from theorems.paper_b.fixed_head_setups import bad_init_problem
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -130,12 +130,12 @@ def converged(tr) -> tuple[torch.Tensor, dict]:
     return ok, dict(omc_final=omc[-1], lex_drop=lex[0] - lex[-1])
 
 
-def check_convergence(ctx: Context, fixed_r: float | None = None, algos=ALGOS) -> Outcome:
-    """Every run from a perturbed bad-direction init aligns with W_mm and lowers the loss; the control starts GD at
-    ``fixed_r = 30``."""
+def check_convergence(ctx: Context, problem: tuple, fixed_r: float | None = None, algos=ALGOS) -> Outcome:
+    """Every run from a perturbed bad-direction init aligns with W_mm and lowers the loss; ``problem``: C.1's data
+    and its W-SVM; the control starts GD at ``fixed_r = 30``."""
     gen = ctx.generator(ID, "convergence")
     B, steps = ctx.pick(*INITS), ctx.pick(*STEPS)
-    ds, r = bad_init_problem()
+    ds, r = problem
     W0 = bad_inits(gen, B, ds.meta["W0_bar"], fixed_r=fixed_r)
     a0 = model.logits(W0, ds)[:, 0, :]                        # sample 0's logits: its opt is token 0
     viol0 = a0[:, 0] - a0[:, 1] < 0
@@ -193,7 +193,8 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Exact: W̄₀ violates sample 0; along R W̄₀ s_{0,opt} → 0, ∇L → 0, L ↛ L*",
               derivation),
         Check("convergence", "numeric", "GD (η = 1) and NGD (η = 0.1) from perturbed bad-direction inits of norm "
-              "1e−2..1: aligned with W_mm and loss down, every run", check_convergence, stochastic=False),
+              "1e−2..1: aligned with W_mm and loss down, every run", check_convergence, stochastic=False,
+              uses={"problem": bad_init_problem}),
     ),
     controls=(
         Control("large init norm with GD", "convergence", "GD from ‖W₀‖ = 30 along the same directions: stuck",

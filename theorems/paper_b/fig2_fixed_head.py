@@ -9,7 +9,7 @@ Constants (the seed lost all of them; ours, also in ``details["constants"]``): E
 d = 16, gamma_opt = 1, gamma_other = 0; ``||W_0|| = 0.5`` (random and adversarial directions); NGD and GD
 eta = 1; NGD + momentum eta = 1, beta = 0.9; PS cap eta_max = 1e4 (with cap 1 PS is GD from the first step
 on this data: "PS fastest early" needs a large cap, and 1e4 was chosen knowing that); NGD uncapped.  The runs are
-the shared suite of ``rate_fixtures`` (iid data set and initial direction per run).
+the shared suite of ``example1_suite_setups`` (iid data set and initial direction per run), injected as fixtures.
 
 Decisions (ours).  "Far faster" = at least 10x better at t = N on every metric and every run: per run, the
 log10 ratio NGD/GD of ``L - L*``, ``1 - mean_i s_i,opt``, ``1 - corr`` and GD/NGD of ``||W_t||`` must be <= -1
@@ -19,14 +19,14 @@ paper's own words fix "early": the beginning, before the cap binds ("then slows 
 t_cap) PS must beat NGD and GD on all four metrics: per run, the largest log ratio PS/competitor over those steps,
 interval of its mean below 0 (strictly: a tie, exactly 0, is not a win).  On the suite the cap first binds at
 t = 7-8, and NGD's median overtakes PS at t ~ 16 (reported).  (iii) is B.T1's envelope rule (effective bound
-printed, ``rate_fixtures.envelope_rate``) and B.L1's slope rule on the NGD runs, alpha split over the two.
+printed, ``fixed_head_rates.envelope_rate``) and B.L1's slope rule on the NGD runs, alpha split over the two.
 
 History (recorded in ``PREREGISTERED``): the early window was t <= 5, chosen after seeing NGD overtake PS near
 t ~ 10-20 (and one adversarial run lose over t <= 10); issue #11 replaced it by the paper's "until the cap binds",
 a definition that does not move with what NGD does, but it was adopted with that history known; the finding says
 that "PS fastest early" holds only before the cap binds.
 
-Negative controls (overrides of their checks' parameters): NGD capped at eta_max = 1 in place of NGD in (i) (the
+Negative controls (each passes other runs to its check): NGD capped at eta_max = 1 in place of NGD in (i) (the
 normalization is undone once ||grad L|| < 1: capped NGD is GD from then on, the paper's own remark about caps);
 PS with cap 1 in (ii) (GD from the first step: it ties GD and loses to NGD); GD in place of NGD in (iii).  (Before
 issue #11 the control of (i) was GD compared with itself.)
@@ -38,10 +38,12 @@ import math
 import numpy as np
 import torch
 
+from numerics.paper_b import algorithms as A
 from numerics.stats import decide_upper, mean_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b import rate_fixtures as rf
+from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_rates as rf
 
 ID = "B.Fig2"
 
@@ -59,7 +61,14 @@ PREREGISTERED = {
     "EARLY_MAX_WIDTH": "new in issue #11 (before: no width, max_width = inf)",
 }
 
-ALGS = ("GD", "NGD", "NGD+momentum", "Polyak (capped)")  # the four algorithms of the paper's Figure 2
+ALGS = ("GD", "NGD", "NGD+momentum", "Polyak (capped)")  # the four algorithms of the paper's Figure 2 (its colours)
+#: the figure's NGD + momentum (heavy ball on the normalized step, beta = BETA)
+MOMENTUM_RUN = S.suite_run.bind(algorithm=A.Algorithm("NGD+momentum", A.ngd_momentum(S.ETA, S.BETA)))
+PS_CAPPED_RUN = S.suite_run.bind(algorithm=S.PS_CAPPED)  # the figure's Polyak step, capped at PS_CAP (the paper's)
+#: control of (i): NGD with its step capped at 1, which undoes the normalization once ||grad L|| < 1 (GD from then on)
+NGD_CAPPED_RUN = S.suite_run.bind(algorithm=A.Algorithm("NGD (capped at 1)", A.ngd(S.ETA, 1.0), 1.0))
+#: control of (ii): the Polyak step with cap 1, which is GD with step 1 from the first step on this data
+PS_CAP1_RUN = S.suite_run.bind(algorithm=A.Algorithm("Polyak (cap 1)", A.polyak(1.0), 1.0))
 #: 'early' = the steps before the PS cap first binds ("then slows down once the cap binds"); this many steps at
 #: least (a run whose cap binds at once still has a first step)
 EARLY_MIN = 1
@@ -70,17 +79,15 @@ STRICT = 1e-12     # "beats" is strict: a log ratio of exactly 0 (PS with cap 1 
 EARLY_MAX_WIDTH = 1.0
 
 
-def constants(ctx: Context) -> dict:
-    s = rf.suite(ctx)
-    return dict(data="example1", **rf.SIZES, gamma_opt=1.0, gamma_other=0.0, init_norm=rf.INIT_NORM,
-                eta_ngd=rf.ETA, eta_gd=rf.ETA, eta_momentum=rf.ETA, beta=rf.BETA, ps_cap=rf.PS_CAP, ngd_cap=None,
+def constants(s: S.Suite) -> dict:
+    return dict(data="example1", **S.SIZES, gamma_opt=1.0, gamma_other=0.0, init_norm=S.INIT_NORM,
+                eta_ngd=S.ETA, eta_gd=S.ETA, eta_momentum=S.ETA, beta=S.BETA, ps_cap=S.PS_CAP, ngd_cap=None,
                 n_steps=s.n_steps, n_runs=int(s.W0.shape[0]))
 
 
-def log10_metrics(ctx: Context, name: str, n_steps: int | None = None) -> tuple[np.ndarray, dict]:
+def log10_metrics(s: S.Suite, run: S.SuiteRun) -> tuple[np.ndarray, dict]:
     """Per metric (K, B) arrays in log10, oriented so that smaller is better."""
-    s = rf.suite(ctx)
-    tr = rf.trajectory(ctx, name, n_steps)
+    tr = run.traj
     ln10 = math.log(10)
     log_sbar = torch.logsumexp(tr["log_one_minus_s_opt"], -1) - math.log(s.ds.n)
     return tr.steps.numpy(), {
@@ -91,12 +98,14 @@ def log10_metrics(ctx: Context, name: str, n_steps: int | None = None) -> tuple[
     }
 
 
-def check_ngd_vs_gd(ctx: Context, fast: str = "NGD") -> Outcome:
-    """Per metric, on every run, the log10 ratio ``fast``/GD at t = N is <= -1 (exact: deterministic given the runs;
-    the mean over runs is reported with its interval).  Control: NGD capped at 1, which becomes GD once
-    ||grad L|| < 1."""
-    _, f = log10_metrics(ctx, fast)
-    _, g = log10_metrics(ctx, "GD")
+def check_ngd_vs_gd(ctx: Context, suite: S.Suite, fast: S.SuiteRun, gd: S.SuiteRun, momentum: S.SuiteRun,
+                    ps: S.SuiteRun) -> Outcome:
+    """Per metric, on every run, the log10 ratio of ``fast`` (NGD) over GD at t = N is <= -1 (exact: deterministic
+    given the runs; the mean over runs is reported with its interval); the figure draws the four runs.  Control: NGD
+    capped at 1, which becomes GD once ||grad L|| < 1."""
+    fast_run, fast = fast, fast.name
+    _, f = log10_metrics(suite, fast_run)
+    _, g = log10_metrics(suite, gd)
     ev = Evidence(ctx)
     for k in METRICS:
         r = f[k][-1] - g[k][-1]
@@ -106,26 +115,27 @@ def check_ngd_vs_gd(ctx: Context, fast: str = "NGD") -> Outcome:
                  value=float(np.nanmax(r)), claimed=f"≤ {FAR_FASTER:g} (every run)")
         ev.measure(f"log₁₀ {fast}/GD at t = N, mean over runs: {k}", m, lo=lo, hi=hi, level=ev.level)
     if ev.plots:
-        ev.figure(*figure(ctx))
-    return ev.outcome(summary_prefix=f"{fast} vs GD at t = N: ", constants=constants(ctx))
+        ev.figure(*figure(suite, (gd, fast_run, momentum, ps)))
+    return ev.outcome(summary_prefix=f"{fast} vs GD at t = N: ", constants=constants(suite))
 
 
-def cap_binds_at(ctx: Context, ps: str) -> np.ndarray:
+def cap_binds_at(ps: S.SuiteRun) -> np.ndarray:
     """Per run, the first recorded step t whose PS update is capped ((L - L*)/||grad L||^2 > eta_max), or the
     horizon if it never is (the suite records every step up to 10, so t <= 10 is exact)."""
-    tr = rf.trajectory(ctx, ps)
-    cap = {"Polyak (capped)": rf.PS_CAP, "Polyak (cap 1)": 1.0}[ps]
+    tr, cap = ps.traj, ps.cap
     capped = ((tr["log_excess_loss"] - 2 * tr["log_grad_norm"]) > math.log(cap)).numpy()      # (K, B)
     steps = tr.steps.numpy()
     return np.where(capped.any(0), steps[np.argmax(capped, 0)], steps[-1])
 
 
-def check_ps_early(ctx: Context, ps: str = "Polyak (capped)") -> Outcome:
+def check_ps_early(ctx: Context, suite: S.Suite, ps: S.SuiteRun, ngd: S.SuiteRun, gd: S.SuiteRun,
+                   momentum: S.SuiteRun) -> Outcome:
     """PS beats NGD and GD on every metric over t = 1 .. max(1, t_cap), t_cap the step where the cap first binds
-    (per run; control: PS with cap 1, which is GD)."""
-    steps, p = log10_metrics(ctx, ps)
-    rivals = {r: log10_metrics(ctx, r)[1] for r in ("NGD", "GD")}
-    t_cap = cap_binds_at(ctx, ps)
+    (per run; control: PS with cap 1, which is GD).  Reported for the experiments' PS: when NGD and NGD+momentum
+    overtake it."""
+    steps, p = log10_metrics(suite, ps)
+    rivals = {r.name: log10_metrics(suite, r)[1] for r in (ngd, gd)}
+    t_cap = cap_binds_at(ps)
     early = (steps[:, None] >= 1) & (steps[:, None] <= np.maximum(t_cap, EARLY_MIN)[None])    # (K, B)
     ev = Evidence(ctx, decisions=len(METRICS) * len(rivals))
     for r, q in rivals.items():
@@ -136,9 +146,9 @@ def check_ps_early(ctx: Context, ps: str = "Polyak (capped)") -> Outcome:
                       decide_upper(lo, hi, -STRICT, max_width=EARLY_MAX_WIDTH), value=m)
     ev.measure("step where the PS cap first binds (median over runs)", float(np.median(t_cap)),
                claimed="'early' ends there (the paper: PS slows down once the cap binds)")
-    # reported, not decided: momentum, and when NGD overtakes PS
-    if ps == "Polyak (capped)":
-        _, mo = log10_metrics(ctx, "NGD+momentum")
+    # reported, not decided: momentum, and when NGD overtakes PS (the experiments' PS only; the control's is GD)
+    if ps.name == S.PS_CAPPED.name:
+        _, mo = log10_metrics(suite, momentum)
         for k in METRICS:
             behind = np.median(rivals["NGD"][k], 1) < np.median(p[k], 1)
             ev.measure(f"first t where NGD's median beats PS: {k}",
@@ -149,27 +159,31 @@ def check_ps_early(ctx: Context, ps: str = "Polyak (capped)") -> Outcome:
             ev.measure(f"first early t where NGD+momentum's median beats PS: {k}",
                        float(steps[first_early][np.argmax(ahead)]) if ahead.any() else float("nan"))
     won = sum(d["status"] == "pass" for d in ev.decisions)
-    return ev.outcome(summary_prefix=f"{ps} vs NGD and GD before the cap binds (t ≤ t_cap, median "
+    return ev.outcome(summary_prefix=f"{ps.name} vs NGD and GD before the cap binds (t ≤ t_cap, median "
                       f"{np.median(t_cap):.0f}): {won}/{len(ev.decisions)} metric comparisons won | ",
-                      constants=constants(ctx), ps=ps, t_cap=t_cap.tolist())
+                      constants=constants(suite), ps=ps.name, t_cap=t_cap.tolist())
 
 
-def check_follows_theory(ctx: Context, algorithm: str = "NGD") -> Outcome:
-    """B.T1's envelope rule and B.L1's slope rule on the runs of ``algorithm`` (control: GD)."""
+def check_follows_theory(ctx: Context, suite: S.Suite, envelope_run: S.SuiteRun, run: S.SuiteRun,
+                         W_mm: torch.Tensor) -> Outcome:
+    """B.T1's envelope rule on ``envelope_run`` and B.L1's slope rule on ``run``: one algorithm's runs over the
+    envelope's and the suite's horizons (NGD; control: GD)."""
     ev = Evidence(ctx, decisions=2)
-    rf.envelope_rate(ev, ctx, algorithm)
-    rf.saturation_rate(ev, ctx, algorithm)
-    return ev.outcome(constants=constants(ctx))
+    rf.envelope_rate(ev, suite, envelope_run, W_mm)
+    rf.saturation_rate(ev, suite, run)
+    return ev.outcome(constants=constants(suite))
 
 
-def figure(ctx: Context) -> tuple:
-    """(title, figure, caption) of the reproduced Figure 2: medians over runs of the four metrics."""
+def figure(suite: S.Suite, runs: tuple) -> tuple:
+    """(title, figure, caption) of the reproduced Figure 2: medians over runs of the four metrics of ``runs`` (GD,
+    NGD, NGD+momentum, PS)."""
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.2))
     colors = dict(zip(ALGS, ("tab:orange", "tab:blue", "tab:green", "tab:purple")))
-    for name in ALGS:
-        steps, m = log10_metrics(ctx, name)
+    for run in runs:
+        name = run.name
+        steps, m = log10_metrics(suite, run)
         pos = steps > 0
         for ax, k in zip(axes.flat, METRICS):
             y = np.median(m[k], 1)[pos]
@@ -179,8 +193,8 @@ def figure(ctx: Context) -> tuple:
         ax.set_xlabel("t", fontsize=8)
     axes.flat[0].legend(fontsize=7, loc="best")
     return ("Figure 2 (reproduced): medians over runs", fig,
-            f"Example 1 (n={rf.SIZES['n']}, T={rf.SIZES['T']}, d={rf.SIZES['d']}); η = {rf.ETA}, β = {rf.BETA}, "
-            f"PS cap {rf.PS_CAP:g}. Train excess loss, norm, 1 − mean opt softmax, 1 − alignment (log₁₀).")
+            f"Example 1 (n={S.SIZES['n']}, T={S.SIZES['T']}, d={S.SIZES['d']}); η = {S.ETA}, β = {S.BETA}, "
+            f"PS cap {S.PS_CAP:g}. Train excess loss, norm, 1 − mean opt softmax, 1 − alignment (log₁₀).")
 
 
 CLAIM = Claim(
@@ -200,18 +214,21 @@ CLAIM = Claim(
     ),
     checks=(
         Check("ngd-far-faster-than-gd", "numeric", "NGD/GD ≤ 1/10 at t = N on all four metrics, every run",
-              check_ngd_vs_gd),
+              check_ngd_vs_gd, uses={"suite": S.example1_suite, "fast": S.NGD_RUN, "gd": S.GD_RUN,
+                                     "momentum": MOMENTUM_RUN, "ps": PS_CAPPED_RUN}),
         Check("ps-fastest-early", "numeric", "PS (cap 1e4) beats NGD and GD on all four metrics before its cap binds "
-              "(per run, t ≤ t_cap)", check_ps_early),
+              "(per run, t ≤ t_cap)", check_ps_early, uses={"suite": S.example1_suite, "ps": PS_CAPPED_RUN,
+                                                            "ngd": S.NGD_RUN, "gd": S.GD_RUN, "momentum": MOMENTUM_RUN}),
         Check("rates-follow-theory", "numeric", "NGD's alignment exponent obeys B.T1's envelope and its saturation "
-              "slope equals B.L1's derived −η/‖W_mm‖", check_follows_theory),
+              "slope equals B.L1's derived −η/‖W_mm‖", check_follows_theory,
+              uses={"suite": S.example1_suite, "envelope_run": S.NGD_ENVELOPE, "run": S.NGD_RUN, "W_mm": S.suite_w_mm}),
     ),
     controls=(
         Control("NGD capped at 1", "ngd-far-faster-than-gd", "the step min(η/‖∇L‖, 1)·∇L undoes the normalization "
-                "once ‖∇L‖ < 1: GD from then on", {"fast": "NGD (capped at 1)"}),
+                "once ‖∇L‖ < 1: GD from then on", {"fast": NGD_CAPPED_RUN}),
         Control("PS with cap 1", "ps-fastest-early", "a small cap makes PS GD with step 1 from the start",
-                {"ps": "Polyak (cap 1)"}),
+                {"ps": PS_CAP1_RUN}),
         Control("GD in place of NGD (rates)", "rates-follow-theory", "GD's alignment and saturation rates",
-                {"algorithm": "GD"}),
+                {"envelope_run": S.GD_ENVELOPE, "run": S.GD_RUN}),
     ),
 )

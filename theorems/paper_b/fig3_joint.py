@@ -6,7 +6,7 @@ the additional factors in the step-size), PS updates, and joint NGD updates".  C
 are faster than GD, with PS being the fastest"; "the train loss converges at a similar rate for NGD and
 joint-NGD, while for the other metrics, NGD is slightly faster than joint-NGD".
 
-The algorithms (ours where the seed is silent; ``SPECS``, run by ``numerics.paper_b.joint.make_algorithm``):
+The algorithms (ours where the seed is silent; :data:`UPDATES`, each run by ``joint_setups.joint_run``):
 
     GD         theta <- theta - eta_GD grad L                                    (eta_GD = 1)
     NGD        (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||, u <- u - eta grad_u L / L
@@ -15,7 +15,7 @@ The algorithms (ours where the seed is silent; ``SPECS``, run by ``numerics.pape
                names none for Fig. 3, and a cap turns PS into GD once L < 1/(cap ||grad L / L||^2))
     (10)       with our factors (B.T2), drawn for reference (not part of the seed's comparison)
 
-with eta = 0.05 (B.T2's step), on DM draws conditioned as the shared set-up (``joint_fixtures``: n = 3, T = 2,
+with eta = 0.05 (B.T2's step), on DM draws conditioned as the shared set-up (``joint_setups``: n = 3, T = 2,
 d = 64, rho = 4, zero init), 12 draws at the quick budget (the shared 6 and 6 more), 16 / 24 beyond.
 
 **PS is left uncapped on purpose, and that favours "PS fastest".**  An uncapped Polyak step with L* = 0 takes
@@ -39,14 +39,14 @@ import math
 
 import numpy as np
 
-from dataclasses import replace
-
-from numerics.paper_b import joint as J
+from numerics.paper_b import algorithms as A
 from numerics.stats import decide_upper, mean_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, ETA, ETA_GD, condition1_assumptions, main_run, main_setup,
-                                             n_ctrl, run)
+from theorems.fixture import per_budget
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_setups import (EQ10, ETA, ETA_GD, MAIN_RUN, N_CTRL, JointRun, Update, dm_batch, eq10_update,
+                                           joint_run)
 from theorems.plots import new_figure
 
 ID = "B.Fig3"
@@ -62,7 +62,10 @@ PS_CAP = math.inf
 #: the four algorithms of Fig. 3 as the seed names them (module docstring): GD at ETA_GD (the strongest GD baseline),
 #: NGD = (10) without the extra factors (the seed's words), joint NGD = one normalization over (W, u) (our reading),
 #: PS uncapped
-SPECS = {"GD": ("gd", ETA_GD), "NGD": ("eq10", ETA, 0.0, 1.0, 0.0), "joint NGD": ("ngd", ETA), "PS": ("ps", PS_CAP)}
+UPDATES = {"GD": Update(repr(("gd", ETA_GD)), A.gd, (("eta", ETA_GD),)),
+           "NGD": eq10_update(ETA, 0.0, 1.0, 0.0),
+           "joint NGD": Update(repr(("ngd", ETA)), A.ngd, (("eta", ETA),)),
+           "PS": Update(repr(("ps", PS_CAP)), A.polyak, (("eta_max", PS_CAP),))}
 COLORS = {"GD": "tab:gray", "NGD": "tab:blue", "joint NGD": "tab:green", "PS": "tab:red", "(10)": "black"}  # plot only
 #: DM draws at the quick / standard / full budget (the shared set-up's first draws, then more): paired differences
 #: of per-draw metrics need more draws than the shared 6 to place their sign at the quick tier
@@ -72,9 +75,11 @@ MAX_WIDTH = math.inf
 #: the compared metrics of "all beat GD": (record, transform)
 BEAT_GD_METRICS = {"log L": ("log_loss", None), "log(1 − ⟨W̄, W̄_mm⟩)": ("one_minus_corr", np.log)}
 #: the first control's NGD: (10) without the extra factors AND without the u-step's 1/L (alpha = 0)
-NGD_WITHOUT_1_OVER_L = ("eq10", ETA, 0.0, 0.0, 0.0)
+NGD_WITHOUT_1_OVER_L = eq10_update(ETA, 0.0, 0.0, 0.0)
 #: the second control's PS cap: the fixed-head Fig. 2 variant's, at GD's step (PS becomes GD with step 1 once it binds)
 PS_CAP_CONTROL = 1.0
+#: the second control's PS: capped at PS_CAP_CONTROL
+PS_CAPPED = Update(repr(("ps", PS_CAP_CONTROL)), A.polyak, (("eta_max", PS_CAP_CONTROL),))
 
 PREREGISTERED = {
     "DRAWS": "was the shared set-up's 6 at the quick budget; is 12: at quick seed 2 the joint NGD − GD interval on "
@@ -82,17 +87,27 @@ PREREGISTERED = {
 }
 
 
-def fig3_setup(ctx: Context) -> J.Setup:
-    """The shared set-up with DRAWS draws (its first draws are the shared ones: draws are tried in a fixed order)."""
-    return replace(main_setup(ctx), B=ctx.pick(*DRAWS))
+#: the figure's draws: the main batch's first draws, then more (DRAWS of them)
+FIG3_BATCH = dm_batch.bind(B=per_budget(*DRAWS))
 
 
-def constants(ctx: Context) -> dict:
-    s = fig3_setup(ctx)
+def fig3_run(update: Update):
+    """``update`` on FIG3_BATCH for the control horizon (the figure's common horizon)."""
+    return joint_run.bind(batch=FIG3_BATCH, update=update, n_steps=N_CTRL)
+
+
+#: the runs of the four algorithms, and of the controls' NGD and PS
+RUNS = {name: fig3_run(u) for name, u in UPDATES.items()}
+NGD_WITHOUT_1_OVER_L_RUN = fig3_run(NGD_WITHOUT_1_OVER_L)
+PS_CAPPED_RUN = fig3_run(PS_CAPPED)
+
+
+def constants(run: JointRun) -> dict:
+    s = run.batch.setup
     return {"n": s.n, "T": s.T, "d": s.d, "rho": s.opt_ratio, "sigma": "1/sqrt(d)", "draws": s.B,
             "conditioned on Lemma 9's event": s.nu_max is not None, "init": "W_0 = 0, u_0 = 0",
             "eta (NGD, joint NGD, (10))": ETA, "eta_GD": ETA_GD, "PS cap": "none (uncapped on purpose: favours PS)",
-            "steps": n_ctrl(ctx),
+            "steps": run.n_steps,
             "(10) factors (a, alpha, b)": list(EQ10), "loss": "exp"}
 
 
@@ -110,9 +125,8 @@ def below(ev: Evidence, name: str, a: np.ndarray, b: np.ndarray, digits: int) ->
     return line
 
 
-def figure(ctx: Context, trajs: dict):
-    N = n_ctrl(ctx)
-    main = main_run(ctx)
+def figure(trajs: dict, main, N: int):
+    """The six panels: medians over the draws of each algorithm's run, and (10)'s main run up to ``N`` (dashed)."""
     keep = main.steps.numpy() <= N
     fig, _ = new_figure()
     fig.clear()
@@ -142,10 +156,12 @@ def figure(ctx: Context, trajs: dict):
     return fig
 
 
-def check_beat_gd(ctx: Context, ngd: tuple = SPECS["NGD"]) -> Outcome:
-    """NGD, joint NGD and PS below GD in log L and in log(1 − corr(W)) at the last step (``ngd``: the control's
-    algorithm in NGD's place)."""
-    trajs = {name: run(ctx, spec, setup=fig3_setup(ctx)) for name, spec in (SPECS | {"NGD": ngd}).items()}
+def check_beat_gd(ctx: Context, gd: JointRun, ngd: JointRun, joint_ngd: JointRun, ps: JointRun,
+                  main: JointRun) -> Outcome:
+    """NGD, joint NGD and PS below GD in log L and in log(1 − corr(W)) at the last step (``ngd``: a control passes
+    another algorithm's run in NGD's place; ``main``: (10)'s run, drawn for reference)."""
+    runs = {"GD": gd, "NGD": ngd, "joint NGD": joint_ngd, "PS": ps}
+    trajs = {name: r.traj for name, r in runs.items()}
     others = ["NGD", "joint NGD", "PS"]
     ev = Evidence(ctx, decisions=len(others) * len(BEAT_GD_METRICS))
     loss_lines = []
@@ -155,20 +171,22 @@ def check_beat_gd(ctx: Context, ngd: tuple = SPECS["NGD"]) -> Outcome:
             if key == "log_loss":
                 loss_lines.append(line)
     if ev.plots:
-        ev.figure("Fig. 3: joint training on DM", figure(ctx, trajs),
+        ev.figure("Fig. 3: joint training on DM", figure(trajs, main.traj, gd.n_steps),
                   "Medians over the DM draws. NGD = (10) without the extra factors; (10) dashed = with our factors "
                   "(B.T2), for reference only.")
-    note = "" if ngd == SPECS["NGD"] else f" (NGD replaced by {ngd})"
-    return ev.outcome(headline="; ".join(loss_lines), summary_prefix=f"at t = {n_ctrl(ctx)}{note}: ",
-                      constants=constants(ctx))
+    note = "" if ngd.update == UPDATES["NGD"] else f" (NGD replaced by {ngd.update.label})"
+    return ev.outcome(headline="; ".join(loss_lines), summary_prefix=f"at t = {gd.n_steps}{note}: ",
+                      constants=constants(gd))
 
 
-def check_ps_fastest(ctx: Context, ps_cap: float = PS_CAP) -> Outcome:
-    """PS below each of the others in log L at the last step (``ps_cap``: the control's capped PS)."""
-    trajs = {name: run(ctx, spec, setup=fig3_setup(ctx)) for name, spec in (SPECS | {"PS": ("ps", ps_cap)}).items()}
+def check_ps_fastest(ctx: Context, gd: JointRun, ngd: JointRun, joint_ngd: JointRun, ps: JointRun) -> Outcome:
+    """PS below each of the others in log L at the last step (``ps``: a control passes the capped PS's run)."""
+    trajs = {"GD": gd.traj, "NGD": ngd.traj, "joint NGD": joint_ngd.traj, "PS": ps.traj}
+    ps_cap = ps.update["eta_max"]
     ev = Evidence(ctx, decisions=3)
-    ps = final(trajs["PS"], "log_loss")
-    lines = [below(ev, f"PS − {alg}: log L", ps, final(trajs[alg], "log_loss"), 1) for alg in ("GD", "NGD", "joint NGD")]
+    ps_loss = final(trajs["PS"], "log_loss")
+    lines = [below(ev, f"PS − {alg}: log L", ps_loss, final(trajs[alg], "log_loss"), 1)
+             for alg in ("GD", "NGD", "joint NGD")]
     # reported, not decided: the other metrics' order at the last step (medians)
     order = {}
     for key, lab in (("one_minus_corr", "1 − corr(W)"), ("u_corr_mm", "1 − corr(u)")):
@@ -178,8 +196,8 @@ def check_ps_fastest(ctx: Context, ps_cap: float = PS_CAP) -> Outcome:
         ev.measure(f"order by {lab} at the last step (best first)", float("nan"), claimed=" < ".join(order[lab]))
     ev.say("other metrics, best first: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in order.items()))
     cap = "" if math.isinf(ps_cap) else f" (PS capped at {ps_cap:g})"
-    return ev.outcome(headline="; ".join(lines), summary_prefix=f"log L at t = {n_ctrl(ctx)}{cap}: ",
-                      constants=constants(ctx) | {"PS cap": ps_cap}, order=order)
+    return ev.outcome(headline="; ".join(lines), summary_prefix=f"log L at t = {gd.n_steps}{cap}: ",
+                      constants=constants(gd) | {"PS cap": ps_cap}, order=order)
 
 
 CLAIM = Claim(
@@ -197,13 +215,15 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("all-beat-gd", "numeric", "NGD, joint NGD, PS below GD in log L and in 1 − corr(W) (paired)",
-              check_beat_gd),
-        Check("ps-fastest", "numeric", "PS has the lowest train loss (paired against each)", check_ps_fastest),
+              check_beat_gd, uses=dict(gd=RUNS["GD"], ngd=RUNS["NGD"], joint_ngd=RUNS["joint NGD"], ps=RUNS["PS"],
+                                       main=MAIN_RUN)),
+        Check("ps-fastest", "numeric", "PS has the lowest train loss (paired against each)", check_ps_fastest,
+              uses=dict(gd=RUNS["GD"], ngd=RUNS["NGD"], joint_ngd=RUNS["joint NGD"], ps=RUNS["PS"])),
     ),
     controls=(
         Control("NGD without the u-step's 1/L", "all-beat-gd", "α = 0 in NGD's u-step: a GD step of size η in u, "
-                "polynomial loss decay", {"ngd": NGD_WITHOUT_1_OVER_L}),
+                "polynomial loss decay", {"ngd": NGD_WITHOUT_1_OVER_L_RUN}),
         Control("PS with a cap", "ps-fastest", "Fig. 2's capped Polyak step (cap 1): GD with step 1 once the cap binds",
-                {"ps_cap": PS_CAP_CONTROL}),
+                {"ps": PS_CAPPED_RUN}),
     ),
 )

@@ -3,7 +3,7 @@ r"""B.Fig5 — Figure 5 (Appendix C): a ViT for small datasets trained from scra
 Seed (Sec. 5 and App. C): "in this setting, while SPS still outperforms SGD, SNGD trains slower"; "We use the ViT for
 small-scale datasets proposed in (Lee et al., 2021) ... We observe that unlike language datasets SNGD trains slower
 than SGD".  The paper trains on MNIST; here the data are sklearn's 8x8 digits and the ViT is small (a scaled-down
-analog; ``vision_fixtures``: model, data, the optimizers' step sizes and the grid that chose them on seeds 0-4).
+analog; ``vision_setups``: model, data, the optimizers' step sizes and the grid that chose them on seeds 0-4).
 
 Checks (paired over ``RUNS`` runs: every optimizer starts from the same initializations and sees the same minibatches).
 sps-beats-sgd: SPS's train-loss curve lies below SGD's: the log smoothed train loss averaged over the run's T steps,
@@ -20,7 +20,8 @@ import math
 from numerics.stats import decide_lower, decide_upper, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.vision_fixtures import final_log_loss, mean_log_loss, plot_losses, runs, OPTIMIZERS
+from theorems.paper_b.vision_metrics import final_log_loss, mean_log_loss, plot_losses
+from theorems.paper_b.vision_setups import OPTIMIZERS, SGD, SNGD, SPS, SPS_TINY_CAP, Variant, vision_runs
 
 ID = "B.Fig5"
 STATEMENT = (r"\text{ViT on digits (analog of MNIST): } \overline{\log L}^{SPS}-\overline{\log L}^{SGD}<0,\quad "
@@ -40,36 +41,38 @@ def _paired(d, ev, name, rule):
     return m
 
 
-def check_sps_beats_sgd(ctx: Context, sps: str = "SPS") -> Outcome:
+def check_sps_beats_sgd(ctx: Context, vision: tuple, sps: Variant = SPS) -> Outcome:
     """Paired run-averaged log-loss gap, SPS minus SGD, < 0 (the loss at T is reported);
-    ``sps``: the runs playing SPS (a control swaps in the tiny-cap mutant)."""
-    r, setup = runs(ctx)
+    ``sps``: the variant whose runs play SPS (a control passes the tiny-cap mutant)."""
+    r, setup = vision
+    who = sps.name
     ev = Evidence(ctx)
     ev.say(f"{setup['runs']} paired runs, {setup['steps']} steps, data {setup['data']}")
-    _paired(mean_log_loss(r[sps]) - mean_log_loss(r["SGD"]), ev,
-            f"mean over the run of log L[{sps}] − log L[SGD] (mean over runs)",
+    _paired(mean_log_loss(r[who]) - mean_log_loss(r[SGD.name]), ev,
+            f"mean over the run of log L[{who}] − log L[SGD] (mean over runs)",
             lambda lo, hi: decide_upper(lo, hi, 0.0, max_width=MAX_WIDTH))
-    m_T, se_T = mean_se((final_log_loss(r[sps]) - final_log_loss(r["SGD"])).numpy())
-    ev.measure(f"log(L_T[{sps}] / L_T[SGD]), whole training set at T (mean over runs; not decided)", m_T,
+    m_T, se_T = mean_se((final_log_loss(r[who]) - final_log_loss(r[SGD.name])).numpy())
+    ev.measure(f"log(L_T[{who}] / L_T[SGD]), whole training set at T (mean over runs; not decided)", m_T,
                lo=m_T - ev.z * se_T, hi=m_T + ev.z * se_T, level=ev.level)
     for name in OPTIMIZERS:
         ev.measure(f"train loss at T, {name} (median over runs)", float(r[name].final["train_loss"].median()))
     if ev.plots:
         ev.figure("Figure 5 (analog): train loss of a ViT on the 8×8 digits", plot_losses(r, OPTIMIZERS, "ViT on digits"),
                   "Median over runs and 10–90 % band; the paper: SPS below SGD, SNGD above it (MNIST).")
-    return ev.outcome(constants=setup, sps=sps)
+    return ev.outcome(constants=setup, sps=who)
 
 
-def check_sngd_slower(ctx: Context, sngd: str = "SNGD") -> Outcome:
+def check_sngd_slower(ctx: Context, vision: tuple, sngd: Variant = SNGD) -> Outcome:
     """Paired difference of the run-averaged log smoothed loss, SNGD minus SGD, at least SLOWER;
-    ``sngd``: the runs playing SNGD (a control swaps in SPS's)."""
-    r, setup = runs(ctx)
+    ``sngd``: the variant whose runs play SNGD (a control passes SPS)."""
+    r, setup = vision
+    who = sngd.name
     ev = Evidence(ctx)
     ev.say(f"{setup['runs']} paired runs, {setup['steps']} steps")
-    _paired(mean_log_loss(r[sngd]) - mean_log_loss(r["SGD"]), ev,
-            f"mean over the run of log L[{sngd}] − log L[SGD] (mean over runs)",
+    _paired(mean_log_loss(r[who]) - mean_log_loss(r[SGD.name]), ev,
+            f"mean over the run of log L[{who}] − log L[SGD] (mean over runs)",
             lambda lo, hi: decide_lower(lo, hi, SLOWER, max_width=MAX_WIDTH))
-    return ev.outcome(constants=setup, sngd=sngd)
+    return ev.outcome(constants=setup, sngd=who)
 
 
 CLAIM = Claim(
@@ -79,17 +82,18 @@ CLAIM = Claim(
     fidelity="qualitative",
     fidelity_note=("Figure claim (App. C). A scaled-down analog: sklearn's 8×8 digits instead of MNIST, Lee et al.'s "
                    "ViT for small datasets (vit-pytorch) at width 16 and depth 2 trained from scratch, float32; step "
-                   "sizes chosen on seeds 0-4 and frozen (vision_fixtures). With VERIFY_DATA_DIR holding MNIST, the "
+                   "sizes chosen on seeds 0-4 and frozen (vision_setups). With VERIFY_DATA_DIR holding MNIST, the "
                    "full budget runs on it."),
     checks=(
         Check("sps-beats-sgd", "numeric", "Paired run-averaged log-loss gap, SPS minus SGD, < 0",
-              check_sps_beats_sgd),
-        Check("sngd-slower", "numeric", "Paired run-averaged log-loss gap, SNGD minus SGD, ≥ 0.2", check_sngd_slower),
+              check_sps_beats_sgd, uses={"vision": vision_runs}),
+        Check("sngd-slower", "numeric", "Paired run-averaged log-loss gap, SNGD minus SGD, ≥ 0.2", check_sngd_slower,
+              uses={"vision": vision_runs}),
     ),
     controls=(
         Control("SPS with a tiny cap", "sps-beats-sgd",
-                "cap 1e-3 < L/‖g‖² at every step: the step is the cap, i.e. SGD at lr 1e-3", {"sps": "SPS, cap 1e-3"}),
+                "cap 1e-3 < L/‖g‖² at every step: the step is the cap, i.e. SGD at lr 1e-3", {"sps": SPS_TINY_CAP}),
         Control("SNGD's step replaced by the Polyak step", "sngd-slower",
-                "η/‖g‖ replaced by L/‖g‖² (SPS's runs): must not count as slower than SGD", {"sngd": "SPS"}),
+                "η/‖g‖ replaced by L/‖g‖² (SPS's runs): must not count as slower than SGD", {"sngd": SPS}),
     ),
 )

@@ -2,7 +2,7 @@ r"""B.Fig6 — Figure 6 (Appendix C): further metrics of Figure 5's runs; Adam g
 
 Seed (App. C, Figs. 5-6): "SNGD trains slower than SGD, and Adam achieves no significant gain in terms of training
 speed over SGD (also reported in (Xie et al., 2023)), showcasing behaviour similar to CNNs"; Sec. 5: "we see no
-significant gap between Adam and SGD".  Same runs as B.Fig5 (``vision_fixtures``: sklearn's 8x8 digits instead of
+significant gap between Adam and SGD".  Same runs as B.Fig5 (``vision_setups``: sklearn's 8x8 digits instead of
 MNIST, a small ViT for small datasets trained from scratch, step sizes frozen after a grid on seeds 0-4).
 
 Checks (paired over the runs).  sps-error: the train error (minibatch error rate, smoothed) of SPS lies below SGD's:
@@ -21,7 +21,8 @@ import math
 from numerics.stats import decide_close, decide_upper, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.vision_fixtures import OPTIMIZERS, mean_log_error, mean_log_loss, plot_losses, runs
+from theorems.paper_b.vision_metrics import mean_log_error, mean_log_loss, plot_losses
+from theorems.paper_b.vision_setups import ADAM, ADAM_WITHOUT_V, OPTIMIZERS, SGD, SPS, SPS_TINY_CAP, Variant, vision_runs
 
 ID = "B.Fig6"
 STATEMENT = (r"\text{ViT on digits: } \overline{\log \mathrm{err}}^{SPS}<\overline{\log \mathrm{err}}^{SGD},\quad "
@@ -35,12 +36,14 @@ ADAM_MARGIN = math.log(2)
 ADAM_MAX_WIDTH = 2 * math.log(2)
 
 
-def check_sps_error(ctx: Context, sps: str = "SPS") -> Outcome:
-    """Paired run-averaged log train error, SPS minus SGD, < 0; ``sps``: the runs playing SPS (control: the tiny cap)."""
-    r, setup = runs(ctx)
+def check_sps_error(ctx: Context, vision: tuple, sps: Variant = SPS) -> Outcome:
+    """Paired run-averaged log train error, SPS minus SGD, < 0; ``sps``: the variant whose runs play SPS (control: the
+    tiny cap)."""
+    r, setup = vision
+    who = sps.name
     ev = Evidence(ctx)
-    m, se = mean_se((mean_log_error(r[sps]) - mean_log_error(r["SGD"])).numpy())
-    ev.decide(f"mean over the run of log err[{sps}] − log err[SGD] (mean over runs)",
+    m, se = mean_se((mean_log_error(r[who]) - mean_log_error(r[SGD.name])).numpy())
+    ev.decide(f"mean over the run of log err[{who}] − log err[SGD] (mean over runs)",
               decide_upper(m - ev.z * se, m + ev.z * se, 0.0, max_width=MAX_WIDTH), value=m)
     ev.say(f"{setup['runs']} paired runs, {setup['steps']} steps, data {setup['data']}")
     for name in OPTIMIZERS:
@@ -49,17 +52,19 @@ def check_sps_error(ctx: Context, sps: str = "SPS") -> Outcome:
     if ev.plots:
         ev.figure("Figure 6 (analog): SGD vs Adam on the 8×8 digits", plot_losses(r, ("SGD", "Adam"), "ViT on digits"),
                   "Median over runs and 10–90 % band; the paper: no significant gap between Adam and SGD.")
-    return ev.outcome(constants=setup, sps=sps)
+    return ev.outcome(constants=setup, sps=who)
 
 
-def check_adam_no_faster(ctx: Context, adam: str = "Adam") -> Outcome:
-    """Paired run-averaged log-loss gap, Adam minus SGD, within +-ADAM_MARGIN; ``adam``: the runs playing Adam."""
-    r, setup = runs(ctx)
+def check_adam_no_faster(ctx: Context, vision: tuple, adam: Variant = ADAM) -> Outcome:
+    """Paired run-averaged log-loss gap, Adam minus SGD, within +-ADAM_MARGIN; ``adam``: the variant whose runs play
+    Adam (control: Adam without its normalization)."""
+    r, setup = vision
+    who = adam.name
     ev = Evidence(ctx)
-    m, se = mean_se((mean_log_loss(r[adam]) - mean_log_loss(r["SGD"])).numpy())
+    m, se = mean_se((mean_log_loss(r[who]) - mean_log_loss(r[SGD.name])).numpy())
     dec = decide_close(m - ev.z * se, m + ev.z * se, 0.0, resolution=ADAM_MARGIN, max_width=ADAM_MAX_WIDTH)
-    ev.decide(f"mean over the run of log L[{adam}] − log L[SGD] (mean over runs)", dec, value=m)
-    return ev.outcome(constants=setup, adam=adam)
+    ev.decide(f"mean over the run of log L[{who}] − log L[SGD] (mean over runs)", dec, value=m)
+    return ev.outcome(constants=setup, adam=who)
 
 
 CLAIM = Claim(
@@ -68,17 +73,18 @@ CLAIM = Claim(
     statement=STATEMENT,
     fidelity="qualitative",
     fidelity_note=("Figure claim (App. C): further metrics of Figure 5's runs. A scaled-down analog: sklearn's 8×8 "
-                   "digits instead of MNIST, a small ViT for small datasets trained from scratch (vision_fixtures); "
+                   "digits instead of MNIST, a small ViT for small datasets trained from scratch (vision_setups); "
                    "the equivalence margin for 'no significant gain' is ours."),
     checks=(
-        Check("sps-error", "numeric", "Paired run-averaged log train error, SPS minus SGD, < 0", check_sps_error),
+        Check("sps-error", "numeric", "Paired run-averaged log train error, SPS minus SGD, < 0", check_sps_error,
+              uses={"vision": vision_runs}),
         Check("adam-no-faster", "numeric", "Run-averaged log-loss gap, Adam minus SGD, within ± log 2",
-              check_adam_no_faster),
+              check_adam_no_faster, uses={"vision": vision_runs}),
     ),
     controls=(
-        Control("SPS with a tiny cap", "sps-error", "cap 1e-3: SGD at lr 1e-3", {"sps": "SPS, cap 1e-3"}),
+        Control("SPS with a tiny cap", "sps-error", "cap 1e-3: SGD at lr 1e-3", {"sps": SPS_TINY_CAP}),
         Control("Adam without 1/√v", "adam-no-faster",
                 "Adam's first moment alone (heavy ball at Adam's lr): far slower than SGD, outside the margin",
-                {"adam": "Adam without 1/sqrt(v)"}),
+                {"adam": ADAM_WITHOUT_V}),
     ),
 )

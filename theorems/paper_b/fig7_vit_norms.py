@@ -3,7 +3,7 @@ r"""B.Fig7 — Figure 7 (Appendix C): ViT-small on CIFAR-10; SNGD trains slower,
 Seed (App. C, Fig. 7): "As evident, SNGD portrays a slower training speed similar to the observations for MNIST.
 Additionally, we plot the norm growth for various layers of the ViT and see growth in parameters similar to our
 observations on synthetic datasets."  The paper trains on CIFAR-10; without it the analog is the same 8x8 digits and
-the same runs as B.Fig5 (``vision_fixtures``); at the full budget with ``VERIFY_DATA_DIR`` holding CIFAR-10 it runs on
+the same runs as B.Fig5 (``vision_setups``); at the full budget with ``VERIFY_DATA_DIR`` holding CIFAR-10 it runs on
 CIFAR-10.
 
 Checks (paired over the runs).  sngd-slower: SNGD needs more steps than SGD to bring its smoothed train loss below
@@ -23,7 +23,8 @@ import torch
 from numerics.stats import decide_lower, mean_se, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.vision_fixtures import OPTIMIZERS, plot_losses, plot_norms, runs, smoothed
+from theorems.paper_b.vision_metrics import plot_losses, plot_norms, smoothed
+from theorems.paper_b.vision_setups import CIFAR10_RUNS, OPTIMIZERS, SGD, SGD_WEIGHT_DECAY, SNGD, SPS, Variant
 
 ID = "B.Fig7"
 STATEMENT = (r"\text{ViT on digits (analog of CIFAR-10): } \log\tau^{SNGD}_{\ell}-\log\tau^{SGD}_{\ell}\ge0.2,\quad "
@@ -51,24 +52,27 @@ def hitting_log_steps(run) -> torch.Tensor:
     return first.log()
 
 
-def check_sngd_slower(ctx: Context, sngd: str = "SNGD") -> Outcome:
-    """Paired log ratio of the steps to reach LEVEL, SNGD over SGD, >= SLOWER; ``sngd``: the runs playing SNGD."""
-    r, setup = runs(ctx, "cifar10")
+def check_sngd_slower(ctx: Context, vision: tuple, sngd: Variant = SNGD) -> Outcome:
+    """Paired log ratio of the steps to reach LEVEL, SNGD over SGD, >= SLOWER; ``sngd``: the variant whose runs play
+    SNGD (a control passes SPS)."""
+    r, setup = vision
+    who = sngd.name
     ev = Evidence(ctx)
-    m, se = mean_se((hitting_log_steps(r[sngd]) - hitting_log_steps(r["SGD"])).numpy())
-    ev.decide(f"log(steps to L ≤ {LEVEL}: {sngd} / SGD) (mean over runs)",
+    m, se = mean_se((hitting_log_steps(r[who]) - hitting_log_steps(r[SGD.name])).numpy())
+    ev.decide(f"log(steps to L ≤ {LEVEL}: {who} / SGD) (mean over runs)",
               decide_lower(m - ev.z * se, m + ev.z * se, SLOWER, max_width=MAX_WIDTH), value=m)
     if ev.plots:
         ev.figure("Figure 7 (analog): train loss of a ViT on the 8×8 digits",
                   plot_losses(r, OPTIMIZERS, f"ViT on {setup['data']}"), "Median over runs and 10–90 % band.")
-    return ev.outcome(constants=setup, sngd=sngd, level=LEVEL)
+    return ev.outcome(constants=setup, sngd=who, level=LEVEL)
 
 
-def check_norm_growth(ctx: Context, optimizer: str = "SGD") -> Outcome:
+def check_norm_growth(ctx: Context, vision: tuple, optimizer: Variant = SGD) -> Outcome:
     """Per layer of GROWTH_LAYERS: the mean over runs of the slope of log ||theta_layer|| vs t (second half) >= 0;
-    ``optimizer``: whose runs (a control swaps in SGD with weight decay)."""
-    r, setup = runs(ctx, "cifar10")
-    run = r[optimizer]
+    ``optimizer``: the variant whose runs (a control passes SGD with weight decay)."""
+    r, setup = vision
+    who = optimizer.name
+    run = r[who]
     t = run.norm_steps.double().numpy()
     keep = t >= FIT_FROM * t[-1]
     ev = Evidence(ctx, decisions=len(GROWTH_LAYERS))
@@ -76,17 +80,17 @@ def check_norm_growth(ctx: Context, optimizer: str = "SGD") -> Outcome:
         g = run.groups.index(name)
         logs = run.layer_norms[:, :, g].double().log().numpy()[keep]
         m, se = mean_se(100 * per_run_slopes(t[keep], logs))
-        ev.decide(f"{name}: d log‖θ‖/dt per 100 steps, {optimizer} (mean over runs)",
+        ev.decide(f"{name}: d log‖θ‖/dt per 100 steps, {who} (mean over runs)",
                   decide_lower(m - ev.z * se, m + ev.z * se, 0.0, max_width=MAX_WIDTH), value=m)
     for name in run.groups:
         if name not in GROWTH_LAYERS:
             g = run.groups.index(name)
-            ev.measure(f"{name}: ‖θ_T‖/‖θ_0‖, {optimizer} (median over runs, not decided)",
+            ev.measure(f"{name}: ‖θ_T‖/‖θ_0‖, {who} (median over runs, not decided)",
                        float((run.layer_norms[-1, :, g] / run.layer_norms[0, :, g]).median()))
     if ev.plots:
-        ev.figure("Figure 7 (analog): parameter norm per layer", plot_norms(run, f"{optimizer}, ViT on {setup['data']}"),
+        ev.figure("Figure 7 (analog): parameter norm per layer", plot_norms(run, f"{who}, ViT on {setup['data']}"),
                   "Norm of each layer relative to step 0: median over runs and 10–90 % band.")
-    return ev.outcome(constants=setup, optimizer=optimizer)
+    return ev.outcome(constants=setup, optimizer=who)
 
 
 CLAIM = Claim(
@@ -96,17 +100,17 @@ CLAIM = Claim(
     fidelity="qualitative",
     fidelity_note=("Figure claim (App. C). A scaled-down analog: the paper's CIFAR-10 is replaced by sklearn's 8×8 "
                    "digits (the same runs as B.Fig5), a small ViT for small datasets trained from scratch "
-                   "(vision_fixtures); with VERIFY_DATA_DIR holding CIFAR-10 the full budget runs on it."),
+                   "(vision_setups); with VERIFY_DATA_DIR holding CIFAR-10 the full budget runs on it."),
     checks=(
         Check("sngd-slower", "numeric", "Paired log ratio of the steps to train loss 0.5, SNGD over SGD, ≥ 0.2",
-              check_sngd_slower),
+              check_sngd_slower, uses={"vision": CIFAR10_RUNS}),
         Check("norm-growth", "numeric", "Slope of log ‖θ_layer(t)‖ over the second half of SGD's runs > 0, per layer",
-              check_norm_growth),
+              check_norm_growth, uses={"vision": CIFAR10_RUNS}),
     ),
     controls=(
         Control("SNGD's step replaced by the Polyak step", "sngd-slower",
-                "η/‖g‖ replaced by L/‖g‖² (SPS's runs): must not count as slower", {"sngd": "SPS"}),
+                "η/‖g‖ replaced by L/‖g‖² (SPS's runs): must not count as slower", {"sngd": SPS}),
         Control("SGD with weight decay", "norm-growth",
-                "weight decay 0.1 (3 % shrinkage per step): the norms cannot keep growing", {"optimizer": "SGD + weight decay"}),
+                "weight decay 0.1 (3 % shrinkage per step): the norms cannot keep growing", {"optimizer": SGD_WEIGHT_DECAY}),
     ),
 )

@@ -25,7 +25,7 @@ from numerics.paper_b import algorithms as al
 from numerics.paper_b import model, runs
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import bad_init_problem
+from theorems.paper_b.fixed_head_setups import bad_init_problem
 from theorems.plots import new_figure
 
 ID = "B.Fig8"
@@ -41,10 +41,11 @@ STEPS = (1000, 5000, 20000)  # GD / NGD horizon at quick / standard / full
 CONTROL_NORM = 30.0  # the control's init norm: GD does not move (plots 3-4 fail)
 
 
-def check_figure(ctx: Context, init_norm: float = CONSTANTS["init_norm"]) -> Outcome:
-    """S1 (the ray), S2 (GD aligns with W_mm), S3 (GD's loss decreases to near L*) from W_0 = init_norm Wbar_0."""
+def check_figure(ctx: Context, problem: tuple, init_norm: float = CONSTANTS["init_norm"]) -> Outcome:
+    """S1 (the ray), S2 (GD aligns with W_mm), S3 (GD's loss decreases to near L*) from W_0 = init_norm Wbar_0;
+    ``problem``: C.1's data and its W-SVM."""
     steps = ctx.pick(*STEPS)
-    ds, r = bad_init_problem()
+    ds, r = problem
     Wb = ds.meta["W0_bar"]
     # S1: the ray
     Rs = torch.linspace(0, 100, 401, dtype=DTYPE)
@@ -117,7 +118,7 @@ CLAIM = Claim(
     fidelity_note=("Figure claim: the seed describes the panels in words; data, init norm, step sizes and horizon "
                    "are ours (outcome.details['constants'])."),
     checks=(Check("figure", "numeric", "Reproduce the four panels and check statements S1-S3", check_figure,
-                  stochastic=False),),
+                  stochastic=False, uses={"problem": bad_init_problem}),),
     controls=(Control("init norm 30", "figure", "GD from W₀ = 30 W̄₀: no alignment, loss stuck",
                       {"init_norm": CONTROL_NORM}),),
 )

@@ -14,25 +14,27 @@ scale (B.L2), GD eta = 1, NGD eta = 0.1, horizon 300 (quick) steps.
 Checks.  alignment: every GD and NGD run ends with 1 - <Wbar_T, Wbar_mm> <= 0.05 (from ~1 at the random init), still
 decreasing (below its value at T/2).  NGD beats GD: over the runs (digit draws x inits), the paired log ratios
 log((1-corr)_GD / (1-corr)_NGD) and log((L - L*)_GD / (L - L*)_NGD) at the horizon have a mean whose lower
-confidence bound is > 0 (z-interval, Bonferroni over the two decisions).  Negative controls: a W_mm solved
-with one sample's constraints dropped (alignment); NGD's step without its normalization 1/||grad L|| (i.e. GD at
-NGD's eta = 0.1; comparison).  (Before issue #11 the comparison's control claimed "GD beats NGD" on the same runs:
+confidence bound is > 0 (z-interval, Bonferroni over the two decisions).  The runs are a fixture
+(:func:`digit_runs`) both checks read.  Negative controls (each passes other runs): alignment recorded against a W_mm
+solved with one sample's constraints dropped (alignment); NGD's step without its normalization 1/||grad L|| (i.e. GD
+at NGD's eta = 0.1; comparison).  (Before issue #11 the comparison's control claimed "GD beats NGD" on the same runs:
 the check against itself.)
 """
 from __future__ import annotations
 
-import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from numerics.paper_b import algorithms as al
-from numerics.paper_b import data, runs
+from numerics.paper_b import data, runs, svm
 from numerics.stats import decide_lower, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import sigma0
+from theorems.fixture import fixture
+from theorems.paper_b.fixed_head_assumptions import sigma0
+from theorems.paper_b.fixed_head_setups import most_loaded_sample_dropped
 from theorems.plots import new_figure
 
 ID = "B.Fig9"
@@ -53,28 +55,49 @@ INITS = (4, 6, 12)  # Lemma-2 inits per draw (paired: GD and NGD start from the 
 STEPS = (300, 1000, 3000)  # horizon at quick / standard / full
 
 
-def digit_runs(ctx: Context, dropped: bool = False, normalized: bool = True):
-    """([(dataset, {"GD": trajectory, "NGD": trajectory})] per digit draw, horizon); ``dropped``: alignment recorded
-    against the dropped-constraint W_mm (a control); ``normalized=False``: the "NGD" runs take NGD's step without its
-    normalization 1/||grad L|| (GD at eta = 0.1, a control).  Computed once per process for each setting."""
+NGD = al.Algorithm("NGD", al.ngd(CONSTANTS["ngd_eta"]))  # the figure's NGD (step ngd_eta)
+#: the comparison's control: NGD's step eta grad L without its normalization 1/||grad L|| (GD at NGD's eta = 0.1)
+UNNORMALIZED_NGD = al.Algorithm("NGD without normalization", al.gd(CONSTANTS["ngd_eta"]))
+
+
+def w_svm_solution(ds, r: svm.SVMResult) -> svm.SVMResult:
+    """The W-SVM solution itself: the W_mm the runs' alignment is recorded against."""
+    return r
+
+
+@dataclass(eq=False)
+class DigitRuns:
+    """Per digit draw (dataset, {"GD": trajectory, "NGD": trajectory}), the horizon, the name of the "NGD" runs'
+    algorithm, and what the alignment is recorded against ("" for the W-SVM solution)."""
+
+    runs: list
+    steps: int
+    fast: str
+    reference: str
+
+
+@fixture
+def digit_runs(ctx, reference=w_svm_solution, ngd: al.Algorithm = NGD) -> DigitRuns:
+    """GD and ``ngd`` from the same Lemma-2 inits on each digit draw, alignment recorded against
+    ``reference(ds, W-SVM result)`` (the controls: the dropped-constraint W_mm; NGD without its normalization)."""
     k, B, steps = ctx.pick(*DRAWS), ctx.pick(*INITS), ctx.pick(*STEPS)
-    return _digit_runs(ctx.derived_seed(ID, "runs"), k, B, steps, dropped, normalized), steps
-
-
-@functools.cache
-def _digit_runs(seed: int, k: int, B: int, steps: int, dropped: bool, normalized: bool = True) -> list:
-    gen = torch.Generator().manual_seed(seed)
+    gen = ctx.generator(ID, "runs")
     at = runs.log_spaced_and_half(steps, RECORD_POINTS)
     out = []
     for s in range(k):
-        kw = dict(n=CONSTANTS["n"], T=CONSTANTS["T"], noise=CONSTANTS["noise"], seed=s)
-        ds, r = (runs.with_dropped_w_mm if dropped else runs.with_w_mm)(data.digits, **kw)
+        ds = data.digits(n=CONSTANTS["n"], T=CONSTANTS["T"], noise=CONSTANTS["noise"], seed=s)
+        r = reference(ds, svm.w_svm(ds))
         W0 = runs.gaussian_init(B, ds.d, sigma0(ds), gen)
         trs = {name: runs.run_recorded(ds, alg, W0, steps, r.solution, values=True, record_at=at)
-               for name, alg in (("GD", al.gd(CONSTANTS["gd_eta"])),
-                                 ("NGD", (al.ngd if normalized else al.gd)(CONSTANTS["ngd_eta"])))}
+               for name, alg in (("GD", al.gd(CONSTANTS["gd_eta"])), ("NGD", ngd.transform))}
         out.append((ds, trs))
-    return out
+    return DigitRuns(out, steps, ngd.name,
+                     "" if reference is w_svm_solution else " (dropped-constraint W_mm)")
+
+
+#: the alignment's control: the runs recorded against the W-SVM without the constraints of the sample that carries
+#: the most dual mass (a wrong W_mm)
+DROPPED_REFERENCE_RUNS = digit_runs.bind(reference=most_loaded_sample_dropped)
 
 
 def _plot(all_runs, title):
@@ -94,9 +117,9 @@ def _plot(all_runs, title):
     return fig
 
 
-def check_alignment(ctx: Context, dropped: bool = False) -> Outcome:
-    """Every run ends with 1 - corr <= tol, below its value at T/2; ``dropped``: the wrong W_mm (control)."""
-    all_runs, steps = digit_runs(ctx, dropped)
+def check_alignment(ctx: Context, digits: DigitRuns) -> Outcome:
+    """Every run ends with 1 - corr <= tol, below its value at T/2 (control: runs recorded against a wrong W_mm)."""
+    all_runs, steps = digits.runs, digits.steps
     worst, bad = {}, 0
     for _, trs in all_runs:
         for name, tol in (("GD", CONSTANTS["gd_tol"]), ("NGD", CONSTANTS["ngd_tol"])):
@@ -112,16 +135,16 @@ def check_alignment(ctx: Context, dropped: bool = False) -> Outcome:
     ev.measure("worst final 1 − corr, GD", worst["GD"], claimed=f"≤ {CONSTANTS['gd_tol']}")
     if ev.plots:
         ev.figure("Figure 9: alignment with W_mm and loss on binary digits",
-                  _plot(all_runs, "digits: GD blue, NGD orange" + (" (dropped-constraint W_mm)" if dropped else "")),
+                  _plot(all_runs, "digits: GD blue, NGD orange" + digits.reference),
                   "Every run (digit draw × init) for GD and NGD.")
     return ev.outcome(constants=dict(CONSTANTS, steps=steps, draws=len(all_runs)))
 
 
-def check_ngd_beats_gd(ctx: Context, normalized: bool = True) -> Outcome:
-    """Paired log ratios (GD over NGD) of 1 - corr and of L - L* at the horizon have a positive mean;
-    ``normalized=False``: NGD's step without the normalization 1/||grad L|| (the control)."""
-    all_runs, steps = digit_runs(ctx, normalized=normalized)
-    fast, slow = "NGD" if normalized else "NGD without normalization", "GD"
+def check_ngd_beats_gd(ctx: Context, digits: DigitRuns) -> Outcome:
+    """Paired log ratios (GD over NGD) of 1 - corr and of L - L* at the horizon have a positive mean (control: the
+    "NGD" runs take NGD's step without the normalization 1/||grad L||)."""
+    all_runs, steps = digits.runs, digits.steps
+    fast, slow = digits.fast, "GD"
     d_corr = np.concatenate([(trs["GD"]["one_minus_corr"][-1].log() - trs["NGD"]["one_minus_corr"][-1].log()).numpy()
                              for _, trs in all_runs])
     d_loss = np.concatenate([(trs["GD"]["log_excess_loss"][-1] - trs["NGD"]["log_excess_loss"][-1]).numpy()
@@ -137,7 +160,7 @@ def check_ngd_beats_gd(ctx: Context, normalized: bool = True) -> Outcome:
     if ev.plots:
         ev.figure("NGD vs GD on binary digits", _plot(all_runs, "digits: GD blue, NGD orange"),
                   "Paired runs from the same inits.")
-    return ev.outcome(constants=dict(CONSTANTS, steps=steps, draws=len(all_runs)), normalized=normalized)
+    return ev.outcome(constants=dict(CONSTANTS, steps=steps, draws=len(all_runs)), normalized=fast == NGD.name)
 
 
 CLAIM = Claim(
@@ -149,14 +172,15 @@ CLAIM = Claim(
                    "head, step sizes, horizon and thresholds are ours (details['constants'])."),
     checks=(
         Check("alignment", "numeric", "GD and NGD runs end aligned with W_mm and still improving", check_alignment,
-              stochastic=False),
+              stochastic=False, uses={"digits": digit_runs}),
         Check("ngd-beats-gd", "numeric", "Paired log ratios of alignment error and excess loss, GD over NGD, > 0",
-              check_ngd_beats_gd),
+              check_ngd_beats_gd, uses={"digits": digit_runs}),
     ),
     controls=(
         Control("dropped W-SVM constraints", "alignment", "W_mm solved without one sample's constraints",
-                {"dropped": True}),
+                {"digits": DROPPED_REFERENCE_RUNS}),
         Control("NGD without normalization", "ngd-beats-gd",
-                "NGD's step η∇L without the factor 1/‖∇L‖ (GD at η = 0.1): must not beat GD", {"normalized": False}),
+                "NGD's step η∇L without the factor 1/‖∇L‖ (GD at η = 0.1): must not beat GD",
+                {"digits": digit_runs.bind(ngd=UNNORMALIZED_NGD)}),
     ),
 )

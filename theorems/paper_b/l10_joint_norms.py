@@ -10,13 +10,13 @@ Our reading (B.T2): W's step is ``eta (t+1)^{-a}`` times a unit direction and u'
     ||W_t|| <= eta sum_{s<t} (s+1)^{-a} ~ eta t^{1-a}/(1-a),      ||u_t|| <= eta R sum_{s<t} (s+1)^{-b} ~ eta R t^{1-b}/(1-b).
 
 **These upper bounds, and with them "slower than Theta(t)" (a > 0), follow from the step schedule we chose**
-(``joint_fixtures.EQ10``: a = 1/3, b = 2/3, so the exponents 2/3 and 1/3 are put in too).  They are checked at
+(``joint_setups.EQ10``: a = 1/3, b = 2/3, so the exponents 2/3 and 1/3 are put in too).  They are checked at
 every record as an implementation check, not as evidence.  What the schedule does not imply is the **lower bound**
 (the Theta): that the steps add up instead of cancelling, ``||W_t|| >= c t^{1-a}`` and ``||u_t|| >= c t^{1-b}``
 (Lemma 4's argument: the normalized gradient keeps a positive correlation with ``W_mm`` and ``u_mm``).  That is
 what this claim decides.
 
-Evidence: on DM draws under Condition 1 (the shared set-up of ``joint_fixtures``), the growth exponents of
+Evidence: on DM draws under Condition 1 (the shared main run of ``joint_setups``), the growth exponents of
 ``||W_t||`` and ``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run
 error + the drift between the two window halves): each must be at least the schedule's exponent minus the
 resolution 0.02 (``(1 - a) - 0.02``, ``(1 - b) - 0.02``: a one-sided decision, the upper side being implied).  The
@@ -29,17 +29,15 @@ like ``log t``).
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-from numerics.paper_b import joint as J
 from numerics.stats import decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (ETA, EQ10_SPEC, NO_1_OVER_L_SPEC, RAW_W_SPEC, RESOLUTION,
-                                             condition1_assumptions, main_run, main_setup, n_ctrl, n_main, run,
-                                             tail_exponent)
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_rates import RESOLUTION, tail_exponent
+from theorems.paper_b.joint_setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, dm_batch, eq10_update,
+                                           joint_run)
 from theorems.plots import new_figure
 
 ID = "B.L10"
@@ -60,6 +58,16 @@ BOUND_TOL = 1e-12
 #: bound 0.647 (not rejected) at calibration seed 105; 24 runs halve the across-run error
 CONTROL_RUNS = 24
 
+#: the u-step without its 1/L factor (alpha = 0): polynomial loss decay (B.T2's derivation), so ||u_t|| grows only
+#: like log t
+NO_1_OVER_L = eq10_update(ETA, EQ10[0], 0.0, EQ10[2])
+#: the controls' draws: the main batch's first draws and more (CONTROL_RUNS of them)
+CONTROL_BATCH = dm_batch.bind(B=CONTROL_RUNS)
+#: the controls' runs, at the control horizon.  W and u are kept in the raw-W run: B.L13's Hessian control reads the
+#: same run (same draws, update and horizon), so the runner computes it once for both claims
+RAW_W_RUN = joint_run.bind(batch=CONTROL_BATCH, update=RAW_W, n_steps=N_CTRL, keep_params=True)
+NO_1_OVER_L_RUN = joint_run.bind(batch=CONTROL_BATCH, update=NO_1_OVER_L, n_steps=N_CTRL)
+
 PREREGISTERED = {
     "MAX_WIDTH": "value unchanged (0.1); the decisions it bounds changed from two-sided (exponent = 2/3 and = 1/3, "
                  "± 0.02) to the lower side only (>= 2/3 - 0.02, >= 1/3 - 0.02): issue #11, the upper side follows "
@@ -77,16 +85,15 @@ def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
     return csum[steps.astype(int)]
 
 
-def check_norms(ctx: Context, spec: tuple | None = None) -> Outcome:
+def check_norms(ctx: Context, run: JointRun) -> Outcome:
     """Lower bounds (decided): growth exponents of ||W_t|| and ||u_t|| at least the schedule's (1 - a, 1 - b) minus
     RESOLUTION; upper bounds (the schedule's, checked exactly at every record).
 
-    ``spec``: a mutant of (10) (a control), run for the control horizon."""
-    setup = main_setup(ctx) if spec is None else dataclasses.replace(main_setup(ctx), B=CONTROL_RUNS)
-    traj, N = (main_run(ctx), n_main(ctx)) if spec is None else (run(ctx, spec, setup=setup), n_ctrl(ctx))
-    _, _, a, _, b = (EQ10_SPEC if spec is None else spec)[:5]
-    name = "updates (10)" if spec is None else str(spec)
-    ds, _ = J.instances(setup)
+    ``run``: the main run of (10); a control passes a mutant's run (more draws, the control horizon)."""
+    traj, N = run.traj, run.n_steps
+    a, b = run.update["a"], run.update["b"]
+    name = run.update.label
+    ds = run.batch.ds
     R = ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                                # (B,) largest token norm
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
@@ -145,12 +152,12 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("norm-exponents", "numeric", "lower bounds: growth exponents of ||W_t|| ≥ 1 − a and ||u_t|| ≥ 1 − b (up to "
-              "0.02); the schedule's upper bounds as an implementation check", check_norms),
+              "0.02); the schedule's upper bounds as an implementation check", check_norms, uses={"run": MAIN_RUN}),
     ),
     controls=(
         Control("W-step without normalization", "norm-exponents", "W+ = W − η(t+1)^{-a} ∇_W L (a GD step in W): "
-                "||W_t|| stalls as ∇_W L → 0", {"spec": RAW_W_SPEC}),
+                "||W_t|| stalls as ∇_W L → 0", {"run": RAW_W_RUN}),
         Control("u-step without 1/L", "norm-exponents", "α = 0: u+ = u − η(t+1)^{-b} ∇_u L, ||u_t|| ~ log t",
-                {"spec": NO_1_OVER_L_SPEC}),
+                {"run": NO_1_OVER_L_RUN}),
     ),
 )

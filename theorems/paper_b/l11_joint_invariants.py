@@ -12,7 +12,7 @@ The seed proves them jointly by induction (Appendix B.2): (40) is the one-step i
 (13) is (i).  "C is a universal constant" — its value is lost; we report the measured sup.  ``invariants``
 below reads the three off an every-step trajectory.
 
-Condition 1 as we instantiate it (the thresholds are lost; ours, written where they come from; ``joint_fixtures``):
+Condition 1 as we instantiate it (the thresholds are lost; ours, written where they come from; ``joint_assumptions``):
   (i) W_0 = 0, u_0 = 0;  (ii) rho > 1 (opt token norm rho sigma sqrt d vs sigma sqrt d);
   (iii) Lemma 9's event  nu <= nu_0 = (1 - 1/rho^2)/(2 n T), nu = max |<x, x'>| / min ||x_opt||^2 over token
         pairs with a non-opt token (derived in B.L9: it makes the first u-step raise every score gap; this is
@@ -42,7 +42,6 @@ it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -55,8 +54,10 @@ from numerics.paper_b import joint as J
 from numerics.stats import binomial_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, MAIN, broken_setup, condition1_assumptions, main_setup,
-                                             nu_threshold)
+from theorems.fixture import per_budget
+from theorems.paper_b.joint_assumptions import MAIN, condition1_assumptions, nu_threshold
+from theorems.paper_b.joint_setups import (BROKEN, BROKEN_BATCH, CONDITION1, DM, EQ10, EQ10_UPDATE, JointRun,
+                                           joint_run)
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strategies import log_uniform
@@ -97,7 +98,7 @@ SCAN_STEPS = 8
 #: 1 of 120 draws (6 per seed, seeds 100-119), so 400 draws hold such a draw with probability ~1 - (1 - 1/120)^400
 #: = 96% at a rate of 1/120; the known draw below makes the verdict not depend on it
 SCAN_DRAWS = (400, 1000, 2000)
-#: the DM draw inside our Condition 1 on which (iii) fails at the first W-step: main_setup's draw at quick seed 102
+#: the DM draw inside our Condition 1 on which (iii) fails at the first W-step: the main batch's draw at quick seed 102
 #: (``data.dm(**MAIN, seed=KNOWN_VIOLATION_SEED)``, nu below nu_0).  Replayed at every seed and budget: a counterexample
 #: found once stays one, so the verdict does not depend on whether a seed's own draws hold one
 KNOWN_VIOLATION_SEED = 102 * 100003 + 8
@@ -115,9 +116,11 @@ PREREGISTERED = {
                             "whose appearance depended on the seed; replayed so that it does not)",
 }
 
-
-def n_steps(ctx: Context) -> int:
-    return ctx.pick(*EVERY_STEP_RUN)
+#: the every-step run of (10) on the main batch (EVERY_STEP_RUN steps, every step recorded), shared by the check and
+#: its nonzero-init control (which reads its batch)
+EVERY_STEP = joint_run.bind(n_steps=per_budget(*EVERY_STEP_RUN), every_step=True)
+#: the same on the Condition-1-broken batch (control)
+BROKEN_EVERY_STEP = EVERY_STEP.bind(batch=BROKEN_BATCH)
 
 
 # ---------------------------------------------------------------------------
@@ -172,21 +175,19 @@ def invariant_report(traj) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------------
 
 
-def check_invariants(ctx: Context, condition1: bool = True, init_scale: float = 0.0) -> Outcome:
-    """(i)-(iii) at every step of (10) on the shared draws (``condition1=False``: the broken set-up; ``init_scale``:
-    a nonzero init of that norm in random directions; both controls)."""
-    setup = main_setup(ctx) if condition1 else broken_setup(ctx)
-    N = n_steps(ctx)
-    ds, tried = J.instances(setup)
+def check_invariants(ctx: Context, run: JointRun, init_scale: float = 0.0) -> Outcome:
+    """(i)-(iii) at every step of (10) on the shared draws (``run``: the every-step run; a control passes the broken
+    set-up's; ``init_scale``: a nonzero init of that norm in random directions on the run's draws, a control)."""
+    setup, ds, tried, N = run.batch.setup, run.batch.ds, run.batch.tried, run.n_steps
     if init_scale == 0:
-        traj = J.cached_run(setup, EQ10_SPEC, N, every_step=True)
+        traj = run.traj
     else:
         g = ctx.generator(ID, "nonzero-init")
         W0 = torch.randn(setup.B, ds.d, ds.d, generator=g, dtype=DTYPE)
         u0 = torch.randn(setup.B, ds.d, generator=g, dtype=DTYPE)
         W0 = init_scale * W0 / torch.linalg.matrix_norm(W0)[:, None, None]
         u0 = init_scale * u0 / torch.linalg.vector_norm(u0, dim=-1, keepdim=True)
-        traj = J.run_joint(ds, J.make_algorithm(EQ10_SPEC), N, W0=W0, u0=u0, record_at=range(N + 1))
+        traj = J.run_joint(ds, run.update.transform, N, W0=W0, u0=u0, record_at=range(N + 1))
     rep = invariant_report(traj)
     parts = {"(ii) gap > 0": rep["gap_positive"], "(ii) gap non-decreasing": rep["gap_grows"],
              "(iii) s_opt non-decreasing": rep["s_opt_monotone"], "(i) ratio bounded": rep["ratio_bounded"]}
@@ -228,7 +229,7 @@ def check_invariants(ctx: Context, condition1: bool = True, init_scale: float = 
 def early_invariants(ds, n: int) -> dict[str, np.ndarray]:
     """(ii) and (iii) over the first ``n`` steps of (10) from zero init, per draw: the score gap positive after the
     first u-step and non-decreasing, and s_opt non-decreasing (each up to TOL of rounding)."""
-    traj = J.run_joint(ds, J.make_algorithm(EQ10_SPEC), n, record_at=range(n + 1))
+    traj = J.run_joint(ds, EQ10_UPDATE.transform, n, record_at=range(n + 1))
     inv = invariants(traj)
     scale = 1 + np.abs(traj["score_gap"].numpy()[1:]).max((0, 2))
     return {"(ii) gap > 0": inv["gap_min"] > 0, "(ii) gap non-decreasing": inv["gap_drop_max"] <= TOL * scale,
@@ -240,13 +241,12 @@ def known_violation() -> data.Dataset:
     return data.stack([data.dm(**MAIN, seed=KNOWN_VIOLATION_SEED)])
 
 
-def check_draw_scan(ctx: Context, condition1: bool = True) -> Outcome:
-    """(ii) and (iii) over the first SCAN_STEPS steps of (10), on SCAN_DRAWS fresh draws under Condition 1 (a stream
-    of their own) and on the known violating draw.  ``condition1=False`` (the control): as many draws of the broken
-    set-up (rho = 1, d = 16, unconditioned) and no known draw, so its rejection rests on its own draws."""
+def check_draw_scan(ctx: Context, dm: DM = CONDITION1, known=known_violation) -> Outcome:
+    """(ii) and (iii) over the first SCAN_STEPS steps of (10), on SCAN_DRAWS fresh draws of ``dm`` (a stream of their
+    own) and on the draw ``known()`` (None: no known draw).  The control passes the broken set-up (rho = 1, d = 16,
+    unconditioned) and no known draw, so its rejection rests on its own draws."""
     seed = int(torch.randint(2**31 - 1, (1,), generator=ctx.generator(ID, "draw scan")))
-    base = main_setup(ctx) if condition1 else broken_setup(ctx)
-    fresh, tried = J.instances(dataclasses.replace(base, B=ctx.pick(*SCAN_DRAWS), seed=seed))
+    fresh, tried = J.instances(dm.setup(B=ctx.pick(*SCAN_DRAWS), seed=seed))
     parts = early_invariants(fresh, SCAN_STEPS)
     ok = np.logical_and.reduce([parts[k] for k in parts if k.startswith("(")])
     B, k = len(ok), int(ok.sum())
@@ -256,24 +256,24 @@ def check_draw_scan(ctx: Context, condition1: bool = True) -> Outcome:
     ev.measure("P(a draw breaks (ii) or (iii) in the first steps | Condition 1), Clopper-Pearson", (B - k) / B,
                lo=lo, hi=hi, level=ev.level)
     known_ok = True
-    if condition1:
-        known = early_invariants(known_violation(), SCAN_STEPS)
-        known_ok = bool(np.logical_and.reduce([known[k] for k in known if k.startswith("(")])[0])
-        ev.measure("known draw: largest one-step rise of log(1 − s_opt)", float(known["s_opt_drop_max"][0]),
+    if known is not None:
+        kept = early_invariants(known(), SCAN_STEPS)
+        known_ok = bool(np.logical_and.reduce([kept[k] for k in kept if k.startswith("(")])[0])
+        ev.measure("known draw: largest one-step rise of log(1 − s_opt)", float(kept["s_opt_drop_max"][0]),
                    claimed="≤ 0")
-    where = (f"{setup_text(base)}, Lemma 9 event: {B} of {tried} draws" if condition1 else setup_text(base))
+    where = (f"{setup_text(dm)}, Lemma 9 event: {B} of {tried} draws" if dm.nu_max is not None else setup_text(dm))
     ev.exact("draws keeping (ii) and (iii) over the first steps", bool(ok.all()) and known_ok,
              f"{k}/{B} fresh draws keep (ii) and (iii) over {SCAN_STEPS} steps" + (f" (broken: {broken})" if broken else "")
              + (f"; the known draw (data.dm seed {KNOWN_VIOLATION_SEED}) {'keeps' if known_ok else 'breaks'} them"
-                if condition1 else "") + f"; {where}",
+                if known is not None else "") + f"; {where}",
              value=k, claimed=f"= {B} (all) and the known draw")
     return ev.outcome(headline=f"{k}/{B} fresh draws keep (ii), (iii) over {SCAN_STEPS} steps"
-                      + ("" if not condition1 else f"; known draw {'keeps' if known_ok else 'breaks'} them"),
+                      + ("" if known is None else f"; known draw {'keeps' if known_ok else 'breaks'} them"),
                       fresh_violations=B - k, known_draw_ok=known_ok, tried_draws=tried)
 
 
-def setup_text(setup) -> str:
-    return f"DM n={setup.n}, T={setup.T}, d={setup.d}, ρ={setup.opt_ratio}"
+def setup_text(dm: DM) -> str:
+    return f"DM n={dm.n}, T={dm.T}, d={dm.d}, ρ={dm.opt_ratio}"
 
 
 # ---------------------------------------------------------------------------
@@ -374,7 +374,7 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("every-step-invariants", "numeric", "(i)-(iii) at every step of (10) on DM draws under Condition 1",
-              check_invariants, stochastic=False),
+              check_invariants, stochastic=False, uses={"run": EVERY_STEP}),
         Check("draw-scan", "numeric", f"(ii) and (iii) over the first {SCAN_STEPS} steps of (10) on many fresh draws "
               "under Condition 1 and on the known violating draw", check_draw_scan, stochastic=False),
         Check("probe", "probe", "hypothesis over n, T, d, ρ, η, init on both sides of Condition 1",
@@ -384,9 +384,9 @@ CLAIM = Claim(
     ),
     controls=(
         Control("Condition 1 broken", "every-step-invariants", "ρ = 1 (no larger opt token) and d = 16, unconditioned",
-                {"condition1": False}),
+                {"run": BROKEN_EVERY_STEP}),
         Control("Condition 1 broken (scan)", "draw-scan", "as many draws with ρ = 1 and d = 16, unconditioned, and "
-                "no known draw", {"condition1": False}),
+                "no known draw", {"dm": BROKEN, "known": None}),
         Control("nonzero init", "every-step-invariants", "‖W_0‖ = ‖u_0‖ = 1 in random directions (Cond. 1 (i) assumes 0)",
                 {"init_scale": 1.0}),
         Control("probe without Cond. 1 (ii)", "probe", "ρ > 1 (and Lemma 9's event, which needs it) dropped from the "

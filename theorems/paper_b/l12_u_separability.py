@@ -11,7 +11,7 @@ The seed's proof: Lemma 9 bounds ``|u_mm^T x_{i,tau}|`` for the non-opt tokens (
 tokens u_mm is built from), and eq. (11) bounds ``s_{i,opt}`` below; this is what makes the PL-like
 inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_u L, v>``).
 
-Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_fixtures``): a KKT certificate against the
+Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_setups``): a KKT certificate against the
 *full* constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
 (2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, at or above the bound
 above at every record, and the bound itself > 0 at every record (the statement's last inequality).  Both are deterministic (no statistical decision).
@@ -25,13 +25,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from numerics.paper_b import joint as J
 from numerics.paper_b import svm
 from numerics.paper_b.model import Dataset
 from numerics.paper_b.records import opt_mask, unit_rows
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import ASCENT_W_SPEC, EQ10_SPEC, condition1_assumptions, main_run, main_setup, run
+from theorems.fixture import fixture
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_setups import ASCENT_RUN, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, dm_batch
 from theorems.plots import new_figure
 
 ID = "B.L12"
@@ -61,20 +62,30 @@ def certificate_full(X_opt: np.ndarray, y: np.ndarray, u: np.ndarray, alpha: np.
             "duality_gap": float(abs(P - D) / P)}
 
 
-def check_u_svm(ctx: Context, drop_most_loaded: bool = False) -> Outcome:
-    """The u-SVM of every draw, certified against all its constraints (``drop_most_loaded``: the control's SVM)."""
-    setup = main_setup(ctx)
-    ds, _ = J.instances(setup)
-    _, _, _, us = J.solutions(setup)
+@fixture(uses={"batch": dm_batch})
+def u_svm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, list]:
+    """The wrong u-SVM (control): per draw of the main batch, the u-SVM with its most loaded constraint (largest dual
+    weight) dropped, with the words the record uses for it."""
+    solved = []
+    for b in range(batch.setup.B):
+        one = Dataset(batch.ds.X[b], batch.ds.y[b], opt=batch.ds.opt_index[b])
+        solved.append(svm.u_svm(one, drop=int(batch.u_svm[b].alpha.argmax())))
+    return "u-SVM with its most loaded constraint dropped", solved
+
+
+def check_u_svm(ctx: Context, batch: DMBatch, u_svm: tuple[str, list] | None = None) -> Outcome:
+    """The u-SVM of every draw, certified against all its constraints (``u_svm``: (what, per-draw results) to certify
+    in place of the batch's own, the control's wrong SVM)."""
+    setup, ds = batch.setup, batch.ds
+    what, solved = ("u-SVM", batch.u_svm) if u_svm is None else u_svm
     rows, norms = [], []
     for b in range(setup.B):
         one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])
-        res = svm.u_svm(one, drop=int(us[b].alpha.argmax())) if drop_most_loaded else us[b]
+        res = solved[b]
         X_opt = torch.take_along_dim(one.X, one.opt_index[:, None, None], dim=1).squeeze(1).numpy()
         rows.append(certificate_full(X_opt, one.y.numpy(), res.solution.numpy(), res.alpha.numpy()))
         norms.append(res.norm)
     worst = float(max(max(r.values()) for r in rows))
-    what = "u-SVM with its most loaded constraint dropped" if drop_most_loaded else "u-SVM"
     ev = Evidence(ctx)
     ev.exact("KKT certificate", worst <= TOL,
              f"{what}: worst KKT residual against all {setup.n} opt-token constraints {worst:.2e} "
@@ -87,13 +98,10 @@ def check_u_svm(ctx: Context, drop_most_loaded: bool = False) -> Outcome:
                       certificates=rows)
 
 
-def check_attention_separable(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
-    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) along ``spec``'s run (a mutant of (10):
-    the control), and Lemma 12's lower bound."""
-    setup = main_setup(ctx)
-    ds, _ = J.instances(setup)
-    _, u_mm, _, _ = J.solutions(setup)
-    traj = main_run(ctx) if spec == EQ10_SPEC else run(ctx, spec)
+def check_attention_separable(ctx: Context, run: JointRun) -> Outcome:
+    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) along ``run`` (the main run of (10); a
+    control passes a mutant's), and Lemma 12's lower bound."""
+    ds, u_mm, traj = run.batch.ds, run.batch.u_mm, run.traj
     is_opt = opt_mask(ds)                                                                # (B, n, T)
     proj = ds.y[..., None] * (ds.X @ unit_rows(u_mm)[:, None, :, None]).squeeze(-1)    # y_i ubar^T x_it, (B, n, T)
     other_max = proj.abs().masked_fill(is_opt, 0).amax(-1)                               # (B, n)
@@ -102,7 +110,7 @@ def check_attention_separable(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
     bound = (s_opt * unit[:, None] - (1 - s_opt) * other_max).numpy()                    # Lemma 12's lower bound
     values = traj["r_margin"].numpy()                                                    # (K, B, n)
     per_run = values.min((0, 2))
-    what = "attention-weighted tokens" + ("" if spec == EQ10_SPEC else f", {spec}")
+    what = "attention-weighted tokens" + ("" if run.update == EQ10_UPDATE else f", {run.update.label}")
     ev = Evidence(ctx)
     ev.exact("separable", bool((per_run > 0).all()),
              f"{what}: min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)")
@@ -144,14 +152,14 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("u-svm-certificate", "numeric", "u-SVM feasible: KKT certificate on every DM draw", check_u_svm,
-              stochastic=False),
+              stochastic=False, uses={"batch": dm_batch}),
         Check("attention-separable", "numeric", "y_i u_mm^T X_i^T s_i(W_t) > 0 along (10), with Lemma 12's bound",
-              check_attention_separable, stochastic=False),
+              check_attention_separable, stochastic=False, uses={"run": MAIN_RUN}),
     ),
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
-                "against all constraints", {"drop_most_loaded": True}),
+                "against all constraints", {"u_svm": u_svm_without_most_loaded}),
         Control("W-step with the wrong sign", "attention-separable", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in "
-                "W): attention moves to the non-opt tokens", {"spec": ASCENT_W_SPEC}),
+                "W): attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
     ),
 )

@@ -14,13 +14,13 @@ The seed's routes: (1) from the dual-norm characterization with v = ubar_mm and 
 factor: "to account for the non-smoothness"); (3) from a bound on ``||Hess f||`` (Prop. 3 of Deora et al.)
 and the bound on ``||u_t||``.
 
-"Bounded" / "bounded below" (pre-registered): the log-log slope in t over the window [N/5, N] (the fixtures'
+"Bounded" / "bounded below" (pre-registered): the log-log slope in t over the window [N/5, N] (``joint_rates``'
 estimator: across-run error + drift between window halves) lies on the right side of a narrow band, within
 ``BAND = 0.05`` of flat: ``<= +0.05`` for an upper bound, ``>= -0.05`` for a lower bound.  A quantity growing like
 ``t^{0.05}`` or faster is not called bounded; an interval straddling the band edge is inconclusive (then the
 horizon must grow, not the band).
 
-Evidence (on the shared DM runs of ``joint_fixtures``, main horizon):
+Evidence (on the shared DM runs of ``joint_setups``, main horizon):
 
   (1) ``||grad_u L||/L`` at every record: its minimum c is reported; its slope must be >= -BAND.
   (2) per record, the measured margin change over the step, ``M_t = max_{theta', i} |m_i(theta') - m_i(theta_t)|``
@@ -42,9 +42,6 @@ in W: attention does not saturate, so ``||Hess_W L||/L`` grows like ``||u_t||^2`
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-
 import numpy as np
 import torch
 
@@ -53,8 +50,11 @@ from numerics.paper_b.model import Dataset
 from numerics.stats import decide_lower, decide_upper
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, ETA, RAW_W_SPEC, WINDOW, condition1_assumptions, main_run,
-                                             main_setup, n_ctrl, n_main, run, tail_exponent)
+from theorems.fixture import fixture
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_rates import WINDOW, tail_exponent
+from theorems.paper_b.joint_setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, N_CTRL, RAW_W, DMBatch, JointRun, dm_batch,
+                                           eq10_update, joint_run)
 from theorems.plots import new_figure
 
 ID = "B.L13"
@@ -78,7 +78,7 @@ SEGMENT_POINTS = 5
 POWER_ITERS = 30
 #: the segment control's u-step: normalized by L^{5/4} instead of L (beyond the family's alpha <= 1: the step's length
 #: grows like L^{-1/4} as the loss falls)
-OVERSHOOT_SPEC = ("eq10", ETA, EQ10[0], 1.25, EQ10[2])
+OVERSHOOT = eq10_update(ETA, EQ10[0], 1.25, EQ10[2])
 #: DM draws of the Hessian check's and its control's runs (the main set-up's draws, more of them).  The control: the
 #: mutant's slope (~0.28) sits ~0.23 above BAND, and with the main set-up's 6 runs the across-run error alone
 #: (z x 0.05 ~ 0.2) reached the band (not rejected at 3 of calibration seeds 100-104).  The check: a run whose
@@ -102,6 +102,18 @@ PREREGISTERED = {
 }
 
 
+#: the main batch's draws, HESSIAN_RUNS of them (its first draws are the main batch's)
+HESSIAN_BATCH = dm_batch.bind(B=HESSIAN_RUNS)
+#: the Hessian check's run: (10) on HESSIAN_BATCH for the main horizon, W and u kept (the Hessian is evaluated at them)
+HESSIAN_RUN = joint_run.bind(batch=HESSIAN_BATCH, keep_params=True)
+#: the Hessian control's run: the W-step without normalization on HESSIAN_BATCH for the control horizon (the same run
+#: as B.L10's control of that name: same draws, update, horizon and records)
+RAW_W_HESSIAN_RUN = joint_run.bind(batch=HESSIAN_BATCH, update=RAW_W, n_steps=N_CTRL, keep_params=True)
+#: the segment control's run: OVERSHOOT on the main batch for the control horizon, W and u kept (the segments start
+#: at them)
+OVERSHOOT_RUN = joint_run.bind(update=OVERSHOOT, n_steps=N_CTRL, keep_params=True)
+
+
 def _slope(steps, values, N, z):
     return tail_exponent(steps, values, N, z, increments=False)
 
@@ -111,26 +123,30 @@ def _slope(steps, values, N, z):
 # ---------------------------------------------------------------------------
 
 
-def non_separable_run(ctx: Context):
-    """The main DM draws with the last sequence replaced by the first one with the opposite label, run with (10)."""
-    ds, _ = J.instances(main_setup(ctx))
+@fixture(uses={"batch": dm_batch})
+def non_separable_run(ctx, batch: DMBatch, n_steps=N_CTRL) -> JointRun:
+    """The PL control's run: the main DM draws with the last sequence replaced by the first one with the opposite
+    label, run with (10) for the control horizon (no max-margin solution: the data are not separable)."""
+    ds = batch.ds
     X, y = ds.X.clone(), ds.y.clone()
     X[:, -1], y[:, -1] = X[:, 0], -y[:, 0]
     opt = ds.opt_index.clone()
     opt[:, -1] = opt[:, 0]
     bad = Dataset(X, y, opt=opt)
-    return J.run_joint(bad, J.make_algorithm(EQ10_SPEC), n_ctrl(ctx)), n_ctrl(ctx)
+    return JointRun(J.run_joint(bad, EQ10_UPDATE.transform, n_steps), None, EQ10_UPDATE, n_steps,
+                    data="non-separable data")
 
 
-def check_pl(ctx: Context, non_separable: bool = False) -> Outcome:
-    """||grad_u L|| / L bounded below: its slope on the window >= -BAND (``non_separable``: the control's data)."""
-    traj, N = non_separable_run(ctx) if non_separable else (main_run(ctx), n_main(ctx))
+def check_pl(ctx: Context, run: JointRun) -> Outcome:
+    """||grad_u L|| / L bounded below: its slope on the window >= -BAND (``run``: the main run; the control passes the
+    run on non-separable data)."""
+    traj, N = run.traj, run.n_steps
     ev = Evidence(ctx, decisions=1)
     steps = traj.steps.numpy()
     Q = np.exp((traj["log_grad_norm_u"] - traj["log_loss"]).numpy())
     e = _slope(steps, Q, N, ev.z)
     c_min = float(Q[1:].min())
-    what = "non-separable data" if non_separable else "DM"
+    what = run.data
     ev.measure("c = min_t ||∇_u L|| / L", c_min, claimed="> 0")
     d = decide_lower(e.lo, e.hi, -BAND, max_width=MAX_WIDTH)
     ev.decide("log-log slope of ||∇_u L||/L in t on the window (bounded below)", d, value=e.est,
@@ -153,13 +169,13 @@ def check_pl(ctx: Context, non_separable: bool = False) -> Outcome:
 # ---------------------------------------------------------------------------
 
 
-def segment_quantities(ctx: Context, spec: tuple):
+def segment_quantities(run: JointRun):
     """Per record (K, B): the measured margin change M_t and log loss ratio over the step's segment, and the
     bound B_t of the proof."""
-    traj, N = (main_run(ctx), n_main(ctx)) if spec == EQ10_SPEC else (run(ctx, spec), n_ctrl(ctx))
-    ds, _ = J.instances(main_setup(ctx))
+    traj, N = run.traj, run.n_steps
+    ds = run.batch.ds
     R = ds.X.norm(dim=-1).flatten(1).amax(-1)                                       # (B,)
-    algorithm = J.make_algorithm(spec)
+    algorithm = run.update.transform
     steps = traj.steps.numpy()
     margin, ratio, bound = [], [], []
     for k, t in enumerate(steps):
@@ -174,11 +190,11 @@ def segment_quantities(ctx: Context, spec: tuple):
     return steps, torch.stack(margin).numpy(), torch.stack(ratio).numpy(), torch.stack(bound).numpy(), N
 
 
-def check_segment(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
+def check_segment(ctx: Context, run: JointRun) -> Outcome:
     """The measured margin change M_t over a step bounded (slope <= BAND) and below the proof's B_t at every record
-    (``spec``: the control's steps)."""
-    steps, M, ratio, bound, N = segment_quantities(ctx, spec)
-    name = "updates (10)" if spec == EQ10_SPEC else f"{spec}"
+    (``run``: the main run; the control passes its mutant's run, whose steps the segments follow)."""
+    steps, M, ratio, bound, N = segment_quantities(run)
+    name = run.update.label
     ev = Evidence(ctx, decisions=1)
     finite = bool(np.isfinite(M).all() and np.isfinite(bound).all())
     valid = finite and bool((M <= bound + SEGMENT_TOL).all())
@@ -221,38 +237,25 @@ def check_segment(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
 # ---------------------------------------------------------------------------
 
 
-def hessian_setup(ctx: Context) -> J.Setup:
-    """The main set-up's DM draws, HESSIAN_RUNS of them."""
-    return dataclasses.replace(main_setup(ctx), B=HESSIAN_RUNS)
-
-
-def hessian_ratios(ctx: Context, spec: tuple = EQ10_SPEC) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(steps, log(||Hess L|| / L) (K', B), log L (K', B), N) at every third record before the window and every record
-    in it, on HESSIAN_RUNS draws of the main set-up: updates (10) at the main horizon (``spec``: a control's steps,
-    at the control horizon)."""
-    setup = hessian_setup(ctx)
-    N = n_main(ctx) if spec == EQ10_SPEC else n_ctrl(ctx)
-    return (*_hessian_ratios(setup, spec, N, ctx.derived_seed(ID, "power-iteration")), N)
-
-
-@functools.lru_cache(maxsize=4)
-def _hessian_ratios(setup: J.Setup, spec: tuple, N: int, seed: int):
-    traj = J.cached_run(setup, spec, N, keep_params=True)
-    ds, _ = J.instances(setup)
+def hessian_ratios(ctx: Context, run: JointRun) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, log(||Hess L|| / L) (K', B), log L (K', B)) at every third record of ``run`` before the window and every
+    record in it (``run``: HESSIAN_RUN, or a control's run on the same draws)."""
+    traj, ds, N = run.traj, run.batch.ds, run.n_steps
     steps = traj.steps.numpy()
     early = [k for k in range(1, len(steps)) if steps[k] < WINDOW * N][:: 3]
     late = [k for k in range(len(steps)) if steps[k] >= WINDOW * N]
     ks = early + late
-    gen = torch.Generator(device="cpu").manual_seed(seed)
+    gen = torch.Generator(device="cpu").manual_seed(ctx.derived_seed(ID, "power-iteration"))
     logs = torch.stack([J.log_hessian_ratio(traj["W"][k], traj["u"][k], ds, iters=POWER_ITERS, gen=gen) for k in ks])
     return steps[ks], logs.numpy(), traj["log_loss"][ks].numpy()
 
 
-def check_hessian(ctx: Context, spec: tuple = EQ10_SPEC) -> Outcome:
-    """||Hess L|| / L bounded along the run: slope on the window <= BAND (``spec``: the control's steps)."""
-    ds, _ = J.instances(hessian_setup(ctx))
-    st_, logH, _, N = hessian_ratios(ctx, spec)
-    name = "updates (10)" if spec == EQ10_SPEC else f"{spec}"
+def check_hessian(ctx: Context, run: JointRun) -> Outcome:
+    """||Hess L|| / L bounded along the run: slope on the window <= BAND (``run``: HESSIAN_RUN; the control passes its
+    mutant's run on the same draws)."""
+    ds, N = run.batch.ds, run.n_steps
+    st_, logH, _ = hessian_ratios(ctx, run)
+    name = run.update.label
     ev = Evidence(ctx, decisions=1)
     e = _slope(st_, np.exp(logH), N, ev.z)
     C = float(np.exp(logH.max()))
@@ -290,18 +293,19 @@ CLAIM = Claim(
     ),
     assumptions=condition1_assumptions(),
     checks=(
-        Check("pl-inequality", "numeric", "||∇_u L|| / L bounded below (slope ≥ −0.05)", check_pl),
+        Check("pl-inequality", "numeric", "||∇_u L|| / L bounded below (slope ≥ −0.05)", check_pl,
+              uses={"run": MAIN_RUN}),
         Check("segment-loss-ratio", "numeric", "margin change over a step bounded (slope ≤ 0.05) and below the proof's "
-              "B_t", check_segment),
+              "B_t", check_segment, uses={"run": MAIN_RUN}),
         Check("hessian-self-bounded", "numeric", "||∇²L|| / L bounded along the trajectory (slope ≤ 0.05; power "
-              "iteration)", check_hessian),
+              "iteration)", check_hessian, uses={"run": HESSIAN_RUN}),
     ),
     controls=(
         Control("non-separable data", "pl-inequality", "a sequence repeated with the opposite label",
-                {"non_separable": True}),
+                {"run": non_separable_run}),
         Control("u-step normalized by L^{5/4}", "segment-loss-ratio", "α = 5/4 in place of 1: the u-step grows as the "
-                "loss falls and overshoots", {"spec": OVERSHOOT_SPEC}),
+                "loss falls and overshoots", {"run": OVERSHOOT_RUN}),
         Control("W-step without normalization", "hessian-self-bounded", "W+ = W − η(t+1)^{-a} ∇_W L: attention does not "
-                "saturate, ||∇²_W L||/L grows with ||u_t||²", {"spec": RAW_W_SPEC}),
+                "saturate, ||∇²_W L||/L grows with ||u_t||²", {"run": RAW_W_HESSIAN_RUN}),
     ),
 )

@@ -41,7 +41,9 @@ from numerics.paper_b import data, model, runs
 from numerics.stats import binomial_interval, decide_binomial
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import DELTA, EPS, PROBE, sigma0
+from theorems.paper_b.fixed_head_assumptions import DELTA, EPS, sigma0
+from theorems.paper_b.fixed_head_probes import PROBE
+from theorems.paper_b.fixed_head_setups import orthogonal_seed
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -61,7 +63,7 @@ EVENT_SEEDS = (1, 2, 4)  # Example 1 data seeds per dimension (d = 32, 64) at qu
 #: Monte Carlo draws of W_0 per instance at quick / standard / full (the Clopper-Pearson lower end must clear 0.95)
 EVENT_DRAWS = (2000, 20000, 60000)
 #: the probe's examples at quick / standard / full: each is a 1000-draw Monte Carlo of ~0.05 s, so 40 at quick put
-#: ~25 instances inside the assumptions (PROBE_EXAMPLES of trajectory_fixtures gives 10 for probes that train)
+#: ~25 instances inside the assumptions (PROBE_EXAMPLES of fixed_head_probes gives 10 for probes that train)
 L2_EXAMPLES = (40, 150, 400)
 #: log10 of the init scale over sigma_0: 0.1 .. 5, about 60 % of the draws inside the assumption (scale <= sigma_0)
 LOG_MULT = (-1.0, 0.7)
@@ -81,7 +83,7 @@ PREREGISTERED = {
 }
 
 
-# Lemma 2's scale sigma0 (and eps, delta) is in trajectory_fixtures: B.L3, B.L4, B.L6 and B.Fig9 start from it.
+# Lemma 2's scale sigma0 (and eps, delta) is in fixed_head_assumptions: B.L3, B.L4, B.L6 and B.Fig9 start from it.
 
 def norm_bound(sigma: float, d: int, delta: float = DELTA) -> float:
     """Lemma 2's norm threshold sigma (d + sqrt(2 log(2/delta)))."""
@@ -134,7 +136,7 @@ def _instances(ctx: Context):
     """Example 1 (n = 8, T = 4) at d = 32 and d = 64, seeds 0..; orthogonal tokens (n = 4, T = 3)."""
     k = ctx.pick(*EVENT_SEEDS)
     out = [data.example1(n=8, T=4, d=d, seed=s) for d in (32, 64) for s in range(k)]
-    return out + [runs.orthogonal_tokens(4, 3, seed=ctx.seed)]
+    return out + [runs.orthogonal_tokens(4, 3, seed=orthogonal_seed(ctx))]
 
 
 def unit_scale_stats(ds, count: int, gen: torch.Generator, chunk: int = 500):
@@ -224,8 +226,8 @@ def l2_assumptions(inst) -> dict:
     return {"scale ≤ σ₀": inst["log_mult"] <= 0.0}
 
 
-def l2_parameters(inst) -> dict:
-    return {"scale / σ₀": 10 ** inst["log_mult"], "log10 δ": inst["log_delta"], "log10 R": inst["_log_R"]}
+def l2_parameters(inst, facts) -> dict:
+    return {"scale / σ₀": 10 ** inst["log_mult"], "log10 δ": inst["log_delta"], "log10 R": facts["_log_R"]}
 
 
 def l2_dataset(inst):
@@ -236,16 +238,16 @@ def l2_dataset(inst):
 
 def l2_conclusion(inst, alpha_each, r_power: int = 2):
     """P(event) at 10^log_mult sigma_0 (Clopper-Pearson upper end) >= 1 - delta; ``r_power=0``: sigma_0 without
-    1/R^2 (the control)."""
+    1/R^2 (the control).  Facts: log10 R of the instance's tokens."""
     ds = l2_dataset(inst)
-    inst["_log_R"] = math.log10(float(data.assumptions(ds)["R"]))
+    facts = {"_log_R": math.log10(float(data.assumptions(ds)["R"]))}
     delta = 10 ** inst["log_delta"]
     s = 10 ** inst["log_mult"] * sigma0(ds, delta=delta, r_power=r_power)
     M, N = unit_scale_stats(ds, PROBE_DRAWS, torch.Generator().manual_seed(inst["seed"] + 3))
     k = event_count(ds, M, N, s, delta)
     lo, hi = binomial_interval(k, PROBE_DRAWS, 1 - alpha_each)
     ok = hi >= 1 - delta
-    return ok, "", "" if ok else f"P = {k / PROBE_DRAWS:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}"
+    return ok, "", "" if ok else f"P = {k / PROBE_DRAWS:.3f} (upper {hi:.3f}) < 1 − δ = {1 - delta:.3f}", facts
 
 
 # ---------------------------------------------------------------------------

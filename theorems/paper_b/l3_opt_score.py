@@ -31,7 +31,7 @@ so s_io(W_{t+1}) >= 1/(1 + (T-1) e^{2 R^2 Delta - 1}).  With eps = max |a_it(W_0
 
 Under Lemma 2's init eps <= 1/4 (B.L2).  Delta = eta for NGD; for GD and Polyak we use the largest step taken.
 The floor b (``opt_score_floor``), nu* (``nu_star``) and our Ass 1 (``ass1``, ``ASS1``) are written in
-``trajectory_fixtures``: this derivation is the suite's one definition of Ass 1 for every fixed-head claim (B.L6
+``fixed_head_assumptions``: this derivation is the suite's one definition of Ass 1 for every fixed-head claim (B.L6
 decides the d at which Example 1 meets it, ~2e6 for n = 8, T = 4); the step condition (ii) is
 ``monotone_violations`` below.
 
@@ -43,13 +43,15 @@ is in scope) and on exactly orthogonal tokens (nu = 0, inside our Ass 1): no dro
 min_t s_opt >= b.  (c) probe over token geometry (nu on both sides of nu*; half the draws aimed inside Ass 1 and
 Ass 2, classified by the computed assumption), Ass 2, init scale and step sizes; at least ``MIN_DECIDED`` instances
 decided inside the assumptions.
-Negative controls: Ass 1 broken (Example 1 at d = 8, nu ~ 1): s_opt drops while violated; init 40x Lemma 2's
-scale (the init condition dropped, floor computed from eps = 1/4): s_opt starts below the floor, and on Example 1
-it also drops while violated (a larger init makes b, hence nu*, smaller); a probe claiming the floor 1/T.
+Negative controls (each passes other runs, ``fresh_runs``, to the every-step check): Ass 1 broken (Example 1 at
+d = 8, nu ~ 1): s_opt drops while violated; init 40x Lemma 2's scale (the init condition dropped, floor computed from
+eps = 1/4): s_opt starts below the floor, and on Example 1 it also drops while violated (a larger init makes b, hence
+nu*, smaller); a probe claiming the floor 1/T.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import sympy as sp
 import torch
@@ -60,8 +62,10 @@ from numerics import optim
 from numerics.paper_b import data, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS1, ASS2, EPS, INIT_DELTA, PROBE, ass1, nu_star,
-                                                  opt_score_floor, probe_dataset, sigma0, trajectory_bank)
+from theorems.fixture import fixture
+from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1, nu_star, opt_score_floor, sigma0
+from theorems.paper_b.fixed_head_probes import PROBE, probe_dataset
+from theorems.paper_b.fixed_head_setups import INIT_DELTA, trajectory_bank
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
@@ -176,17 +180,29 @@ def _first_columns(tr, B):
     return optim.Trajectory(tr.steps, {k: v[:, :B] for k, v in tr.metrics.items()}, tuple(p[:B] for p in tr.final))
 
 
-def bank_runs(ctx: Context):
-    """[(ds, label, kind, eta, traj, W0)] from the shared trajectory bank, Lemma-2 inits only."""
+@dataclass(eq=False)
+class StepRuns:
+    """Every-step runs to score, [(ds, label, kind, eta, trajectory, W0)], with the line that names them and the
+    set-up they come from (the record's details: source, d, init_mult)."""
+
+    tag: str
+    setup: dict
+    runs: list
+
+
+@fixture(uses={"bank": trajectory_bank})
+def bank_runs(ctx, bank) -> StepRuns:
+    """The shared trajectory bank's runs from Lemma-2 inits (Example 1 at d = 32 and orthogonal tokens)."""
     out = []
-    for e in trajectory_bank(ctx):
+    for e in bank:
         B = e["n_lemma2"]
         for label, (kind, eta, tr) in e["runs"].items():
             out.append((e["ds"], label, kind, eta, _first_columns(tr, B), e["W0"][:B]))
-    return out
+    return StepRuns("the shared trajectory bank, Lemma-2 inits", dict(source="bank", d=32, init_mult=1.0), out)
 
 
-def fresh_runs(ctx: Context, d: int, init_mult: float):
+@fixture
+def fresh_runs(ctx, d: int = 32, init_mult: float = 1.0) -> StepRuns:
     """Fresh runs for the controls: Example 1 at dimension d (seeds 0..), ``ALGOS``, from init_mult x Lemma 2's scale."""
     gen = ctx.generator(ID, "control", d, init_mult)
     B, steps = ctx.pick(*CONTROL_INITS), ctx.pick(*CONTROL_STEPS)
@@ -197,21 +213,21 @@ def fresh_runs(ctx: Context, d: int, init_mult: float):
         for label, kind, eta in ALGOS:
             tr = runs.run_recorded(ds, runs.algorithm(kind, eta), W0, steps, values=kind == "polyak")
             out.append((ds, label, kind, eta, tr, W0))
-    return out
+    return StepRuns(f"Example 1 at d = {d}, init {init_mult:g}× Lemma 2's scale (control)",
+                    dict(source="example1", d=d, init_mult=init_mult), out)
 
 
-def check_steps(ctx: Context, source: str = "bank", d: int = 32, init_mult: float = 1.0,
-                floor_eps: float | None = None) -> Outcome:
-    """No drop of s_opt while violated and min s_opt >= b, at every step of every run.
+#: Ass 1 broken: Example 1 at d = 8 (nu ~ 1), where cross-sample gradients lower violated samples' opt scores
+ASS1_BROKEN = fresh_runs.bind(d=8)
+#: the init condition dropped: inits 40x Lemma 2's scale (the control keeps the floor computed from eps = 1/4)
+LARGE_INIT = fresh_runs.bind(init_mult=40.0)
 
-    ``source="bank"``: the trajectory bank's Lemma-2 inits.  ``source="example1"``: fresh runs on Example 1 at
-    dimension ``d`` from ``init_mult`` x Lemma 2's scale (controls: d = 8 breaks Ass 1; init_mult = 40 with
-    ``floor_eps = EPS`` drops the init condition while the floor still assumes it)."""
-    if source == "bank":
-        all_runs, tag = bank_runs(ctx), "the shared trajectory bank, Lemma-2 inits"
-    else:
-        all_runs = fresh_runs(ctx, d, init_mult)
-        tag = f"Example 1 at d = {d}, init {init_mult:g}× Lemma 2's scale (control)"
+
+def check_steps(ctx: Context, step_runs: StepRuns, floor_eps: float | None = None) -> Outcome:
+    """No drop of s_opt while violated and min s_opt >= b, at every step of every one of ``step_runs``: the trajectory
+    bank's Lemma-2 inits, or a control's fresh runs (``fresh_runs``; with ``floor_eps = EPS`` the floor still
+    assumes the init condition the runs drop)."""
+    all_runs, tag = step_runs.runs, step_runs.tag
     tot = dict(viol=0, elig=0, strict=0, below=0)
     s_min, rows, nus, shown = math.inf, [], {}, []
     for ds, label, kind, eta, tr, W0 in all_runs:
@@ -239,8 +255,7 @@ def check_steps(ctx: Context, source: str = "bank", d: int = 32, init_mult: floa
         ev.figure("Opt softmax scores along training", _plot(shown),
                   "One run per algorithm on the first instance; every sample's s_opt at every step.")
     return ev.outcome(headline=f"{tot['viol']} drops in {tot['elig']} violated steps; min s_opt {s_min:.3f}",
-                      source=source, d=d, init_mult=init_mult, floor_eps=floor_eps, per_run=rows,
-                      init_delta=INIT_DELTA)
+                      **step_runs.setup, floor_eps=floor_eps, per_run=rows, init_delta=INIT_DELTA)
 
 
 def _plot(shown):
@@ -278,29 +293,30 @@ def l3_instances(draw):
 
 
 def l3_conclusion(inst, alpha_each, naive_floor: bool = False):
-    """No drop while violated and s_opt >= b along 30 steps; ``naive_floor``: also claim s_opt >= 1/T (control)."""
+    """No drop while violated and s_opt >= b along 30 steps; ``naive_floor``: also claim s_opt >= 1/T (control).
+    Facts: Ass 1 at the run's floor (whether it holds, nu, nu*)."""
     ds = probe_dataset(inst)
     W0 = runs.gaussian_init(2, ds.d, 10 ** inst["log_init"] * sigma0(ds), torch.Generator().manual_seed(inst["seed"]))
     eta = 10 ** inst["log_eta"]
     tr = runs.run_recorded(ds, runs.algorithm(inst["algo"], eta), W0, PROBE_STEPS, values=inst["algo"] == "polyak")
     r = score_run(ds, inst["algo"], eta, tr, W0)
-    # THE Ass 1 (trajectory_fixtures) at this run's floor: its measured eps and its largest step
+    # THE Ass 1 (fixed_head_assumptions) at this run's floor: its measured eps and its largest step
     a1 = ass1(ds, step=float(runs.step_lengths(tr, inst["algo"], eta).max()),
               eps=float(runs.init_logit_bound(W0, ds).max()))
-    inst["_ass1"], inst["_nu"], inst["_nu_star"] = a1.holds, a1.nu, a1.nu_star
+    facts = {"_ass1": a1.holds, "_nu": a1.nu, "_nu_star": a1.nu_star}
     ok = r["viol"] == 0 and r["below"] == 0
     if naive_floor:  # control: the floor 1/T (the e^{2 eps} factor dropped)
         ok = ok and r["s_min"] >= 1 / ds.T
     return ok, "", "" if ok else (f"{r['viol']} drops while violated, {r['below']} below floor b={r['b']:.3g}, "
-                                  f"min s_opt {r['s_min']:.3g} (T = {ds.T})")
+                                  f"min s_opt {r['s_min']:.3g} (T = {ds.T})"), facts
 
 
-def l3_assumptions(inst):
-    return {"Ass 1 (ν/(1−3ν) ≤ ν*)": inst["_ass1"], "Ass 2": inst["spread"] == 0.0}
+def l3_assumptions(inst, facts):
+    return {"Ass 1 (ν/(1−3ν) ≤ ν*)": facts["_ass1"], "Ass 2": inst["spread"] == 0.0}
 
 
-def l3_parameters(inst):
-    return {"log10 ν/ν*": math.log10(max(inst["_nu"] / inst["_nu_star"], 1e-18)), "spread": inst["spread"],
+def l3_parameters(inst, facts):
+    return {"log10 ν/ν*": math.log10(max(facts["_nu"] / facts["_nu_star"], 1e-18)), "spread": inst["spread"],
             "log10 init/σ₀": inst["log_init"], "log10 η": inst["log_eta"]}
 
 
@@ -315,7 +331,7 @@ CLAIM = Claim(
     fidelity="exact",
     fidelity_note=("Exact in shape (spec). Ass 1's inequality and the floor b are lost: our sufficient form "
                    "ν/(1−3ν) ≤ ν* and b are derived in this module (reconstructed) and are the suite's one Ass 1 "
-                   "(trajectory_fixtures.ASS1). Example 1 at d = 32 has ν ≈ 0.4 against our ν* ≈ 1e-3; the numeric "
+                   "(fixed_head_assumptions.ASS1). Example 1 at d = 32 has ν ≈ 0.4 against our ν* ≈ 1e-3; the numeric "
                    "check there tests the paper's claim that Example 1 is in scope, the exactly orthogonal family is "
                    "inside our Ass 1."),
     assumptions=(ASS1, ASS2, Assumption("Lemma 2 init", "max |a_it(W₀)| ≤ ε = 1/4 (B.L2)")),
@@ -323,7 +339,7 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Gap increments, own/cross terms, s(1−s) endpoints, monotonicity of s_o",
               derivation),
         Check("every-step", "numeric", "GD/NGD/Polyak, every step: no drop of s_opt while violated; min s_opt ≥ b",
-              check_steps, stochastic=False),
+              check_steps, stochastic=False, uses={"step_runs": bank_runs}),
         Check("probe", "probe", "Hypothesis over ν (both sides of ν*), Ass 2, init scale, algorithm and step size",
               probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l3_instances(),
                                                conclusion=l3_conclusion, assumptions=l3_assumptions,
@@ -331,9 +347,9 @@ CLAIM = Claim(
     ),
     controls=(
         Control("Ass 1 broken (d = 8)", "every-step", "Example 1 at d = 8 (ν ≈ 1): cross-sample gradients lower "
-                "violated samples' opt scores", {"source": "example1", "d": 8}),
+                "violated samples' opt scores", {"step_runs": ASS1_BROKEN}),
         Control("init condition dropped", "every-step", "init 40× Lemma 2's scale with the floor still computed from "
-                "ε = 1/4", {"source": "example1", "init_mult": 40.0, "floor_eps": EPS}),
+                "ε = 1/4", {"step_runs": LARGE_INIT, "floor_eps": EPS}),
         Control("probe: floor 1/T", "probe", "the floor without the e^{2ε} factor (s_opt ≥ 1/T): random inits start "
                 "below it", {"mutant": {"naive_floor": True}}),
     ),

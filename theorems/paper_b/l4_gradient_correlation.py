@@ -30,11 +30,12 @@ sum to 1.  This holds for *every* W (no Ass 1, no init condition) under Ass 2.  
 
 Evidence: sympy proves (G), the Jacobian, (5) and the decomposition LB + nonnegative remainder;
 autograd vs (5) on random W; along GD / NGD / Polyak trajectories (every step: the trajectory bank of
-``trajectory_fixtures``, which records log(<-grad L, W_mm>/LB) with the ``log_l4_bound`` written there) and on
+``fixed_head_setups``, which records log(<-grad L, W_mm>/LB) with ``correlation_bound.log_l4_bound``) and on
 sampled W (random directions mixed with the W_mm ray, norms 1e-2..1e2) the correlation is positive and at
 least LB; a probe over token geometry, Ass 2 on both sides (half the draws each), ||W|| and its direction (an
-infeasible W-SVM leaves the instance undecided; at least ``MIN_DECIDED`` decided inside the assumptions).  Negative controls: (5) with Ass 2 broken (unequal non-opt scores, gammabar = their mean);
-a W-SVM solved with one sample's constraints dropped (the wrong W_mm); LB with Ass 2 broken.
+infeasible W-SVM leaves the instance undecided; at least ``MIN_DECIDED`` decided inside the assumptions).  Negative controls: (5) with Ass 2 broken (unequal non-opt scores, gammabar = their mean:
+the instances at spread 1, injected in place of the right ones); a W-SVM solved with one sample's constraints dropped
+(the wrong W_mm, which the bank records beside the right one); LB with Ass 2 broken (GD runs of a bank on that data).
 """
 from __future__ import annotations
 
@@ -49,9 +50,10 @@ from numerics import DTYPE
 from numerics.paper_b import model, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS2, BANK_ALGOS, PROBE, example1_instances,
-                                                  log_l4_bound, log_l4_ratio, probe_problem, svm_probe_assumptions,
-                                                  trajectory_bank)
+from theorems.paper_b.correlation_bound import log_l4_bound, log_l4_ratio
+from theorems.paper_b.fixed_head_assumptions import ASS2
+from theorems.paper_b.fixed_head_probes import PROBE, probe_problem, svm_probe_assumptions
+from theorems.paper_b.fixed_head_setups import BANK_ALGOS, Instances, example1_instances, trajectory_bank
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
@@ -215,7 +217,7 @@ def derivation_l4(unnormalized: bool = False) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 2. Sampled W (the instances and the trajectory bank are in trajectory_fixtures)
+# 2. Sampled W (the instances and the trajectory bank are fixtures of fixed_head_setups)
 # ---------------------------------------------------------------------------
 
 def sampled_W(gen: torch.Generator, W_ref: torch.Tensor, count: int, log_range=SAMPLED_LOG_NORMS) -> torch.Tensor:
@@ -241,13 +243,15 @@ def sampled_log_ratio(ds, W: torch.Tensor, W_ref: torch.Tensor) -> tuple[torch.T
 # 3. B.E5 numeric: (5) vs autograd
 # ---------------------------------------------------------------------------
 
-def check_e5_autograd(ctx: Context, spread: float = 0.0) -> Outcome:
-    """(5) against autograd on sampled W; ``spread > 0`` breaks Ass 2 (the control)."""
+def check_e5_autograd(ctx: Context, instances: Instances) -> Outcome:
+    """(5) against autograd on sampled W around the instances' W_mm; instances with spread > 0 break Ass 2 (the
+    control)."""
+    spread = instances.spread
     gen = ctx.generator(ID_E5, "autograd")
     count = ctx.pick(*AUTOGRAD_COUNT)
     ev = Evidence(ctx)
     rows, worst = [], 0.0
-    for ds, r in example1_instances(ctx, spread):
+    for ds, r, _ in instances.problems:
         W = sampled_W(gen, r.solution, count, AUTOGRAD_LOG_NORMS)
         ln, dr = model.grad_W_autograd(W, None, ds)
         G = -dr * ln.exp()[:, None, None]
@@ -283,13 +287,13 @@ def _plot_autograd(rows, spread):
 # 4. B.L4 numeric: trajectories and sampled W
 # ---------------------------------------------------------------------------
 
-def check_l4(ctx: Context, spread: float = 0.0, dropped: bool = False) -> Outcome:
-    """<-grad L, W_mm> > 0 and >= LB(W) at every step of the bank and on sampled W.  Controls: ``dropped`` (a W_mm
-    solved without one sample's constraints), ``spread > 0`` (Ass 2 broken: GD runs of a bank on that data)."""
+def check_l4(ctx: Context, bank: list, dropped: bool = False) -> Outcome:
+    """<-grad L, W_mm> > 0 and >= LB(W) at every step of the bank and on sampled W.  Controls: ``dropped`` (against
+    the W_mm solved without one sample's constraints, which the bank records beside the right one), a bank on data
+    that breaks Ass 2 (``ASS2_BROKEN_BANK``)."""
     gen = ctx.generator(ID_L4, "samples")
     count = ctx.pick(*SAMPLED_COUNT)
-    algos = BANK_ALGOS if spread == 0.0 else BANK_ALGOS[:1]  # the Ass-2-broken control: GD runs + sampled W
-    bank = trajectory_bank(ctx, spread, algos)
+    spread, algos = bank[0]["spread"], list(bank[0]["runs"])
     sfx = "_dropped" if dropped else ""
     corrs, ratios, traj_pts, samp_pts = [], [], [], []
     for entry in bank:
@@ -326,7 +330,7 @@ def check_l4(ctx: Context, spread: float = 0.0, dropped: bool = False) -> Outcom
                   "and sampled W; above 0 means ⟨−∇L, W_mm⟩ ≥ LB(W).")
     return ev.outcome(headline=f"{n_neg} non-positive correlations in {n_eval} W; min normalized corr {min_corr:.3g}",
                       steps=e0["steps"], inits=int(e0["W0"].shape[0]), sampled=count, spread=spread, dropped=dropped,
-                      algorithms=[a[0] for a in algos])
+                      algorithms=algos)
 
 
 def _plot_l4(traj_pts, samp_pts, n_eval, tag):
@@ -367,15 +371,16 @@ def l4_instances(draw):
     return dict(kind=kind, n=n, T=T, spread=spread, rho=rho, d=d, log_norm=log_norm, mix=mix, seed=seed)
 
 
-def l4_parameters(inst) -> dict:
-    return {"ν": inst.get("_nu", float("nan")), "spread": inst["spread"], "log10 ‖W‖": inst["log_norm"]}
+def l4_parameters(inst, facts) -> dict:
+    return {"ν": facts.get("_nu", float("nan")), "spread": inst["spread"], "log10 ‖W‖": inst["log_norm"]}
 
 
 def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
-    """log(<-grad L, W_mm>/LB) >= -TOL_LOG at 16 W of norm 10^log_norm; ``wrong_ref``: -W_mm as the reference."""
-    ds, r = probe_problem(inst)
+    """log(<-grad L, W_mm>/LB) >= -TOL_LOG at 16 W of norm 10^log_norm; ``wrong_ref``: -W_mm as the reference.
+    Facts: nu and the W-SVM's feasibility (``probe_problem``)."""
+    ds, r, facts = probe_problem(inst)
     if r is None:  # no W_mm: the instance cannot be decided (cell "not decided")
-        return None, "W-SVM infeasible", ""
+        return None, "W-SVM infeasible", "", facts
     W_ref = -r.solution if wrong_ref else r.solution  # control: a reference direction that violates every constraint
     g = torch.Generator().manual_seed(inst["seed"] + 1)
     G = torch.randn(PROBE_DIRECTIONS, ds.d, ds.d, generator=g, dtype=DTYPE)
@@ -384,7 +389,13 @@ def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
     W = 10 ** inst["log_norm"] * Dm / Dm.flatten(1).norm(dim=1)[:, None, None]
     _, lr = sampled_log_ratio(ds, W, W_ref)
     ok = bool((lr >= -TOL_LOG).all())
-    return ok, "feasible", "" if ok else f"min log(⟨−∇L, W_mm⟩/LB) = {float(lr.nan_to_num(-math.inf).min()):.3g}"
+    return (ok, "feasible", "" if ok else f"min log(⟨−∇L, W_mm⟩/LB) = {float(lr.nan_to_num(-math.inf).min()):.3g}",
+            facts)
+
+
+#: the Ass-2-broken control of B.L4: a bank on data whose non-opt scores are spread by 1.0 (GD runs only: they show
+#: LB failing, and the sampled W do too)
+ASS2_BROKEN_BANK = trajectory_bank.bind(instances=example1_instances.bind(spread=1.0), algorithms=BANK_ALGOS[:1])
 
 
 # ---------------------------------------------------------------------------
@@ -405,13 +416,13 @@ CLAIMS = [
             Check("derivation", "symbolic",
                   "Softmax Jacobian, the W-gradient of e^{−m} and the Ass-2 collapse, by sympy", derivation_e5),
             Check("autograd", "numeric", "(5) vs autograd on sampled W (Example 1 and orthogonal tokens)",
-                  check_e5_autograd, stochastic=False),
+                  check_e5_autograd, stochastic=False, uses={"instances": example1_instances}),
         ),
         controls=(
             Control("symbolic: dropped (1 − s_o)", "derivation", "the collapse without the factor (1 − s_o)",
                     {"form": form_without_one_minus_so}),
-            Control("Ass 2 broken", "autograd",
-                    "non-opt scores spread by 1.0 (γ̄ = their mean): (5) is not the gradient", {"spread": 1.0}),
+            Control("Ass 2 broken", "autograd", "non-opt scores spread by 1.0 (γ̄ = their mean): (5) is not the "
+                    "gradient", {"instances": example1_instances.bind(spread=1.0)}),
         ),
     ),
     Claim(
@@ -427,7 +438,7 @@ CLAIMS = [
             Check("derivation", "symbolic", "⟨−∇L, W_mm⟩ = LB + nonnegative remainder, by sympy", derivation_l4),
             Check("trajectories-and-samples", "numeric",
                   "Every step of GD/NGD/Polyak (the shared trajectory bank) and sampled W: ⟨−∇L, W_mm⟩ > 0 and ≥ LB(W)",
-                  check_l4, stochastic=False),
+                  check_l4, stochastic=False, uses={"bank": trajectory_bank}),
             Check("probe", "probe", "Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
                   "⟨−∇L, W_mm⟩ ≥ LB(W)",
                   probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l4_instances(),
@@ -440,7 +451,7 @@ CLAIMS = [
             Control("dropped W-SVM constraints", "trajectories-and-samples",
                     "W_mm solved without the constraints of the sample with the most dual mass", {"dropped": True}),
             Control("Ass 2 broken", "trajectories-and-samples", "non-opt scores spread by 1.0: LB is no longer a bound",
-                    {"spread": 1.0}),
+                    {"bank": ASS2_BROKEN_BANK}),
             Control("probe: −W_mm as reference", "probe", "the probe must find W with ⟨−∇L, −W_mm⟩ < LB",
                     {"mutant": {"wrong_ref": True}}),
         ),

@@ -16,16 +16,17 @@ does not need them).  We also measure the best constant on the runs,
 c_emp = min_{t >= 1} (||W_t|| + ||W_0||)/(eta t), and the growth rate ||W_T||/(eta T) (Theta(t): a constant in [c, 1]).
 
 Evidence: sympy proves the telescoping identity and the 2-D Lagrange identity behind Cauchy-Schwarz;
-every step of the shared NGD runs (the trajectory bank of ``trajectory_fixtures``: eta = 0.2 and eta = 10, reaching ||W|| ~ 2000, deep
+every step of the shared NGD runs (the trajectory bank of ``fixed_head_setups``: eta = 0.2 and eta = 10, reaching ||W|| ~ 2000, deep
 in softmax saturation) is checked against both bounds; a probe varies geometry, Ass 2 (half the draws each), init
 scale and eta (an infeasible W-SVM leaves the instance undecided; at least ``MIN_DECIDED`` decided inside).
-Negative controls:
-GD in place of NGD (||W_t|| = O(log t) breaks the lower bound), NGD on the linear-domain autograd
+Negative controls (each passes other runs to the bounds check):
+GD in place of NGD (the bank's GD runs: ||W_t|| = O(log t) breaks the lower bound), NGD on the linear-domain autograd
 gradient (0/0 = NaN once the softmax saturates), and a probe claiming random-walk growth eta sqrt(t).
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import sympy as sp
@@ -38,8 +39,9 @@ from numerics.paper_b import runs
 from numerics.stats import mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import (ASS2, PROBE, probe_problem, svm_probe_assumptions,
-                                                  trajectory_bank)
+from theorems.paper_b.fixed_head_assumptions import ASS2
+from theorems.paper_b.fixed_head_probes import PROBE, probe_problem, svm_probe_assumptions
+from theorems.paper_b.fixed_head_setups import trajectory_bank
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -114,25 +116,47 @@ def _bounds(tr, eta, c, sqrt_upper=False):
     return up & torch.isfinite(nrm), lo & torch.isfinite(nrm), t
 
 
-def _trajectories(ctx: Context, algo: str):
-    """[(instance, label, eta, trajectory)]: the bank's NGD runs (eta = 0.2 and 10); for the controls the bank's GD
-    run (eta = 1), or NGD eta = 10 on the linear-domain autograd objective from the same inits (first instance)."""
-    bank = trajectory_bank(ctx)
-    if algo in ("ngd", "gd"):
-        return [(e, lab, eta, tr) for e in bank for lab, (kind, eta, tr) in e["runs"].items() if kind == algo]
-    e = bank[0]  # one instance is enough to show the breakdown
-    # twice the bank's horizon: ||W|| ~ 4000, every non-opt score underflows and the autograd step is 0/0
+class Runs(NamedTuple):
+    """The runs the bounds are checked on: [(bank entry, label, eta, trajectory)], what the record calls them
+    (details["algorithm"]) and the name its line prints."""
+
+    algorithm: str
+    name: str
+    runs: list
+
+
+def _of_kind(bank, kind: str) -> list:
+    return [(e, lab, eta, tr) for e in bank for lab, (k, eta, tr) in e["runs"].items() if k == kind]
+
+
+def ngd_runs(bank) -> Runs:
+    """The bank's NGD runs (eta = 0.2 and 10)."""
+    return Runs("ngd", "NGD", _of_kind(bank, "ngd"))
+
+
+def gd_runs(bank) -> Runs:
+    """The control's: the bank's GD run (eta = 1), from the same inits (||W_t|| = O(log t))."""
+    return Runs("gd", "GD (control)", _of_kind(bank, "gd"))
+
+
+def autograd_ngd_runs(bank) -> Runs:
+    """The control's: NGD eta = 10 on the linear-domain autograd objective from the bank's inits (first instance: one
+    is enough to show the breakdown), for twice the bank's horizon: ||W|| ~ 4000, every non-opt score underflows and
+    the autograd step is 0/0."""
+    e = bank[0]
     tr = runs.run_recorded(e["ds"], al.ngd(AUTOGRAD_ETA), e["W0"], 2 * e["steps"],
                            objective=al.objective_autograd(e["ds"]))
-    return [(e, f"NGD η={AUTOGRAD_ETA:g} (autograd)", AUTOGRAD_ETA, tr)]
+    return Runs("autograd", "NGD on autograd (control)", [(e, f"NGD η={AUTOGRAD_ETA:g} (autograd)", AUTOGRAD_ETA, tr)])
 
 
-def check_bounds(ctx: Context, algo: str = "ngd") -> Outcome:
-    """Both bounds at every step of NGD; ``algo``: "gd" (GD in place of NGD) or "autograd" (controls)."""
+def check_bounds(ctx: Context, bank: list, trajectories=ngd_runs) -> Outcome:
+    """Both bounds at every step of ``trajectories(bank)`` (the bank's NGD runs; controls: GD in place of NGD, NGD on
+    the autograd gradient)."""
     n_up = n_lo = n_pts = 0
     c_min_derived, c_emp, rates, shown = math.inf, math.inf, [], []
-    first = trajectory_bank(ctx)[0]
-    for e, label, eta, tr in _trajectories(ctx, algo):
+    first = bank[0]
+    algo, name, selected = trajectories(bank)
+    for e, label, eta, tr in selected:
         c = derived_c(e["ds"], e["r"])
         c_min_derived = min(c_min_derived, c)
         up, lo, t = _bounds(tr, eta, c)
@@ -147,7 +171,6 @@ def check_bounds(ctx: Context, algo: str = "ngd") -> Outcome:
             shown.append((label, eta, c, t, nrm))
     ev = Evidence(ctx)
     m_rate, se_rate = mean_se(np.nan_to_num(np.concatenate(rates), nan=-1.0))
-    name = {"ngd": "NGD", "gd": "GD (control)", "autograd": "NGD on autograd (control)"}[algo]
     ev.exact("points violating a bound", n_up + n_lo == 0,
              f"{name}: {n_pts} (step, run) points, {n_up} above ‖W_0‖+ηt, {n_lo} below cηt−‖W_0‖ "
              f"(c = 1/(2R²‖W_mm‖) ≥ {c_min_derived:.3g}); best constant on the runs c_emp = {c_emp:.4g}; "
@@ -200,23 +223,25 @@ def l5_instances(draw):
                 seed=draw(st.integers(0, 2**31 - 1)))
 
 
-def l5_parameters(inst) -> dict:
-    return {"ν": inst.get("_nu", float("nan")), "spread": inst["spread"], "log10 init": inst["log_init"],
+def l5_parameters(inst, facts) -> dict:
+    return {"ν": facts.get("_nu", float("nan")), "spread": inst["spread"], "log10 init": inst["log_init"],
             "log10 η": inst["log_eta"]}
 
 
 def l5_conclusion(inst, alpha_each, sqrt_upper: bool = False):
-    """Both bounds along 30 NGD steps; ``sqrt_upper``: the random-walk envelope ||W_0|| + eta sqrt(t) (control)."""
-    ds, r = probe_problem(inst)
+    """Both bounds along 30 NGD steps; ``sqrt_upper``: the random-walk envelope ||W_0|| + eta sqrt(t) (control).
+    Facts: nu and the W-SVM's feasibility (``probe_problem``)."""
+    ds, r, facts = probe_problem(inst)
     if r is None:  # no W_mm, no c: the instance cannot be decided (cell "not decided")
-        return None, "W-SVM infeasible", ""
+        return None, "W-SVM infeasible", "", facts
     c = derived_c(ds, r)
     W0 = runs.gaussian_init(2, ds.d, 10 ** inst["log_init"] / ds.d, torch.Generator().manual_seed(inst["seed"] + 2))
     eta = 10 ** inst["log_eta"]
     tr = runs.run_recorded(ds, al.ngd(eta), W0, PROBE_STEPS)
     up, lo, t = _bounds(tr, eta, c, sqrt_upper)
     ok = bool(up.all() and lo.all())
-    return ok, "feasible", "" if ok else f"{int((~up).sum())} upper, {int((~lo).sum())} lower violations (c = {c:.3g})"
+    return (ok, "feasible", "" if ok else f"{int((~up).sum())} upper, {int((~lo).sum())} lower violations (c = {c:.3g})",
+            facts)
 
 
 # ---------------------------------------------------------------------------
@@ -236,7 +261,7 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Telescoping identity and Cauchy-Schwarz (Lagrange identity) by sympy",
               derivation),
         Check("bounds", "numeric", "Both bounds at every NGD step (η = 0.2 and 10, ‖W‖ up to ~2000, saturated softmax)",
-              check_bounds, stochastic=False),
+              check_bounds, stochastic=False, uses={"bank": trajectory_bank}),
         Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η",
               probe_check, params=PROBE | dict(examples=EXAMPLES, strategy=l5_instances(), conclusion=l5_conclusion,
                                                assumptions=svm_probe_assumptions, parameters=l5_parameters,
@@ -244,10 +269,10 @@ CLAIM = Claim(
     ),
     controls=(
         Control("GD in place of NGD", "bounds",
-                "GD (η = 1) from the same inits: ‖W_t‖ = O(log t) falls below cηt − ‖W_0‖", {"algo": "gd"}),
+                "GD (η = 1) from the same inits: ‖W_t‖ = O(log t) falls below cηt − ‖W_0‖", {"trajectories": gd_runs}),
         Control("linear-domain autograd gradient", "bounds",
                 "NGD on float64 autograd: the gradient underflows to 0 in saturation and the step is 0/0",
-                {"algo": "autograd"}),
+                {"trajectories": autograd_ngd_runs}),
         Control("probe: √t envelope", "probe", "claiming random-walk growth ‖W_t‖ ≤ ‖W_0‖ + η√t",
                 {"mutant": {"sqrt_upper": True}}),
     ),

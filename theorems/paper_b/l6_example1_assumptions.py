@@ -6,7 +6,7 @@ least [1 - delta], for any [delta]."  Proof: Bernstein bounds on token inner pro
 to logs); Ass 1's inequality is lost, its parameter is nu = max |<x, x'>| / min_i ||x_io||^2 over distinct token
 pairs with a non-opt member.
 
-Which Ass 1.  The one of ``trajectory_fixtures`` (``ASS1``, defined once for every fixed-head claim): B.L3's
+Which Ass 1.  The one of ``fixed_head_assumptions`` (``ASS1``, defined once for every fixed-head claim): B.L3's
 derived sufficient level nu / (1 - 3 nu) <= nu*(data, b), b = the opt-score floor at Lemma 2's eps = 1/4 and a small
 step.  nu* is itself random (it depends on q = min ||x_i1|| and R = max ||x||); on Example 1 (n = 8, T = 4) it is
 about 1.5e-3, so Ass 1 needs d of order 10^6.  (Before issue #11 this module decided fixed levels nu_0 = 0.25 and
@@ -45,7 +45,6 @@ tokens sharing a common noise direction (a fixed unit vector added to every toke
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -56,7 +55,7 @@ from numerics.paper_b import runs
 from numerics.stats import binomial_interval, decide_binomial, decide_exponent, loglog_slope, mean_se
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
+from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
 from theorems.plots import new_figure
 
 ID = "B.L6"
@@ -82,7 +81,7 @@ CONTROL_COMMON = 1.0  # the control's common noise direction (a unit vector time
 
 PREREGISTERED = {
     "DELTAS": "was NU0 = (0.25, 0.15) (fixed nu levels at d <= 2048, with delta = 0.05), is Ass 1 of "
-              "trajectory_fixtures at our derived d_1(delta) for delta = 0.05, 0.01; changed in issue #11 after the "
+              "fixed_head_assumptions at our derived d_1(delta) for delta = 0.05, 0.01; changed in issue #11 after the "
               "audit showed the old levels were not Ass 1 (B.L3 calls them insufficient)",
     "RATE_LOG10_D": "was RATE_FROM_D = 64 on d = 64 .. 512 (2048 standard) with the direct generator, is 10^4 .. "
                     "10^8 through the Gram sampler; the lower end chosen after looking at E[nu] sqrt(d) on "
@@ -136,25 +135,16 @@ def d_sufficient(n: int, T: int, delta: float, eps: float = EPS, union: bool = T
 # 2. Monte Carlo through the Gram matrix
 # ---------------------------------------------------------------------------
 
-@functools.cache
-def _draws(d: int, count: int, seed: int, common: float) -> dict:
-    g = runs.example1_geometry(N, T, d, count, seed, GAMMA_OPT, GAMMA_OTHER, common)
-    b = opt_score_floor(T, g["R"], EPS, 0.0)
-    ns = nu_star(dict(q=g["q"], R=g["R"], lo=math.exp(-GAMMA_OPT) * (GAMMA_OPT - GAMMA_OTHER),
-                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), N, b)
-    out = dict(nu=g["nu"].numpy(), nu_star=ns.numpy(), ass1=(ass1_lhs(g["nu"]) <= ns).numpy(),
-               spread=g["spread"].numpy())
-    # kept (cached) results are copied once the draws' temporaries are freed: views of tensors made among them pin
-    # the gaps they leave, and the heap grew by ~0.2 GB per call (1.2-1.5 GB for this claim's units, session 16)
-    del g, ns
-    return {k: v.copy() for k, v in out.items()}
-
-
 def draws(ctx: Context, d: int, common: float = 0.0) -> dict:
     """``count`` Example 1 data sets at dimension d (n = 8, T = 4): nu, nu*, Ass 1 per draw, max spread."""
     count = ctx.pick(*DRAWS)
-    seed = ctx.derived_seed(ID, "gram", d, common)
-    return _draws(d, count, seed, common)
+    g = runs.example1_geometry(N, T, d, count, ctx.derived_seed(ID, "gram", d, common), GAMMA_OPT, GAMMA_OTHER,
+                               common)
+    b = opt_score_floor(T, g["R"], EPS, 0.0)
+    ns = nu_star(dict(q=g["q"], R=g["R"], lo=math.exp(-GAMMA_OPT) * (GAMMA_OPT - GAMMA_OTHER),
+                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), N, b)
+    return dict(nu=g["nu"].numpy(), nu_star=ns.numpy(), ass1=(ass1_lhs(g["nu"]) <= ns).numpy(),
+                spread=g["spread"].numpy())
 
 
 def check_probability(ctx: Context, common: float = 0.0, union: bool = True) -> Outcome:
@@ -239,7 +229,7 @@ CLAIM = Claim(
     title="Example 1 satisfies Assumptions 1-2 w.h.p. for large d",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("Qualitative (spec). Ass 1 is the suite's one definition (trajectory_fixtures: B.L3's derived "
+    fidelity_note=("Qualitative (spec). Ass 1 is the suite's one definition (fixed_head_assumptions: B.L3's derived "
                    "sufficient level ν/(1−3ν) ≤ ν*, ν* ≈ 1.5e-3 here); the d that suffices, d₁(δ), is our "
                    "derivation (Laurent-Massart norms + a Gaussian union bound over pairs), decided at δ = 0.05 and "
                    "0.01 by Monte Carlo through the token Gram matrix (d ~ 2·10⁶). Ass 2 holds by construction "

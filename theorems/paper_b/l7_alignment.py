@@ -22,9 +22,10 @@ information (the slack 1 - eps is needed: near W_mm both sides tend to the same 
 failure of (4) only at norms beyond those examined, and (4) failing below half the largest norm passes (R_eps is
 then reported, not bounded).  The trajectory points in the top half lie close to W_mm (the runs have aligned), so
 the wide sampled directions carry the test away from W_mm; before issue #11 the samples were drawn within 45 deg
-of W_mm only.  Ass 1 (ours, ``trajectory_fixtures``) holds on the orthogonal-token instance only: Example 1 at
+of W_mm only.  Ass 1 (ours, ``fixed_head_assumptions``) holds on the orthogonal-token instance only: Example 1 at
 d = 32 has nu ~ 0.4 against nu* ~ 1e-3; (4) is tested there as the paper's claim that Example 1 is in scope.
-Negative control: a W_mm solved without one sample's constraints (the wrong max-margin direction).
+Negative control: a W_mm solved without one sample's constraints (the wrong max-margin direction; the bank records
+the gradient's correlation with it beside the right one).
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ from numerics import DTYPE
 from numerics.paper_b import model, records
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import ASS1, ASS2, trajectory_bank
+from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2
+from theorems.paper_b.fixed_head_setups import trajectory_bank
 from theorems.plots import new_figure
 
 ID = "B.L7"
@@ -85,14 +87,13 @@ def sampled_domain(gen, ds, W_ref, count, log_norm_max):
     return rr[keep], -ev.dir_W.flatten(1)[keep], Dm.flatten(1)[keep], torch.rad2deg(theta[keep])
 
 
-def collect(ctx: Context, dropped: bool = False):
+def collect(ctx: Context, bank: list, dropped: bool = False):
     """(norms, corr_mm, corr_self, label, angle to W_mm in degrees) over every examined W as flat numpy arrays:
     every step of the shared trajectory bank and the sampled W of the Lemma 3 domain; ``dropped``: corr_mm against
     the dropped-constraint W_mm (the control)."""
     gen = ctx.generator(ID, "samples")
     count = ctx.pick(*SAMPLED_COUNT)
     sfx = "_dropped" if dropped else ""
-    bank = trajectory_bank(ctx)
     log_top = math.log10(max(float(tr["W_norm"].max()) for e in bank for _, _, tr in e["runs"].values()))
     N, CM, CS, LAB, ANG = [], [], [], [], []
     for e in bank:
@@ -114,9 +115,9 @@ def collect(ctx: Context, dropped: bool = False):
             torch.cat(ANG).numpy())
 
 
-def check_alignment(ctx: Context, dropped: bool = False) -> Outcome:
+def check_alignment(ctx: Context, bank: list, dropped: bool = False) -> Outcome:
     """R_eps per eps: the largest ||W|| where (4) fails; the claim fails if that is in the top half of the norms."""
-    norms, cm, cs, lab, ang = collect(ctx, dropped)
+    norms, cm, cs, lab, ang = collect(ctx, bank, dropped)
     top = float(np.nanmax(norms))
     ev = Evidence(ctx)
     R = {}
@@ -153,7 +154,7 @@ def check_alignment(ctx: Context, dropped: bool = False) -> Outcome:
                   "1500 of them drawn); (4) holds below the dotted ε levels.")
     return ev.outcome(headline=", ".join(f"R_{e}={R[e]:.3g}" for e in EPSILONS[:3]) + f" (‖W‖ up to {top:.3g})",
                       R_eps={str(k): v for k, v in R.items()}, max_norm=top, count=len(norms),
-                      algorithms=list(trajectory_bank(ctx)[0]["runs"]), s_floor_sampled=S_FLOOR,
+                      algorithms=list(bank[0]["runs"]), s_floor_sampled=S_FLOOR,
                       sampled_top_half_by_angle=bands.tolist())
 
 
@@ -188,7 +189,7 @@ CLAIM = Claim(
                  Assumption("Lemma 3 domain", "opt scores bounded below (iterates; sampled W with s_opt ≥ 0.2)")),
     checks=(
         Check("alignment", "numeric", "R_ε measured for ε = 0.5 … 0.02 along trajectories and on sampled W",
-              check_alignment, stochastic=False),
+              check_alignment, stochastic=False, uses={"bank": trajectory_bank}),
     ),
     controls=(
         Control("dropped W-SVM constraints", "alignment",

@@ -11,9 +11,9 @@ We make the event concrete with the spec's near-orthogonality parameter
 and the level ``nu_0 = (1 - 1/rho^2) / (2 n T)``; Lemma 9's claim becomes ``P(nu <= nu_0) >= 1 - delta`` for
 ``d >= d_9(delta)``.
 
-**This level is Lemma 9's event of Condition 1 (joint training, Section 4; ``joint_fixtures.nu0_level``), not paper
-B's Assumption 1 of the fixed-head sections** (B.L3-B.L7, B.T1, B.T6, B.T7), whose single definition (ours:
-``nu/(1 - 3 nu) <= nu*``, B.L3's derived level) lives in ``trajectory_fixtures``.  The seed states the two
+**This level is Lemma 9's event of Condition 1 (joint training, Section 4; ``joint_assumptions.nu0_level``), not
+paper B's Assumption 1 of the fixed-head sections** (B.L3-B.L7, B.T1, B.T6, B.T7), whose single definition (ours:
+``nu/(1 - 3 nu) <= nu*``, B.L3's derived level) lives in ``fixed_head_assumptions``.  The seed states the two
 separately, for different data models and algorithms; they share only the parameter nu.
 
 Where nu_0 comes from (ours; sympy below).  Lemma 11's induction starts with the first u-step from zero init:
@@ -23,7 +23,7 @@ self term is ``(1/T)(||x_{i,opt}||^2 - ||x_{i,o}||^2) ~ (m/T)(1 - 1/rho^2)`` (no
 smallest opt norm^2) and every other term is at most ``2 nu m`` in size, ``n - 1`` of them from the other
 sequences and ``(T - 2)/T`` from sample i's other tokens.  The increase is positive for every i once
 ``nu <= nu_0``: at ``nu = nu_0`` the margin left is ``2 m (1 - 1/rho^2)/(n T^2) > 0``.  The level is
-``joint_fixtures.nu0_level``, the one the joint-training claims condition their DM draws on: the derivation
+``joint_assumptions.nu0_level``, the one the joint-training claims condition their DM draws on: the derivation
 proves that very function.
 
 d_9(delta) (ours, an explicit union bound): with ``D_pm = d -/+ 2 sqrt(d x) (+ 2x)`` (Laurent-Massart chi-square
@@ -54,7 +54,7 @@ from numerics.paper_b.model import Dataset
 from numerics.stats import binomial_interval, decide_binomial
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import MAIN, nu0_level, nu_threshold
+from theorems.paper_b.joint_assumptions import MAIN, nu0_level, nu_threshold
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -187,7 +187,7 @@ CLAIM = Claim(
                    "first step of Lemma 11's induction, and d₉(δ) from an explicit chi-square / Gaussian union bound "
                    f"(ours). Checked for n = {MAIN['n']}, T = {MAIN['T']}, ρ = {MAIN['opt_ratio']:g}, δ = {DELTA}. ν₀ is "
                    "Lemma 9's event of Condition 1 (joint training), not paper B's Ass. 1 of the fixed-head sections "
-                   "(defined once in trajectory_fixtures). The Monte Carlo confirms our union bound's d₉ (it can fail "
+                   "(defined once in fixed_head_assumptions). The Monte Carlo confirms our union bound's d₉ (it can fail "
                    "only if that bound is wrong); the curve in d shows where the event starts to hold."),
     checks=(
         Check("derivation", "symbolic", "ν₀ makes the first u-step raise every score gap", derivation),

@@ -36,16 +36,22 @@ Numerics: torch runs of the log-domain engine from random ``W_0`` (iid N(0, 1) e
 closed forms (deterministic, tolerance 1e-9 relative: float64 accumulation over <= 2e4 steps), then the rates:
 GD with ``eta = e/2`` (so ``2 eta / e = 1`` and ``z_t ~ log t`` with no offset), NGD with ``eta = 1``.
 
-Negative controls (overrides of their checks' parameters): a closed form with the factor 2 of ``dz = dW_11 - dW_21`` dropped; NGD in place of GD (its
-norm grows like t, its exponents leave every GD bound); GD in place of NGD for the t^{-2} rate; NGD on the
+Shared set-ups (fixtures, ``theorems.fixture``): the sympy objects of the derivation (:func:`two_token_sympy`, static:
+the gradient and the limits, computed once and read by both claims' derivations and their controls) and the torch runs
+of each algorithm (:func:`two_token_runs`, per run); an algorithm is a value (:class:`TwoTokenAlgorithm`: its step, how
+the engine runs it, its closed form).
+
+Negative controls: a closed form with the factor 2 of ``dz = dW_11 - dW_21`` dropped; NGD's runs in place of GD's (its
+norm grows like t, its exponents leave every GD bound); GD's runs in place of NGD's for the t^{-2} rate; NGD on the
 linear-domain autograd gradient (once sigma(z) rounds to 1, z >~ 37, the opt token's term cancels and the
 step goes along -E_21 instead of Wbar_mm; NaN once e^{-z} underflows); wrong constants in sympy (the Stolz
 constant eta/e, the NGD limit r^2/eta^2).
 """
 from __future__ import annotations
 
-import functools
 import math
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -57,6 +63,7 @@ from numerics.paper_b import data, records, two_token
 from numerics.stats import decide_close, decide_lower, decide_upper, mean_interval, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.fixture import fixture
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -95,9 +102,10 @@ PREREGISTERED = {
 # 1. Symbolic derivation (both claims)
 # ---------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=1)
-def _sympy_objects() -> dict:
-    """The expensive sympy work (gradient, limits), done once; the derivation and its controls compare against it."""
+@fixture(scope="static")
+def two_token_sympy() -> dict:
+    """The expensive sympy work (gradient, limits, ~0.6 s), done once (static: it does not depend on the run); the
+    derivations of both claims and their controls compare against it."""
     w11, w12, w21, w22 = sp.symbols("W_11 W_12 W_21 W_22", real=True)
     W = sp.Matrix([[w11, w12], [w21, w22]])
     a = sp.eye(2) * W * sp.Matrix([1, 0])
@@ -122,12 +130,11 @@ def _sympy_objects() -> dict:
     )
 
 
-@functools.lru_cache(maxsize=4)
-def symbolic_derivation(gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
-    """The derivation of both claims (run once, shared).  ``gd_factor`` / ``ngd_factor``: the claimed Stolz
-    constant ``gd_factor eta/e`` and NGD limit ``r^2/(ngd_factor eta^2)`` (derived: 2 and 2; controls pass 1)."""
+def symbolic_derivation(o: dict, gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
+    """The derivation of both claims from the sympy objects ``o`` (:func:`two_token_sympy`).  ``gd_factor`` /
+    ``ngd_factor``: the claimed Stolz constant ``gd_factor eta/e`` and NGD limit ``r^2/(ngd_factor eta^2)`` (derived:
+    2 and 2; controls pass 1)."""
     D = Derivation()
-    o = _sympy_objects()
     (w11, w21), grad, c, z, eta, r = o["w"], o["grad"], o["c"], o["z"], o["eta"], o["r"]
     Amat = o["Amat"]
     D.say("Logits a = X W x₁ = (W₁₁, W₂₁); u = e₁ gives γ = (1, 0), margin m = s₁ = σ(z), z = W₁₁ − W₂₁, "
@@ -173,11 +180,75 @@ def symbolic_derivation(gd_factor: int = 2, ngd_factor: int = 2) -> Outcome:
 # 2. Torch runs (log-domain engine) and the closed forms
 # ---------------------------------------------------------------------------
 
-def runs(ctx: Context, algorithm: str) -> dict:
-    """B runs of ``algorithm`` ("GD", "NGD" or the control "NGD (autograd)") on the two-token data from random W_0
-    (``initial_points``: r > 0, GD's transient short), split into p = <W, Wbar_mm> and r = ||W_perp||."""
-    return _runs(ctx.derived_seed("B.S33", "W0"), ctx.pick(*RUNS), ctx.pick(500, 20000, 50000),
-                 ctx.pick(30, 60, 80), algorithm)
+@dataclass(frozen=True)
+class TwoTokenAlgorithm:
+    """An algorithm on the two-token data: its name in the records, its step, how the torch runs train it
+    (``train(ds, W0, N, record_at, eta)``, a module-level function) and its exact p_t (``closed_form(p0, eta, steps,
+    gd_factor)``; None where there is none)."""
+
+    name: str
+    eta: float
+    train: Callable
+    closed_form: Callable | None
+
+    def __repr__(self) -> str:
+        return f"TwoTokenAlgorithm({self.name!r})"
+
+
+def engine_gd(ds, W0, N, at, eta):
+    """GD on the log-domain engine."""
+    return A.train(ds, A.gd(eta), N, W0, record_at=at, keep_params=True)
+
+
+def engine_ngd(ds, W0, N, at, eta):
+    """NGD on the log-domain engine."""
+    return A.train(ds, A.ngd(eta), N, W0, record_at=at, keep_params=True)
+
+
+def autograd_ngd(ds, W0, N, at, eta):
+    """NGD on float64 autograd's linear-domain gradient (the control's)."""
+    return optim.run((W0,), A.objective_autograd(ds), A.ngd(eta), N, record=records.recorder(ds, ["W"]), record_at=at)
+
+
+def gd_map(p0, eta, steps, gd_factor=2.0):
+    """GD's exact one-dimensional map (z = sqrt(2) p); ``gd_factor`` != 2 only for a control."""
+    return two_token.gd_z(math.sqrt(2) * np.asarray(p0, float), eta, steps, gd_factor) / math.sqrt(2)
+
+
+def ngd_line(p0, eta, steps, gd_factor=2.0):
+    """NGD's exact p_t = p_0 + eta t (``gd_factor`` does not enter)."""
+    return two_token.ngd_p(p0, eta, steps)
+
+
+#: GD at ETA_GD on the log-domain engine, against its exact map
+GD = TwoTokenAlgorithm("GD", ETA_GD, engine_gd, gd_map)
+#: NGD at ETA_NGD on the log-domain engine, against p_0 + eta t
+NGD = TwoTokenAlgorithm("NGD", ETA_NGD, engine_ngd, ngd_line)
+#: B.A4's control: NGD on the linear-domain autograd gradient (once sigma(z) rounds to 1, z >~ 37, the opt token's term
+#: cancels and the step leaves Wbar_mm; NaN once e^{-z} underflows); no closed form of its own
+NGD_AUTOGRAD = TwoTokenAlgorithm("NGD (autograd)", ETA_NGD, autograd_ngd, None)
+
+
+@fixture
+def two_token_runs(ctx, algorithm: TwoTokenAlgorithm = GD) -> dict:
+    """B runs of ``algorithm`` on the two-token data from random W_0 (``initial_points``: r > 0, GD's transient short),
+    split into p = <W, Wbar_mm> and r = ||W_perp||."""
+    seed = ctx.derived_seed("B.S33", "W0")
+    B, N, n_points = ctx.pick(*RUNS), ctx.pick(500, 20000, 50000), ctx.pick(30, 60, 80)
+    W0 = initial_points(seed, B, N)
+    ds = data.two_token()
+    at = optim.log_spaced_steps(N, n_points)
+    traj = algorithm.train(ds, W0, N, at, algorithm.eta)
+    p0, r0 = two_token.split(W0)
+    p, r = two_token.split(traj["W"])
+    return dict(name=algorithm.name, steps=traj.steps.numpy(), p=p, r=r, p0=p0, r0=r0, eta=algorithm.eta, N=N,
+                om=two_token.one_minus_corr(p, r), W_norm=np.hypot(p, r))
+
+
+#: the runs of each algorithm (the checks' and the controls')
+GD_RUNS = two_token_runs.bind(algorithm=GD)
+NGD_RUNS = two_token_runs.bind(algorithm=NGD)
+NGD_AUTOGRAD_RUNS = two_token_runs.bind(algorithm=NGD_AUTOGRAD)
 
 
 def initial_points(seed: int, B: int, N: int) -> torch.Tensor:
@@ -192,35 +263,18 @@ def initial_points(seed: int, B: int, N: int) -> torch.Tensor:
     return kept[:B]
 
 
-@functools.lru_cache(maxsize=8)
-def _runs(seed: int, B: int, N: int, n_points: int, algorithm: str) -> dict:
-    W0 = initial_points(seed, B, N)
-    ds = data.two_token()
-    at = optim.log_spaced_steps(N, n_points)
-    eta = ETA_GD if algorithm == "GD" else ETA_NGD
-    if algorithm == "NGD (autograd)":
-        traj = optim.run((W0,), A.objective_autograd(ds), A.ngd(eta), N, record=records.recorder(ds, ["W"]),
-                         record_at=at)
-    else:
-        traj = A.train(ds, A.gd(eta) if algorithm == "GD" else A.ngd(eta), N, W0, record_at=at, keep_params=True)
-    p0, r0 = two_token.split(W0)
-    p, r = two_token.split(traj["W"])
-    return dict(steps=traj.steps.numpy(), p=p, r=r, p0=p0, r0=r0, eta=eta, N=N,
-                om=two_token.one_minus_corr(p, r), W_norm=np.hypot(p, r))
-
-
-def check_closed_form(ctx: Context, algorithm: str = "GD", run_as: str | None = None,
+def check_closed_form(ctx: Context, runs: dict, closed_form: TwoTokenAlgorithm = GD,
                       gd_factor: float = 2.0) -> Outcome:
-    """Torch trajectory of ``run_as`` (default: ``algorithm``) against ``algorithm``'s closed form, to TOL
-    (deterministic given the runs).  Controls: another algorithm's run, the GD map with a wrong factor."""
-    R = runs(ctx, run_as or algorithm)
-    want = two_token.closed_form_p(algorithm, R["p0"], ETA_GD if algorithm == "GD" else ETA_NGD, R["steps"], gd_factor)
+    """Torch trajectory of ``runs`` against ``closed_form``'s exact dynamics, to TOL (deterministic given the runs).
+    Controls: another algorithm's runs, the GD map with a wrong factor."""
+    R = runs
+    want = closed_form.closed_form(R["p0"], closed_form.eta, R["steps"], gd_factor)
     err_p = np.abs(R["p"] - want) / np.maximum(np.abs(want), 1.0)
     err_r = np.abs(R["r"] - R["r0"][None]) / np.maximum(R["r0"][None], 1.0)
     om_want = two_token.one_minus_corr(want, R["r0"][None])
     err_om = np.abs(R["om"] - om_want) / om_want
     worst = float(np.nan_to_num(np.max([err_p.max(), err_r.max(), err_om.max()]), nan=np.inf))
-    label = run_as or algorithm
+    label, algorithm = R["name"], closed_form.name
     ev = Evidence(ctx)
     ev.measure(f"max relative error of p_t = ⟨W_t, W̄mm⟩ ({label} vs {algorithm} closed form)",
                float(np.nan_to_num(err_p.max(), nan=np.inf)), claimed=f"≤ {TOL:g}")
@@ -248,10 +302,11 @@ def _late(R):
     return sel, R["steps"][sel].astype(float)
 
 
-def check_gd_rates(ctx: Context, algorithm: str = "GD") -> Outcome:
+def check_gd_rates(ctx: Context, runs: dict) -> Outcome:
     """Three decisions on GD's runs: the Stolz constant = 1, ‖W_t‖ = O(log t), 1 − corr = Ω(1/log²t)
     (control: NGD's runs leave every GD bound)."""
-    R = runs(ctx, algorithm)
+    R = runs
+    algorithm = R["name"]
     sel, t = _late(R)
     ev = Evidence(ctx, decisions=3)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -289,9 +344,10 @@ def check_gd_rates(ctx: Context, algorithm: str = "GD") -> Outcome:
                       eta=R["eta"], window=[float(t[0]), float(t[-1])])
 
 
-def check_ngd_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
+def check_ngd_rate(ctx: Context, runs: dict) -> Outcome:
     """Exponent of 1 − corr in t = −2 up to the derived finite-window allowance (control: GD's runs)."""
-    R = runs(ctx, algorithm)
+    R = runs
+    algorithm = R["name"]
     sel, t = _late(R)
     with np.errstate(divide="ignore", invalid="ignore"):
         y = np.log(R["om"][sel])
@@ -319,7 +375,7 @@ def check_ngd_rate(ctx: Context, algorithm: str = "NGD") -> Outcome:
 # ---------------------------------------------------------------------------
 
 _DERIVATION = Check("derivation", "symbolic", "Gradient, W_mm, and the exact GD / NGD dynamics with their limits "
-                    "(sympy)", symbolic_derivation)
+                    "(sympy)", symbolic_derivation, uses={"o": two_token_sympy})
 
 #: the claim B.S33 (a declaration, not a decision constant)
 S33 = Claim(
@@ -339,18 +395,18 @@ S33 = Claim(
     checks=(
         _DERIVATION,
         Check("gd-matches-closed-form", "numeric", "Log-domain engine GD vs the exact one-dimensional GD map",
-              check_closed_form),
+              check_closed_form, uses={"runs": GD_RUNS}),
         Check("gd-rates", "numeric", "Stolz constant of e^{z_t}, exponents of ‖W_t‖ and 1 − corr in log t",
-              check_gd_rates),
+              check_gd_rates, uses={"runs": GD_RUNS}),
     ),
     controls=(
         Control("symbolic: factor 2 dropped", "derivation", "Stolz constant η/e in place of 2η/e", {"gd_factor": 1}),
         Control("closed form: factor 2 dropped", "gd-matches-closed-form", "GD map with dz = η c(z)",
                 {"gd_factor": 1.0}),
         Control("NGD in place of GD", "gd-matches-closed-form", "the engine's NGD run against the GD map",
-                {"run_as": "NGD"}),
+                {"runs": NGD_RUNS}),
         Control("NGD in place of GD (rates)", "gd-rates", "NGD: ‖W_t‖ ~ t and 1 − corr ~ t⁻² leave the GD bounds",
-                {"algorithm": "NGD"}),
+                {"runs": NGD_RUNS}),
     ),
 )
 
@@ -368,17 +424,18 @@ A4 = Claim(
     checks=(
         _DERIVATION,
         Check("ngd-matches-closed-form", "numeric", "Log-domain engine NGD vs p_t = p_0 + ηt, r constant",
-              check_closed_form, {"algorithm": "NGD"}),
-        Check("ngd-rate", "numeric", "Exponent of 1 − corr in t over a late window equals −2", check_ngd_rate),
+              check_closed_form, {"closed_form": NGD}, uses={"runs": NGD_RUNS}),
+        Check("ngd-rate", "numeric", "Exponent of 1 − corr in t over a late window equals −2", check_ngd_rate,
+              uses={"runs": NGD_RUNS}),
     ),
     controls=(
         Control("symbolic: wrong constant", "derivation", "t²(1 − corr) → r²/η² (factor 2 dropped)",
                 {"ngd_factor": 1}),
         Control("linear-domain gradient", "ngd-matches-closed-form", "NGD on float64 autograd: once σ(z) rounds "
-                "to 1 the opt term cancels and the step leaves W̄mm", {"run_as": "NGD (autograd)"}),
+                "to 1 the opt term cancels and the step leaves W̄mm", {"runs": NGD_AUTOGRAD_RUNS}),
         Control("GD in place of NGD", "ngd-matches-closed-form", "the engine's GD run against the NGD closed form",
-                {"run_as": "GD"}),
-        Control("GD in place of NGD (rate)", "ngd-rate", "GD's exponent in t is ≈ −2/log t", {"algorithm": "GD"}),
+                {"runs": GD_RUNS}),
+        Control("GD in place of NGD (rate)", "ngd-rate", "GD's exponent in t is ≈ −2/log t", {"runs": GD_RUNS}),
     ),
 )
 

@@ -10,7 +10,7 @@ The seed lost the formula; the spec rebuilds the exponent from the proof's struc
 Lemma-7 slack eps_t ~ log t / t summed over t) and a third-party summary quoting O(t^{-1/2}).
 
 How the envelope is decided (ours).  ``1 - corr`` is fitted as a power of t over a late window
-``[t_1, t_2] = [N/10, N]`` of ``N = rate_fixtures.ENVELOPE_STEPS`` steps (3000 / 8000 / 20000): per run, the
+``[t_1, t_2] = [N/10, N]`` of ``N = example1_suite_setups.ENVELOPE_STEPS`` steps (3000 / 8000 / 20000): per run, the
 least-squares slope of ``log U`` (U: the upper envelope of ``1 - corr``) on ``log t``.  A polylog factor
 ``log^k t`` changes a local log-log slope by ``k / log t``; averaged over the window its contribution is
 ``s_k = k (log log t_2 - log log t_1) / (log t_2 - log t_1)``.  We allow ``k = 2`` (the proof's ``eps_t``
@@ -42,26 +42,27 @@ as Appendix A.4 (B.A4) says for the two-token example.
 Oscillations.  Once saturated, NGD with a large step can zigzag with period 2 between support samples
 (found by the standard-tier probe at n = T = 2, eta = 1.8); the claim bounds 1 - corr for all t >= t_0,
 so every fit uses the upper envelope ``U_t = max_{s >= t} (1 - corr_s)`` over recorded steps, and the
-records include each log-spaced step's successor so both phases are seen (``rate_fixtures``).
+records include each log-spaced step's successor so both phases are seen (``fixed_head_rates``).
 
-Instances (ours; the seed's constants are lost): the Example-1 suite of ``rate_fixtures`` (n = 4, T = 3,
+Instances (ours; the seed's constants are lost): the Example-1 suite of ``example1_suite_setups`` (n = 4, T = 3,
 d = 16, gamma_opt = 1, gamma_other = 0: Ass 2 by construction; one random data set per run; ``||W_0|| = 0.5``,
 three quarters of the runs in a uniformly random direction and one quarter in the adversarial direction
 ``-Wbar_mm``, which violates every W-SVM constraint); eta = 1.  These runs are outside our Ass 1 (B.L3's
-sufficient nu/(1 - 3 nu) <= nu*, defined once in ``trajectory_fixtures``: nu ~ 0.4 against nu* ~ 1e-3), so the rate
-check tests Theorem 1's conclusion on the paper's own example data; the probe decides instances inside Ass 1
-(near-orthogonal tokens).  The envelope rule, the window and the probe's instances are in ``rate_fixtures``
-(B.T7 and B.Fig2 decide with the same rule).
+sufficient nu/(1 - 3 nu) <= nu*, defined once in ``fixed_head_assumptions``: nu ~ 0.4 against nu* ~ 1e-3), so the
+rate check tests Theorem 1's conclusion on the paper's own example data; the probe decides instances inside Ass 1
+(near-orthogonal tokens).  The envelope rule and the probe's instances are in ``fixed_head_rates`` (B.T7 and B.Fig2
+decide with the same rule); the runs are fixtures of ``example1_suite_setups``, injected into the checks.
 
 Evidence: (1) the rate rule above on NGD; (2) global convergence: every run, adversarial starts included, ends
 with ``1 - corr < 1e-3``; (3) a probe over the token geometry (nu on both sides of nu*: orthogonal tokens + rho,
 or Example 1), the non-opt score spread (Ass 2), the init norm (Lemma 2's eps = 1/4) and the step size, each on both
 sides, classified with the suite's single definitions; its conclusion reads the rate in the run's own clock
-``||W_t|| / v`` plus linear norm growth (``rate_fixtures.probe_rate``: a local exponent in t mistakes a time
+``||W_t|| / v`` plus linear norm growth (``fixed_head_rates.probe_rate``: a local exponent in t mistakes a time
 offset for a slow rate); an instance it cannot decide (infeasible W-SVM, a window inside one time offset, 1 - corr
 at solver precision) is "not decided", and at least ``MIN_DECIDED`` in-assumption instances must be decided.
 
-Negative controls (each re-runs its check with overridden parameters): GD (constant step) in place of NGD
+Negative controls (each re-runs its check with another run or reference in place of the right one): GD (constant
+step) in place of NGD
 (1 - corr decays like 1/log^2 t; B.S33); a wrong W_mm (W-SVM with its most-loaded constraint dropped); NGD on
 the linear-domain autograd gradient for the same horizon: once s_opt rounds to 1 (logit gap >~ 37) the opt
 token's term s_o (gamma_o - m) cancels to 0, the direction is wrong and the alignment degrades (1 - corr grows
@@ -72,9 +73,16 @@ a claimed exponent <= -3, a rescaled claim rather than a mutant of the mathemati
 """
 from __future__ import annotations
 
+import torch
+
+from numerics import optim
+from numerics.paper_b import algorithms as A
+from numerics.paper_b import data, records
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b import rate_fixtures as rf
+from theorems.fixture import fixture
+from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_rates as rf
 from theorems.probe import probe_check
 
 ID = "B.T1"
@@ -90,20 +98,29 @@ CONVERGED = 1e-3  # 1 - corr at t = N below which a run counts as aligned (NGD r
 # ---------------------------------------------------------------------------
 # 1. Numeric checks: the rate and global convergence
 # ---------------------------------------------------------------------------
-# The rate check is ``rate_fixtures.check_envelope``: the rule of the docstring on the suite's runs of an algorithm
-# (B.T7 runs it on the Polyak step); its controls override ``algorithm`` (GD, the autograd NGD) or ``wrong_svm``.
+# The rate check is ``fixed_head_rates.check_envelope``: the rule of the docstring on the suite's runs of an algorithm
+# (B.T7 runs it on the Polyak step); its controls pass another run (GD, the autograd NGD) or the wrong W_mm.
 
 
-def check_global(ctx: Context, wrong_svm: bool = False) -> Outcome:
-    """Every run of NGD ends aligned with W_mm (deterministic given the runs; control: a wrong W_mm)."""
-    s = rf.suite(ctx)
-    traj = rf.trajectory(ctx, "NGD")
-    final = rf.one_minus_corr(traj["W"], s.W_mm_wrong if wrong_svm else s.W_mm).numpy()[-1]
+@fixture(uses={"suite": S.example1_suite})
+def autograd_ngd_run(ctx, suite: S.Suite, n_steps=S.ENVELOPE) -> S.SuiteRun:
+    """NGD on float64 autograd of the linear-domain loss (a control), the suite's first four runs only (it is slow,
+    and it breaks the same way on every run): once s_opt rounds to 1 the opt token's gradient term cancels."""
+    ds = data.Dataset(suite.ds.X[:4], suite.ds.y[:4], u=suite.ds.u[:4])
+    traj = optim.run((suite.W0[:4],), A.objective_autograd(ds), A.ngd(S.ETA), n_steps,
+                     record=records.recorder(ds, ["W"]), record_at=S.record_at(suite, n_steps))
+    return S.SuiteRun("NGD (autograd)", None, n_steps, traj)
+
+
+def check_global(ctx: Context, suite: S.Suite, run: S.SuiteRun, W_mm: torch.Tensor) -> Outcome:
+    """Every run of NGD ends aligned with ``W_mm`` (deterministic given the runs; control: a wrong W_mm)."""
+    s, traj = suite, run.traj
+    final = rf.one_minus_corr(traj["W"], W_mm).numpy()[-1]
     ok = final < CONVERGED
     k, B = int(ok.sum()), len(ok)
     ev = Evidence(ctx)
     ev.exact("runs aligned at t = N (1 − corr < 1e-3)", k == B,
-             f"{k}/{B} runs aligned with W_mm at t = {s.n_steps} (max 1 − corr {final.max():.2e}; "
+             f"{k}/{B} runs aligned with W_mm at t = {run.n_steps} (max 1 − corr {final.max():.2e}; "
              f"{int(s.adversarial.sum())} started along −W̄mm)", value=k / B, claimed="all")
     ev.measure("largest final 1 − corr", float(final.max()), claimed=f"< {CONVERGED:g}")
     ev.measure("largest final 1 − corr, adversarial inits", float(final[s.adversarial.numpy()].max()))
@@ -111,13 +128,14 @@ def check_global(ctx: Context, wrong_svm: bool = False) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 2. Probe: the assumptions drawn on both sides (instances in rate_fixtures)
+# 2. Probe: the assumptions drawn on both sides (instances in fixed_head_rates)
 # ---------------------------------------------------------------------------
 
 
 def probe_conclusion(inst, alpha_each, algorithm: str = "NGD"):
     """B.T1's envelope on the instance's run, in the run's own clock plus linear norm growth
-    (``rate_fixtures.probe_rate``); ``algorithm="GD"``: GD in place of NGD (control)."""
+    (``fixed_head_rates.probe_rate``; its facts: the run's initial logit bound and largest step);
+    ``algorithm="GD"``: GD in place of NGD (control)."""
     return rf.probe_rate(inst, algorithm)
 
 
@@ -134,7 +152,7 @@ CLAIM = Claim(
                    "(−1 up to polylog in 1 − corr, i.e. Õ(t^{-1/2}) in ‖W̄ₜ − W̄mm‖) is the spec's reconstruction. "
                    "The polylog degree k = 2 we allow is ours; over the window [N/10, N] it makes the effective bound "
                    "−1 + s₂ (−0.71 at quick, −0.74 standard), and a window with s₂ > 0.3 is not decided. Ass 1 is "
-                   "the suite's single definition (B.L3's sufficient ν/(1−3ν) ≤ ν*, trajectory_fixtures), small "
+                   "the suite's single definition (B.L3's sufficient ν/(1−3ν) ≤ ν*, fixed_head_assumptions), small "
                    "init is Lemma 2's max|a(W₀)| ≤ 1/4: the Example-1 suite (ν ≈ 0.4) is outside Ass 1, so the "
                    "rate check tests the conclusion on the paper's example and the probe decides instances inside "
                    "(near-orthogonal tokens). Measured: exponent ≈ −2 (the envelope holds with room; Theorem 1 is "
@@ -142,20 +160,22 @@ CLAIM = Claim(
     findings=(
         "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"
         " consistent with A.4's remark that Theorem 1's rate may not be tight.",
-        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asked growth ≥ η/2 (a constant of ours, not the paper's), counted such instances as counterexamples (quick seed 4); issue #13 replaced that constant by a scale-free test of linear growth (rate_fixtures.linear_growth).",
+        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asked growth ≥ η/2 (a constant of ours, not the paper's), counted such instances as counterexamples (quick seed 4); issue #13 replaced that constant by a scale-free test of linear growth (fixed_head_rates.linear_growth).",
         "From W₀ = −0.003 W̄mm on orthogonal tokens perturbed by ρ = 1e-8 (n = 2, T = 3, η = 1.89), NGD is aligned to "
         "1e-18 within 10 steps, then 1 − corr rises to 1e-7 at t ≈ 300 and only then decays as t⁻² (6e-9 at t = 1150, "
         "2e-11 at t = 20000): "
         "the probe's fixed window [60, 300] sees the rise and reports as a counterexample a transient before t₀ ≈ 300, "
         "which the envelope's unknown t₀ allows (standard seed 3; the same shape at quick seeds 113 and 114, where "
         "the run starts exactly on W_mm's line, 1 − corr ~ 1e-31, below its C/t² asymptote). The probe now decides "
-        "a run that fails on [60, 300] once more on [600, 3000] (rate_fixtures.LATER), where these runs decay as t⁻².",
+        "a run that fails on [60, 300] once more on [600, 3000] (fixed_head_rates.LATER), where these runs decay as t⁻².",
     ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("rate", "numeric", "Exponent of 1 − corr in t over a late window, mean over iid runs (random Example-1 "
-              "data, random and adversarial initial directions), against −1 + polylog allowance", rf.check_envelope),
-        Check("global-convergence", "numeric", "Every run, including W₀ ∝ −W̄mm, aligns with W_mm", check_global),
+              "data, random and adversarial initial directions), against −1 + polylog allowance", rf.check_envelope,
+              uses={"suite": S.example1_suite, "run": S.NGD_ENVELOPE, "W_mm": S.suite_w_mm}),
+        Check("global-convergence", "numeric", "Every run, including W₀ ∝ −W̄mm, aligns with W_mm", check_global,
+              uses={"suite": S.example1_suite, "run": S.NGD_RUN, "W_mm": S.suite_w_mm}),
         Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
               "2's ε) and step size on both sides of their assumptions; conclusion: linear norm growth and envelope "
               "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v", probe_check,
@@ -163,14 +183,14 @@ CLAIM = Claim(
     ),
     controls=(
         Control("GD in place of NGD", "rate", "constant-step GD: 1 − corr ~ 1/log²t (B.S33), must violate the envelope",
-                {"algorithm": "GD"}),
+                {"run": S.GD_ENVELOPE}),
         Control("wrong W_mm", "rate", "alignment measured against the W-SVM with its most-loaded constraint dropped",
-                {"wrong_svm": True}),
+                {"W_mm": S.suite_wrong_w_mm}),
         Control("linear-domain gradient", "rate", "NGD on float64 autograd of the loss: once s_opt rounds to 1 "
                 "the opt token's gradient term cancels, the direction is wrong and the alignment degrades",
-                {"algorithm": "NGD (autograd)"}),
+                {"run": autograd_ngd_run}),
         Control("wrong W_mm (global)", "global-convergence", "alignment against the W-SVM with a dropped constraint",
-                {"wrong_svm": True}),
+                {"W_mm": S.suite_wrong_w_mm}),
         Control("probe: GD in place of NGD", "probe", "constant-step GD on the probe's instances: ‖W_t‖ ~ log t "
                 "(B.S33), so the linear-growth part of the conclusion must fail", {"mutant": {"algorithm": "GD"}}),
     ),

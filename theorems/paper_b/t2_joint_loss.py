@@ -32,7 +32,7 @@ Derivation (ours; sympy proves the identities in ``derivation``).  Write (10) as
    measured margin change below ``R ||Delta u||`` alone: on DM the condition is sufficient, not necessary.)
 4. W's direction: as in Theorem 1, ``1 - <Wbar_t, Wbar_mm>`` is controlled by ``||W_t||`` (B.T3).
 
-**The 1/3 is put in, not measured.**  ``joint_fixtures.EQ10 = (a, alpha, b) = (1/3, 1, 2/3)`` is chosen so
+**The 1/3 is put in, not measured.**  ``joint_setups.EQ10 = (a, alpha, b) = (1/3, 1, 2/3)`` is chosen so
 that the law gives the summary's ``p = 1/3`` (``b = 2/3``), with ``a = 1/3`` the smallest ``a`` allowed by
 ``a + b >= 1``.  Measuring ``p = 0.333`` on the EQ10 runs therefore confirms the law at ``b = 2/3``, not the
 paper's rate: what the seed lost (the paper's factors) cannot be recovered from a run of our own reading of them.
@@ -57,8 +57,10 @@ import sympy as sp
 from numerics.stats import decide_close, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (EQ10, EQ10_SPEC, ETA, RESOLUTION, WINDOW, condition1_assumptions,
-                                             main_run, n_main, run, tail_exponent)
+from theorems.fixture import fixture
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_rates import RESOLUTION, WINDOW, tail_exponent
+from theorems.paper_b.joint_setups import EQ10, EQ10_UPDATE, ETA, MAIN_RUN, JointRun, eq10_update, joint_run, run_on
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -80,6 +82,12 @@ OUTSIDE = ((1 / 3, 1.0, 1 / 2), (1 / 3, 1.0, 1 / 3))
 #: a law exponent is decided within RESOLUTION of 1 - b from an interval at most this wide: neighbouring sweep
 #: values of 1 - b differ by >= 1/15, so a wider interval could hold two of them
 MAX_WIDTH = 0.05
+
+#: the update of each point (a, alpha, b) the sweep, its control and the report run: EQ10's is the main run's, so
+#: that point is the main run itself; one value per point, so the check and its control share the points they have
+#: in common
+UPDATES = {p: EQ10_UPDATE if p == EQ10 else eq10_update(ETA, *p)
+           for p in (*SWEEP, *((a, 0.0, b) for a, alpha, b in SWEEP if alpha == 1), *OUTSIDE)}
 
 PREREGISTERED = {
     "SWEEP": "was ((1/3, 1, 0), (1/3, 1/2, 2/3)) at a step of 0.2 (eta R^2 ~ 3.7, outside Cond. 1 (iv)) for a third of "
@@ -140,7 +148,7 @@ def derivation(claimed=loss_exponent) -> Outcome:
           "is the smallest a with a + b ≥ 1. A run of these factors measures p = 1/3 by construction of the choice; "
           "it cannot confirm the paper's (lost) rate.")
     a_in, b_in = sp.Rational(1, 3), sp.Rational(2, 3)
-    D.prove_equal("consistency of the constant: joint_fixtures.EQ10 = (1/3, 1, 2/3) is that choice (a + b = 1, "
+    D.prove_equal("consistency of the constant: joint_setups.EQ10 = (1/3, 1, 2/3) is that choice (a + b = 1, "
                   "1 − b = 1/3)", sp.Matrix([a_in, 1, b_in]), sp.Matrix([sp.nsimplify(f) for f in EQ10]))
     return D.outcome("law p = 1 − b (α = 1; a + b ≥ 1 for the per-step control); α < 1 polynomial; EQ10's b = 2/3 is "
                      "an input (p = 1/3 put in)")
@@ -157,27 +165,38 @@ def transformed_loss(log_loss: np.ndarray, alpha: float) -> np.ndarray:
     return -log_loss if alpha == 1 else np.expm1(-(1 - alpha) * log_loss)
 
 
-def _trajectory(ctx: Context, a: float, alpha: float, b: float):
-    if (a, alpha, b) == tuple(EQ10):
-        return main_run(ctx)
-    return run(ctx, ("eq10", ETA, a, alpha, b), n_main(ctx))
+def _law_run(a: float, alpha: float, b: float):
+    """The run of (10) at (a, alpha, b): the main run at EQ10's factors, else the main draws for the main horizon."""
+    return MAIN_RUN if (a, alpha, b) == EQ10 else joint_run.bind(update=UPDATES[(a, alpha, b)])
+
+
+@fixture(uses={f"run_{i}": _law_run(*p) for i, p in enumerate(SWEEP)})
+def law_runs(ctx, run_0, run_1, run_2, run_3, run_4, run_5) -> tuple[JointRun, ...]:
+    """The runs of the sweep, in SWEEP's order (each its own fixture: the control replaces some and shares the rest)."""
+    return run_0, run_1, run_2, run_3, run_4, run_5
+
+
+#: the control's runs: the alpha = 1 points of SWEEP run with alpha = 0 (the u-step's 1/L factor dropped)
+LAW_RUNS_WITHOUT_1_OVER_L = law_runs.bind(**{f"run_{i}": _law_run(a, 0.0, b) for i, (a, alpha, b) in enumerate(SWEEP)
+                                             if alpha == 1})
 
 
 def _label(a, alpha, b) -> str:
     return f"a={a:.3g}, α={alpha:g}, b={b:.3g}"
 
 
-def check_law(ctx: Context, predicted=loss_exponent, u_loss_power: float | None = None) -> Outcome:
-    """For every point of SWEEP, the growth exponent of g_alpha(L_t) against ``predicted(a, alpha, b)``.
+def check_law(ctx: Context, sweep: tuple[JointRun, ...], predicted=loss_exponent) -> Outcome:
+    """For every point of SWEEP, the growth exponent of g_alpha(L_t) along its run in ``sweep`` against
+    ``predicted(a, alpha, b)``.
 
-    ``u_loss_power`` (a control): run the alpha = 1 points with this power of L in the u-step instead, while the
-    transform and the prediction stay those of alpha = 1 (the exponential law)."""
-    N = n_main(ctx)
+    The transform and the prediction are the point's; the run's own alpha may differ (the control: the alpha = 1
+    points run with the u-step's 1/L dropped, while the law stays the exponential one)."""
+    N = sweep[0].n_steps
     ev = Evidence(ctx, decisions=len(SWEEP))
     curves, devs, main_e = [], [], None
-    for a, alpha, b in SWEEP:
-        run_alpha = alpha if (u_loss_power is None or alpha != 1) else u_loss_power
-        traj = _trajectory(ctx, a, run_alpha, b)
+    for (a, alpha, b), run in zip(SWEEP, sweep):
+        run_alpha = run.update["alpha"]
+        traj = run.traj
         steps = traj.steps.numpy()
         g = transformed_loss(traj["log_loss"].numpy(), alpha)
         e = tail_exponent(steps, g, N, ev.z, increments=True)
@@ -203,7 +222,7 @@ def check_law(ctx: Context, predicted=loss_exponent, u_loss_power: float | None 
            f"{ell.shape[1]} DM draws, {N} steps")
     if ev.plots:   # reported only (not decided, and not re-run by the controls): a + b < 1
         for a, alpha, b in OUTSIDE:
-            tr = run(ctx, ("eq10", ETA, a, alpha, b), N)
+            tr = run_on(sweep[0].batch, UPDATES[(a, alpha, b)], N).traj
             eo = tail_exponent(tr.steps.numpy(), transformed_loss(tr["log_loss"].numpy(), alpha), N, ev.z,
                                increments=True)
             ev.measure(f"growth exponent of log(1/L) for {_label(a, alpha, b)} (a + b < 1, reported)", eo.est,
@@ -248,13 +267,13 @@ CLAIM = Claim(
     checks=(
         Check("derivation", "symbolic", "p = 1 − b (α = 1), polynomial for α < 1; EQ10's b an input", derivation),
         Check("loss-law", "numeric", "growth exponent of log(1/L) (α = 1) and of L^{−(1−α)} (α < 1) = 1 − b across "
-              "b = 2/3 … 9/10 on DM (the EQ10 run among them)", check_law),
+              "b = 2/3 … 9/10 on DM (the EQ10 run among them)", check_law, uses={"sweep": law_runs}),
     ),
     controls=(
         Control("symbolic: p = 1 − a", "derivation", "the W factor in place of the u factor",
                 {"claimed": w_factor_exponent}),
         Control("u-step without 1/L", "loss-law", "α = 0 run where the law says α = 1 (the u-step's loss "
-                "normalization dropped): polynomial decay, log(1/L) ~ log t", {"u_loss_power": 0.0}),
+                "normalization dropped): polynomial decay, log(1/L) ~ log t", {"sweep": LAW_RUNS_WITHOUT_1_OVER_L}),
         Control("law p = 1 − a", "loss-law", "the W factor's exponent predicted instead", {"predicted": w_factor_exponent}),
     ),
 )

@@ -12,13 +12,13 @@ Structure (as in Theorem 1: the eps_t-argument of Lemma 7 / eq. (56)-(58) bounds
 and with B.L10's ``||W_t|| = Theta(t^{1-a})``:  ``1 - <Wbar_t, Wbar_mm> <= C polylog(t) t^{-(1-a)}``   (B: the rate in t).
 
 **What the schedule implies and what it does not.**  The exponent ``-(1 - a) = -2/3`` of (B), and "slower than
-with a fixed head" (where ``||W_t|| ~ t``), come from the W factor we chose (``joint_fixtures.EQ10``, a = 1/3, set
+with a fixed head" (where ``||W_t|| ~ t``), come from the W factor we chose (``joint_setups.EQ10``, a = 1/3, set
 together with the b = 2/3 that was put in to match a summary's 1/3): they are not measurements of the paper's
 rate.  (A) does not involve the schedule at all: how well W's direction has aligned for a given norm is a property of
 the loss landscape and of the direction of the steps.  So (A) is the claim's evidence; (B) is decided as its
 consequence together with B.L10's lower bound, with its exponent labelled as the schedule's.
 
-Evidence.  On the shared DM runs (``joint_fixtures``), over the window ``[N/5, N]``, per run, with the fixtures'
+Evidence.  On the shared DM runs (``joint_setups``), over the window ``[N/5, N]``, per run, with ``joint_rates``'
 interval (across-run error + the drift between window halves):
 (A) the log-log slope in t of ``Q_t = ||W_t|| (1 - corr_t) / log^k t`` (k = 2, the polylog degree B.T1 allows; the
     log factor is divided out exactly, no window-averaged allowance) must be <= 0: Q non-increasing, i.e. (A) holds
@@ -35,19 +35,19 @@ the direction leaves W_mm, 1 - corr does not decay).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 import torch
 
-from numerics.paper_b import joint as J
 from numerics.paper_b import svm
 from numerics.paper_b.model import Dataset
 from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.joint_fixtures import (ASCENT_W_SPEC, EQ10_SPEC, WINDOW, condition1_assumptions, main_setup,
-                                             n_ctrl, n_main, run, tail_exponent)
+from theorems.fixture import fixture, per_budget
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_rates import WINDOW, tail_exponent
+from theorems.paper_b.joint_setups import ASCENT_W, N_CTRL, DMBatch, JointRun, dm_batch, joint_run
 from theorems.plots import new_figure
 
 ID = "B.T3"
@@ -89,9 +89,12 @@ PREREGISTERED = {
 }
 
 
-def t3_setup(ctx: Context) -> J.Setup:
-    """The shared set-up with DRAWS draws (its first draws are the shared ones: draws are tried in a fixed order)."""
-    return replace(main_setup(ctx), B=ctx.pick(*DRAWS))
+#: the claim's draws: the main batch's first draws, then more (DRAWS of them)
+T3_BATCH = dm_batch.bind(B=per_budget(*DRAWS))
+#: (10) on T3_BATCH for the main horizon; W kept at the records (the wrong-W_mm control measures against them)
+T3_RUN = joint_run.bind(batch=T3_BATCH, keep_params=True)
+#: the W-step with the wrong sign on T3_BATCH for the control horizon (control)
+T3_ASCENT_RUN = joint_run.bind(batch=T3_BATCH, update=ASCENT_W, n_steps=N_CTRL)
 
 
 def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:
@@ -99,35 +102,33 @@ def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:
     return k * (math.log(math.log(t2)) - math.log(math.log(t1))) / (math.log(t2) - math.log(t1))
 
 
-def w_mm_dropped(ctx: Context) -> torch.Tensor:
-    """Per draw: the W-SVM with its most loaded constraint (largest dual weight) dropped."""
-    setup = t3_setup(ctx)
-    ds, _ = J.instances(setup)
-    _, _, ws, _ = J.solutions(setup)
+@fixture(uses={"batch": T3_BATCH})
+def w_mm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, torch.Tensor]:
+    """The wrong W_mm (control): per draw, the W-SVM with its most loaded constraint (largest dual weight) dropped,
+    with the words the record uses for it."""
+    ds = batch.ds
     out = []
-    for b, res in enumerate(ws):
+    for b, res in enumerate(batch.w_svm):
         i, t = divmod(int(res.alpha.flatten().argmax()), ds.T)
         out.append(svm.w_svm(Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b]), drop=(i, t)).solution)
-    return torch.stack(out)
+    return "W_mm with a dropped constraint", torch.stack(out)
 
 
-def check_direction(ctx: Context, spec: tuple | None = None, drop_most_loaded: bool = False) -> Outcome:
+def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Tensor] | None = None) -> Outcome:
     """(A) Q_t = ||W_t|| (1 − corr_t) / log^k t non-increasing; (B) exponent of 1 − corr in t against the envelope.
 
-    ``spec``: a mutant of (10) (a control), run for the control horizon; ``drop_most_loaded``: measure against the
-    W-SVM without its most loaded constraint (a control)."""
-    N = n_main(ctx) if spec is None else n_ctrl(ctx)
-    traj = run(ctx, EQ10_SPEC if spec is None else spec, N, setup=t3_setup(ctx))
-    a = (EQ10_SPEC if spec is None else spec)[2]
-    if drop_most_loaded:
-        M = w_mm_dropped(ctx).flatten(1)
+    ``run``: T3_RUN, or a control's mutant run (the control horizon); ``reference``: (what, W_mm per draw) to measure
+    the alignment against in place of the run's own W_mm (a control: the wrong W_mm)."""
+    traj, N = run.traj, run.n_steps
+    a = run.update["a"]
+    if reference is not None:
+        M = reference[1].flatten(1)
         W = traj["W"].flatten(2)
         omc = 0.5 * (W / W.norm(dim=-1, keepdim=True) - M / M.norm(dim=-1, keepdim=True)).pow(2).sum(-1)
         omc = omc.numpy()
     else:
         omc = traj["one_minus_corr"].numpy()
-    name = ("updates (10)" if spec is None else str(spec)) + (", W_mm with a dropped constraint" if drop_most_loaded
-                                                              else "")
+    name = run.update.label + ("" if reference is None else f", {reference[0]}")
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
     Wn = traj["W_norm"].numpy()
@@ -187,12 +188,12 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("direction-rate", "numeric", "(A) ||W_t||(1 − corr)/log²t non-increasing; (B) exponent of 1 − ⟨W̄_t, "
-              "W̄_mm⟩ against −(1 − a) + polylog allowance", check_direction),
+              "W̄_mm⟩ against −(1 − a) + polylog allowance", check_direction, uses={"run": T3_RUN}),
     ),
     controls=(
         Control("wrong W_mm", "direction-rate", "W-SVM with its most loaded constraint dropped",
-                {"drop_most_loaded": True}),
+                {"reference": w_mm_without_most_loaded}),
         Control("W-step with the wrong sign", "direction-rate", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W)",
-                {"spec": ASCENT_W_SPEC}),
+                {"run": T3_ASCENT_RUN}),
     ),
 )

@@ -13,11 +13,11 @@ fraction is a ratio of those constants; a third-party summary says the convergen
 q_N > 0 alone would be nearly implied by loss -> 0 (B.T2): a positive margin on the attention-mixed tokens.  The
 claim is about a *constant fraction*, so we decide it against a pre-stated c and make sure q is not drifting down:
 
-Evidence.  On the shared DM runs (``joint_fixtures``):
+Evidence.  On the shared DM runs (``joint_setups``):
 (1) floor: in every run, the minimum of q_t over the late window ``[N/5, N]``, with the interval
     ``-/+ |q_N - q_{N/2}|`` (how much q still moves), must lie at or above ``c = 1/2`` (``C_FRACTION``; the seed's c
     is lost: see its reason); fail if some run's interval lies below;
-(2) approach: the exponent of ``1 - q_t`` in t on the window (across runs, the fixtures' interval) must be <= 0: the
+(2) approach: the exponent of ``1 - q_t`` in t on the window (across runs, ``joint_rates``' interval) must be <= 0: the
     gap to the max margin is closing, so the liminf is not below the window's values;
     the runs are sized by a pilot (``theorems.pilot``, as A.T3-A.T5): when the shared runs' widest interval is a near
     miss of its maximum, more DM draws of the same set-up are run and (1)-(3) decided on all of them;
@@ -32,18 +32,17 @@ some runs).
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import torch
 
-from numerics.paper_b import joint as J
 from numerics.stats import decide_lower, decide_upper, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.pilot import sized_by_pilot, widest_ratio
-from theorems.paper_b.joint_fixtures import (ASCENT_W_SPEC, EQ10_SPEC, WINDOW, broken_setup, condition1_assumptions,
-                                             main_run, main_setup, n_ctrl, n_main, run, tail_exponent)
+from theorems.paper_b.joint_assumptions import condition1_assumptions
+from theorems.paper_b.joint_rates import WINDOW, tail_exponent
+from theorems.paper_b.joint_setups import (ASCENT_RUN, BROKEN_BATCH, CONDITION1, MAIN_RUN, N_CTRL, JointRun, draw_batch,
+                                           joint_run, run_on)
 from theorems.plots import new_figure
 
 ID = "B.T4"
@@ -82,20 +81,19 @@ PREREGISTERED = {
 }
 
 
-def margin_fraction(ctx: Context, spec: tuple = EQ10_SPEC, condition1: bool = True, growth: int = 1):
-    """(steps, q (K, B), N): ||u_mm|| times u_t's normalized margin on the opt tokens along ``spec``'s run;
-    ``growth``: on ``growth`` times the set-up's DM draws (the first ones are the shared runs' own: draws are kept in
+#: the Condition-1-broken control's run: (10) on the broken batch for the control horizon
+BROKEN_RUN = joint_run.bind(batch=BROKEN_BATCH, n_steps=N_CTRL)
+
+
+def margin_fraction(run: JointRun, growth: int = 1):
+    """(steps, q (K, B), N): ||u_mm|| times u_t's normalized margin on the opt tokens along ``run``; ``growth``: the
+    same update and horizon on ``growth`` times the run's DM draws (the first ones are the run's own: draws are kept in
     the order of their seeds)."""
-    if condition1 and spec == EQ10_SPEC and growth == 1:
-        setup, traj, N = main_setup(ctx), main_run(ctx), n_main(ctx)
-    else:
-        setup = main_setup(ctx) if condition1 else broken_setup(ctx)
-        setup = replace(setup, B=growth * setup.B)
-        N = n_main(ctx) if spec == EQ10_SPEC and condition1 else n_ctrl(ctx)
-        traj = run(ctx, spec, n_steps=N, setup=setup)
-    _, u_mm, _, _ = J.solutions(setup)
-    q = traj["u_margin"] * torch.linalg.vector_norm(u_mm, dim=-1)
-    return traj.steps.numpy(), q.numpy(), N
+    if growth != 1:
+        b = run.batch
+        run = run_on(draw_batch(b.dm, growth * b.setup.B, b.setup.seed), run.update, run.n_steps)
+    q = run.traj["u_margin"] * torch.linalg.vector_norm(run.batch.u_mm, dim=-1)
+    return run.traj.steps.numpy(), q.numpy(), run.n_steps
 
 
 def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
@@ -133,16 +131,17 @@ def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
     return float(qmin.min()), m
 
 
-def check_margin(ctx: Context, spec: tuple = EQ10_SPEC, condition1: bool = True) -> Outcome:
+def check_margin(ctx: Context, run: JointRun) -> Outcome:
     """q_t >= c on the late window in every run; the gap 1 - q_t closing; q_t <= 1, on runs sized by a pilot
-    (``PILOT_*``).  ``spec`` (a mutant of (10)), ``condition1=False``: the controls."""
-    name = "updates (10)" if spec == EQ10_SPEC else str(spec)
-    if not condition1:
-        s = broken_setup(ctx)
+    (``PILOT_*``).  ``run``: the main run; the controls pass a mutant's run or the broken set-up's (the control
+    horizon)."""
+    name = run.update.label
+    if run.batch.dm != CONDITION1:
+        s = run.batch.setup
         name += f", d = {s.d}, ρ = {s.opt_ratio:g} (Condition 1 broken)"
 
     def decide_at(growth):
-        steps, q, N = margin_fraction(ctx, spec, condition1, growth)
+        steps, q, N = margin_fraction(run, growth)
         ev = Evidence(ctx, decisions=2)
         qmin, m = decide_margin(ev, steps, q, N, name)
         return widest_ratio(ev.decisions, 2), (ev, (steps, q, N, qmin, m))
@@ -186,12 +185,12 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("margin-fraction", "numeric", "q_t ≥ c = 1/2 on the late window in every run; 1 − q_t closing; q_t ≤ 1",
-              check_margin),
+              check_margin, uses={"run": MAIN_RUN}),
     ),
     controls=(
         Control("W-step with the wrong sign", "margin-fraction", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W): "
-                "attention moves to the non-opt tokens", {"spec": ASCENT_W_SPEC}),
+                "attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
         Control("Condition 1 broken", "margin-fraction", "ρ = 1 and d = 16, unconditioned: the designated opt tokens "
-                "need not be the ones attention selects", {"condition1": False}),
+                "need not be the ones attention selects", {"run": BROKEN_RUN}),
     ),
 )

@@ -11,7 +11,7 @@ and for linear logistic regression GD's residual orthogonal to the max-margin di
     1 - <Wbar_t, Wbar_mm> <= C (log log t)^2 / log^2 t,
 
 decided like B.T1's: per run, the slope of ``log(1 - corr)`` on ``log log t`` over the late window
-``[N/10, N]`` (of the upper envelope, ``rate_fixtures``); the ``(log log t)^2`` factor is allowed by
+``[N/10, N]`` (of the upper envelope, ``fixed_head_rates``); the ``(log log t)^2`` factor is allowed by
 ``s = 2 (lll t_2 - lll t_1)/(ll t_2 - ll t_1)`` (lll = log log log), so the **effective bound** is ``-2 + s``
 (printed in every line and the headline): -1.02 at the quick window [800, 8000], -1.06 at standard [1500, 15000],
 -1.11 at full.  That allowance is large, and it can only be made so by the window: s falls like
@@ -31,10 +31,10 @@ Theorem 1's rate (B.T7), so its gap to NGD is ~0 and must fail.  (Before issue #
 
 Negative controls (overrides of their checks' parameters): a direction other than W_mm makes 1 - corr level
 off at a positive value (exponent -> 0), which the rule rejects (alignment measured against the W-SVM with a
-dropped constraint); the Polyak step in place of GD for "slower".
+dropped constraint); the Polyak step's runs in place of GD's for "slower".
 
-Setting: the Example-1 suite of ``rate_fixtures`` (n = 4, T = 3, d = 16, ``||W_0|| = 0.5`` in random and
-adversarial directions; outside our Ass 1, see ``rate_fixtures``), GD and NGD with eta = 1.  GD moves in log t, so its
+Setting: the Example-1 suite of ``example1_suite_setups`` (n = 4, T = 3, d = 16, ``||W_0|| = 0.5`` in random and
+adversarial directions; outside our Ass 1, see there), GD and NGD with eta = 1.  GD moves in log t, so its
 "direction" runs are longer than the suite's (8000 steps at the quick budget, 15000 at standard, 50000 at full);
 "slower than NGD" compares both over the suite's horizon.
 
@@ -55,11 +55,14 @@ import dataclasses
 import math
 
 import numpy as np
+import torch
 
 from numerics.stats import decide_lower, decide_upper, mean_interval, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b import rate_fixtures as rf
+from theorems.fixture import per_budget
+from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_rates as rf
 from theorems.plots import new_figure
 
 ID = "B.T6"
@@ -92,6 +95,9 @@ GD_RUNS = (64, 64, 96)
 SLOWER_BY = 1.0
 #: a gap interval wider than 1 cannot tell the required 1 from 0 (an algorithm with NGD's rate)
 SLOWER_MAX_WIDTH = 1.0
+#: GD moves in log t: its "direction" runs are a larger draw of the suite (GD_RUNS), longer than the suite's horizon
+GD_SUITE = S.example1_suite.bind(n_runs=per_budget(*GD_RUNS))
+GD_DIRECTION = S.GD_RUN.bind(suite=GD_SUITE, n_steps=per_budget(*GD_STEPS))   # GD on it, GD_STEPS steps
 
 
 def loglog_allowance(t1_: float, t2: float, k: float = 2.0) -> float:
@@ -100,18 +106,11 @@ def loglog_allowance(t1_: float, t2: float, k: float = 2.0) -> float:
     return k * (lll(t2) - lll(t1_)) / (math.log(math.log(t2)) - math.log(math.log(t1_)))
 
 
-def n_steps(ctx: Context) -> int:
-    """GD moves in log t: a longer horizon than the shared suite's (which NGD needs only to 500 steps)."""
-    return ctx.pick(*GD_STEPS)
-
-
-def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False) -> Outcome:
-    """Exponent of 1 - corr in log t against the surrogate's effective bound -2 + s (control: alignment against a
-    wrong W_mm)."""
-    s = rf.suite(ctx, ctx.pick(*GD_RUNS))
-    N = n_steps(ctx)
-    traj = rf.trajectory(ctx, algorithm, N, ctx.pick(*GD_RUNS))
-    om = rf.one_minus_corr(traj["W"], s.W_mm_wrong if wrong_svm else s.W_mm).numpy()
+def check_direction(ctx: Context, suite: S.Suite, run: S.SuiteRun, W_mm: torch.Tensor) -> Outcome:
+    """Exponent of 1 - corr in log t along ``run`` (GD on the GD suite) against the surrogate's effective bound
+    -2 + s, alignment against ``W_mm`` (control: a wrong W_mm)."""
+    s, traj, N, algorithm = suite, run.traj, run.n_steps, run.name
+    om = rf.one_minus_corr(traj["W"], W_mm).numpy()
     steps = traj.steps.numpy()
     sel = rf.late(steps, N)
     t = steps[sel].astype(float)
@@ -147,7 +146,7 @@ def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False
         ax.axvspan(t[0], t[-1], color="0.9", zorder=0)
         ax.set_xlabel("t")
         ax.set_ylabel("1 − ⟨W̄ₜ, W̄mm⟩")
-        ax.set_title(f"{algorithm}, η = {rf.ETA}", fontsize=8)
+        ax.set_title(f"{algorithm}, η = {S.ETA}", fontsize=8)
         ax.legend(loc="best", fontsize=7)
         ev.figure("GD alignment vs the 1/log²t surrogate", fig,
                   "1 − ⟨W̄ₜ, W̄mm⟩ per run; red: W₀ ∝ −W̄mm; dashed: C/log²t through the worst run.")
@@ -157,12 +156,12 @@ def check_direction(ctx: Context, algorithm: str = "GD", wrong_svm: bool = False
                       effective_bound=bound)
 
 
-def check_slower(ctx: Context, algorithm: str = "GD") -> Outcome:
-    """Paired difference of the exponents of 1 - corr in t, ``algorithm`` minus NGD, is at least SLOWER_BY
-    (control: the uncapped Polyak step, which has NGD's rate)."""
-    s = rf.suite(ctx)
+def check_slower(ctx: Context, suite: S.Suite, run: S.SuiteRun, ngd: S.SuiteRun) -> Outcome:
+    """Paired difference of the exponents of 1 - corr in t, ``run``'s algorithm (GD) minus NGD, is at least
+    SLOWER_BY (control: the uncapped Polyak step, which has NGD's rate)."""
+    s, algorithm = suite, run.name
     ev = Evidence(ctx)
-    fits = {a: rf.rate_fit(rf.trajectory(ctx, a), s.W_mm, s.n_steps, ev.z) for a in (algorithm, "NGD")}
+    fits = {r.name: rf.rate_fit(r.traj, s.W_mm, r.n_steps, ev.z) for r in (run, ngd)}
     diff = fits[algorithm]["slopes"] - fits["NGD"]["slopes"]
     m, lo, hi = mean_interval(diff, ev.z)
     ratio = np.log10(fits[algorithm]["om"][-1] / fits["NGD"]["om"][-1])
@@ -191,14 +190,15 @@ CLAIM = Claim(
     assumptions=rf.ASSUMPTIONS,
     checks=(
         Check("direction", "numeric", "Exponent of 1 − corr in log t for GD over a late window, against the "
-              "(log log t)²/log²t surrogate", check_direction),
+              "(log log t)²/log²t surrogate", check_direction,
+              uses={"suite": GD_SUITE, "run": GD_DIRECTION, "W_mm": S.suite_w_mm.bind(suite=GD_SUITE)}),
         Check("slower-than-NGD", "numeric", f"Paired difference of exponents in t, GD minus NGD, is at least {SLOWER_BY} "
-              "(derived limit 2)", check_slower),
+              "(derived limit 2)", check_slower, uses={"suite": S.example1_suite, "run": S.GD_RUN, "ngd": S.NGD_RUN}),
     ),
     controls=(
         Control("wrong W_mm", "direction", "alignment against the W-SVM with its most-loaded constraint dropped",
-                {"wrong_svm": True}),
+                {"W_mm": S.suite_wrong_w_mm.bind(suite=GD_SUITE)}),
         Control("Polyak step in place of GD", "slower-than-NGD", "the uncapped Polyak step has Theorem 1's rate "
-                "(B.T7): its gap to NGD is ~0, below the required 1", {"algorithm": "Polyak (uncapped)"}),
+                "(B.T7): its gap to NGD is ~0, below the required 1", {"run": S.PS_RUN}),
     ),
 )

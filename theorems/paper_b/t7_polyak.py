@@ -23,12 +23,12 @@ bounded below (B.L3).  Only Ass. 2 and the exp loss are used; Ass. 1 enters thro
 
 Evidence: sympy proves the per-sample identities and the two scalar inequalities (as integrals of
 non-negative functions); numerically (a)-(c) are checked at every recorded iterate of uncapped PS runs
-(the Example-1 suite of ``rate_fixtures``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
-rate is decided with B.T1's envelope rule (``rate_fixtures.envelope_rate``: effective bound -1 + s_2 printed,
+(the Example-1 suite of ``example1_suite_setups``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
+rate is decided with B.T1's envelope rule (``fixed_head_rates.envelope_rate``: effective bound -1 + s_2 printed,
 -0.71 at quick) on uncapped PS; a probe draws the assumptions on both sides (B.T1's instances without a step
 size: the Polyak step sets its own length; Ass 1 at the run's largest step, the suite's single definition), and
 checks (b) at random W and the uncapped-PS envelope in the run's own clock with linear norm growth
-(``rate_fixtures.probe_rate``).
+(``fixed_head_rates.probe_rate``).
 
 The standard-budget counterexample of issue #11 (seed 1: "Polyak exponent -0.048 against bound -0.528, assumptions
 holding") is, as far as it can be replayed, a bug in the probe, not in the algorithm or the theorem (the issue's
@@ -49,7 +49,8 @@ instance is outside the assumptions anyway: max |a(W_0)| = 6.2 > 1/4 (Lemma 2) a
 floor b, hence nu*, far below nu.
 
 Negative controls (overrides of their checks' parameters): wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
-saturates); the capped PS of the experiments (cap 1e4) for the rate: once the cap binds PS is GD with step
+saturates); the capped PS of the experiments (cap 1e4) for the rate, its runs in place of the uncapped ones: once the
+cap binds PS is GD with step
 eta_max (the seed says so), whose alignment decays like 1/log^2 t; Ass. 2 broken in the symbolic identity;
 the probe with L* = 0 must meet a counterexample to (b).
 """
@@ -65,7 +66,8 @@ from numerics import DTYPE
 from numerics.paper_b import model, records
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b import rate_fixtures as rf
+from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_rates as rf
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.symbolic import Derivation
@@ -80,6 +82,9 @@ STATEMENT = (
 
 TOL = 1e-9           # log-margins >= -TOL: the bounds hold up to float64 rounding of the log-domain quantities
 PROBE_POINTS = 12    # random W per probe instance at which (b) is evaluated
+PS_ENVELOPE = S.PS_RUN.bind(n_steps=S.ENVELOPE)  # the uncapped Polyak step over the envelope's horizon
+#: the control's runs: the experiments' capped Polyak step, which becomes GD with step eta_max once its cap binds
+CAPPED_PS_ENVELOPE = S.suite_run.bind(algorithm=S.PS_CAPPED, n_steps=S.ENVELOPE)
 
 
 # ---------------------------------------------------------------------------
@@ -116,15 +121,25 @@ def symbolic_derivation(ass2: bool = True) -> Outcome:
     return D.outcome("gradient-norm bounds for the Polyak step")
 
 
-def bound_margins(W: torch.Tensor, ds, W_mm: torch.Tensor, W_mm_norm: torch.Tensor, zero_L_star: bool = False):
+def log_excess_loss(ev: model.Evaluation) -> torch.Tensor:
+    """log(L - L*), L* = all softmax mass on the opt tokens."""
+    return ev.log_excess_loss
+
+
+def log_plain_loss(ev: model.Evaluation) -> torch.Tensor:
+    """log L: the excess loss with a wrong L* = 0 (the control's)."""
+    return ev.log_loss
+
+
+def bound_margins(W: torch.Tensor, ds, W_mm: torch.Tensor, W_mm_norm: torch.Tensor, excess=log_excess_loss):
     """Log-domain margins of (a), (b), (c) and the log PS step length at W (B, d, d); >= 0 means the bound holds.
 
-    Also the derived bracket of the step length, ``dict(lo=log lower, hi=log upper)``; ``zero_L_star``: the plain
-    loss in place of the excess loss (control)."""
+    Also the derived bracket of the step length, ``dict(lo=log lower, hi=log upper)``; ``excess``: log(L - L*) at an
+    evaluation (control: ``log_plain_loss``, L* = 0)."""
     ev = model.evaluate(W, None, ds)
     log_gn = ev.log_grad_norm_W
     g_mm = (-ev.dir_W * W_mm).sum((-1, -2)) / W_mm_norm
-    log_exc = ev.log_loss if zero_L_star else ev.log_excess_loss
+    log_exc = excess(ev)
     opt = records.opt_mask(ds)
     log_s_min = (ev.log_s * opt).sum(-1).amin(-1)
     gamma = ds.gamma
@@ -142,11 +157,11 @@ def bound_margins(W: torch.Tensor, ds, W_mm: torch.Tensor, W_mm_norm: torch.Tens
 # 2. Numeric checks
 # ---------------------------------------------------------------------------
 
-def check_bounds(ctx: Context, zero_L_star: bool = False) -> Outcome:
-    """(a), (b), (c) at every recorded iterate of the suite's uncapped PS runs (deterministic given the runs)."""
-    s = rf.suite(ctx)
-    traj = rf.trajectory(ctx, "Polyak (uncapped)")
-    rows = [bound_margins(Wk, s.ds, s.W_mm, s.W_mm_norm, zero_L_star) for Wk in traj["W"]]
+def check_bounds(ctx: Context, suite: S.Suite, run: S.SuiteRun, excess=log_excess_loss) -> Outcome:
+    """(a), (b), (c) at every recorded iterate of ``run``, the suite's uncapped PS runs (deterministic given the
+    runs); control: ``excess=log_plain_loss`` (L* = 0)."""
+    s, traj = suite, run.traj
+    rows = [bound_margins(Wk, s.ds, s.W_mm, s.W_mm_norm, excess) for Wk in traj["W"]]
     a, b, c, step = (torch.stack([r[i] for r in rows]).numpy() for i in range(4))
     ev = Evidence(ctx)
     for k, v in {"(a) ‖∇L‖ ≥ ⟨−∇L, W̄mm⟩": a, "(b) ⟨−∇L, W̄mm⟩ ≥ s_min (L−L*)/‖W_mm‖": b,
@@ -176,7 +191,7 @@ def check_bounds(ctx: Context, zero_L_star: bool = False) -> Outcome:
         ax.legend(loc="best", fontsize=7)
         ev.figure("Gradient-norm bounds and the PS step length", fig,
                   "(L − L*)/‖∇L‖ along uncapped PS runs; by (b) and (c) it stays between constants.")
-    return ev.outcome(zero_L_star=zero_L_star)
+    return ev.outcome(zero_L_star=excess is log_plain_loss)
 
 
 # ---------------------------------------------------------------------------
@@ -197,20 +212,21 @@ def random_points(inst, W_mm: torch.Tensor, norm: float) -> torch.Tensor:
 
 def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
     """(b) holds at random W, and the uncapped-PS run obeys B.T1's envelope in its own clock with linear norm
-    growth (``rate_fixtures.probe_rate``); not decided where the rate part cannot be (time offset, precision)."""
-    out = rf.probe_run(inst, "Polyak")
-    if out is None:
-        return None, "W-SVM infeasible", "no W_mm: not decided"
-    sol, _ = out
+    growth (``fixed_head_rates.probe_rate``); not decided where the rate part cannot be (time offset, precision).
+    Facts: the run's initial logit bound and largest step (of the last run looked at)."""
+    run = rf.probe_run(inst, "Polyak")
+    if run is None:
+        return None, "W-SVM infeasible", "no W_mm: not decided", {}
+    sol = run.sol
     W = random_points(inst, sol.solution, sol.norm)
     _, b, _, _, _ = bound_margins(W, inst["ds"], sol.solution[None], torch.tensor([sol.norm], dtype=DTYPE),
-                                  wrong_L_star)
+                                  log_plain_loss if wrong_L_star else log_excess_loss)
     ok_b = bool((b >= -TOL).all())
-    rate_ok, label, detail = rf.probe_rate(inst, "Polyak")
+    rate_ok, label, detail, facts = rf.probe_rate(inst, "Polyak", run)
     line = f"(b) holds at {int((b >= -TOL).sum())}/{PROBE_POINTS} random W; PS: {detail}"
     if not ok_b or rate_ok is False:
-        return False, "evaluated", line
-    return rate_ok, "evaluated" if rate_ok else label, line
+        return False, "evaluated", line, facts
+    return rate_ok, "evaluated" if rate_ok else label, line, facts
 
 
 # ---------------------------------------------------------------------------
@@ -239,9 +255,9 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "One-direction gradient form and the scalar inequalities behind (a)-(c)",
               symbolic_derivation),
         Check("gradient-bounds", "numeric", "(a), (b), (c) at every recorded iterate of uncapped PS runs",
-              check_bounds),
+              check_bounds, uses={"suite": S.example1_suite, "run": S.PS_RUN}),
         Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule",
-              rf.check_envelope, {"algorithm": "Polyak (uncapped)"}),
+              rf.check_envelope, uses={"suite": S.example1_suite, "run": PS_ENVELOPE, "W_mm": S.suite_w_mm}),
         Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
               "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock",
               probe_check, params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
@@ -249,9 +265,9 @@ CLAIM = Claim(
     controls=(
         Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),
         Control("wrong L*", "gradient-bounds", "L* = 0 (the plain loss in place of the excess loss)",
-                {"zero_L_star": True}),
-        Control("capped PS", "rate", f"the experiments' cap η_max = {rf.PS_CAP:g}: becomes GD once it binds",
-                {"algorithm": "Polyak (capped)"}),
+                {"excess": log_plain_loss}),
+        Control("capped PS", "rate", f"the experiments' cap η_max = {S.PS_CAP:g}: becomes GD once it binds",
+                {"run": CAPPED_PS_ENVELOPE}),
         Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample",
                 {"mutant": {"wrong_L_star": True}}),
     ),

@@ -1,4 +1,5 @@
-r"""Shared set-up of paper B's vision figures (B.Fig5, B.Fig6, B.Fig7): one set of ViT runs per process and setting.
+r"""Set-up of paper B's vision figures (B.Fig5, B.Fig6, B.Fig7): the ViT runs they share, a fixture
+(:func:`vision_runs`, ``theorems.fixture``) computed once per run and data set and injected into their checks.
 
 **Model** (``numerics.paper_b.vision``): Lee et al. (2021)'s ViT for small-size datasets from ``vit-pytorch``, the
 paper's model class, configured for 8x8 single-channel images (:data:`CONFIG`; the seed lost the paper's numbers).
@@ -9,7 +10,8 @@ float32, on ``ctx.device`` (``--device cuda`` where present).
 
 **Runs**: ``RUNS`` independent runs (each its own initialization and minibatch order, seeds hashed from the run seed)
 of each optimizer in :data:`VARIANTS`, all batched in one vmap; the optimizers share the runs' seeds, so they are
-compared run by run (paired).  The controls' mutants train in the same batch (one set of runs per process).
+compared run by run (paired).  The controls' mutants train in the same batch: a control passes the mutant (a
+:class:`Variant`, defined here beside its reason) where its check reads an optimizer's runs.
 
 **Step sizes: chosen on calibration seeds 0-4, then frozen** (:data:`HYPER`).  Grid at the quick horizon (300 steps,
 batch 32, 5 runs each; criterion: the lowest mean full-training-set loss at T; each optimizer tuned for itself, so
@@ -30,12 +32,12 @@ the runs were raised from 8 to 12 at the quick budget.
 """
 from __future__ import annotations
 
-import functools
+from dataclasses import dataclass
 
-import torch
-
+from numerics import optim
+from numerics.optim import Transform
 from numerics.paper_b import vision as V
-from theorems.claim import Context
+from theorems.fixture import fixture, per_budget
 
 #: constants changed after seeing results
 PREREGISTERED = {"RUNS": "was (8, 16, 16); at 8 runs the paired SPS-SGD decisions straddled 0 at some of seeds 0-4, "
@@ -73,31 +75,36 @@ WEIGHT_DECAY = 0.1
 MOMENTUM = 0.9
 
 
-def _variants():
-    from numerics import optim
+@dataclass(frozen=True)
+class Variant:
+    """An optimizer trained in the shared batch: its name (its runs' key in the fixture's value and in the records) and
+    its transform."""
 
-    h = HYPER
-    return {
-        "SGD": V.optimizer("SGD", **h["SGD"]),
-        "SNGD": V.optimizer("SNGD", **h["SNGD"]),
-        "SPS": V.optimizer("SPS", **h["SPS"]),
-        "Adam": V.optimizer("Adam", **h["Adam"]),
-        "SPS, cap 1e-3": V.optimizer("SPS", cap=TINY_CAP),
-        "Adam without 1/sqrt(v)": optim.chain(optim.momentum(MOMENTUM), optim.scale((1 - MOMENTUM) * h["Adam"]["lr"])),
-        "SGD + weight decay": V.optimizer("SGD+wd", lr=h["SGD"]["lr"], wd=WEIGHT_DECAY),
-    }
+    name: str
+    transform: Transform
 
+    def __repr__(self) -> str:
+        return f"Variant({self.name!r})"
+
+
+#: the four optimizers of Figures 5-7 at their frozen step sizes (HYPER)
+SGD = Variant("SGD", V.optimizer("SGD", **HYPER["SGD"]))
+SNGD = Variant("SNGD", V.optimizer("SNGD", **HYPER["SNGD"]))
+SPS = Variant("SPS", V.optimizer("SPS", **HYPER["SPS"]))
+ADAM = Variant("Adam", V.optimizer("Adam", **HYPER["Adam"]))
+#: B.Fig5's and B.Fig6's control: SPS whose cap (TINY_CAP) is below L/||g||^2 at every step, i.e. SGD at lr 1e-3
+SPS_TINY_CAP = Variant("SPS, cap 1e-3", V.optimizer("SPS", cap=TINY_CAP))
+#: B.Fig6's control: Adam without its 1/sqrt(v) normalization (heavy ball, beta MOMENTUM, at Adam's lr scaled by
+#: 1 - beta: Adam's first moment alone), which is no Adam
+ADAM_WITHOUT_V = Variant("Adam without 1/sqrt(v)",
+                         optim.chain(optim.momentum(MOMENTUM), optim.scale((1 - MOMENTUM) * HYPER["Adam"]["lr"])))
+#: B.Fig7's control: SGD with weight decay WEIGHT_DECAY (3 % shrinkage per step: the norms cannot keep growing)
+SGD_WEIGHT_DECAY = Variant("SGD + weight decay", V.optimizer("SGD+wd", lr=HYPER["SGD"]["lr"], wd=WEIGHT_DECAY))
 
 #: what trains in one batch: the four optimizers of Figures 5-7 and the three mutants the controls decide on
-VARIANTS = ("SGD", "SNGD", "SPS", "Adam", "SPS, cap 1e-3", "Adam without 1/sqrt(v)", "SGD + weight decay")
-OPTIMIZERS = ("SGD", "SNGD", "SPS", "Adam")  # the figures' curves (the seed's four optimizers)
-
-
-def data_for(ctx: Context, paper_data: str) -> str:
-    """'digits', or ``paper_data`` ('mnist' / 'cifar10') at the full budget when ``$VERIFY_DATA_DIR`` holds it."""
-    if ctx.budget == "full" and V.find_data(paper_data) is not None:
-        return paper_data
-    return "digits"
+VARIANTS = (SGD, SNGD, SPS, ADAM, SPS_TINY_CAP, ADAM_WITHOUT_V, SGD_WEIGHT_DECAY)
+#: the figures' curves (the seed's four optimizers), by name
+OPTIMIZERS = ("SGD", "SNGD", "SPS", "Adam")
 
 
 def config_for(source: str) -> dict:
@@ -110,98 +117,22 @@ def config_for(source: str) -> dict:
     return dict(CONFIG)
 
 
-def runs(ctx: Context, paper_data: str = "mnist") -> tuple[dict[str, V.VisionRun], dict]:
-    """(name -> VisionRun for every variant, the set-up as a dict) at ctx's seed, budget and device; computed once per
-    process and setting (the digits runs are shared by B.Fig5, B.Fig6 and B.Fig7)."""
-    source = data_for(ctx, paper_data)
+@fixture
+def vision_runs(ctx, full_data=per_budget(None, None, "mnist")) -> tuple[dict[str, V.VisionRun], dict]:
+    """(name -> VisionRun for every variant, the set-up as a dict) at the run's seed, budget and device.
+
+    ``full_data``: the paper's data set ('mnist' / 'cifar10') to train on when ``$VERIFY_DATA_DIR`` holds it; None
+    (the quick and standard budgets) trains on the digits, so B.Fig5-6 and B.Fig7 share one set of digits runs there."""
+    source = "digits" if full_data is None or V.find_data(full_data) is None else full_data
     n, steps = ctx.pick(*RUNS), (ctx.pick(*STEPS) if source == "digits" else PAPER_DATA_STEPS)
-    seeds = tuple(ctx.derived_seed("B.Fig5-7 vision runs", i) for i in range(n))
+    seeds = [ctx.derived_seed("B.Fig5-7 vision runs", i) for i in range(n)]
     setup = dict(data=source, config=config_for(source), batch=BATCH, runs=n, steps=steps, hyper=HYPER,
                  norm_every=NORM_EVERY, dtype="float32", device=ctx.device)
-    return _runs(source, seeds, steps, ctx.device), setup
-
-
-@functools.lru_cache(maxsize=2)
-def _runs(source: str, seeds: tuple, steps: int, device: str) -> dict:
     data = V.digits() if source == "digits" else V.load_images(source)
-    variants = _variants()
-    return V.train(config_for(source), data, {k: variants[k] for k in VARIANTS}, list(seeds), steps, BATCH,
-                   norm_every=NORM_EVERY, device=device)
+    runs = V.train(config_for(source), data, {v.name: v.transform for v in VARIANTS}, seeds, steps, BATCH,
+                   norm_every=NORM_EVERY, device=ctx.device)
+    return runs, setup
 
 
-def final_log_loss(run: V.VisionRun) -> torch.Tensor:
-    """log of the whole-training-set loss after the last step, (B,)."""
-    return run.final["train_loss"].double().log()
-
-
-#: the trailing window of the smoothed minibatch loss: a tenth of the run (30 steps at quick)
-SMOOTH = 0.1
-
-
-def smoothed(run: V.VisionRun) -> torch.Tensor:
-    """The minibatch loss averaged over the trailing SMOOTH * T steps, (S, B) (the curves the figures draw)."""
-    return run.smoothed_loss(max(1, int(SMOOTH * len(run.batch_loss)))).double()
-
-
-def mean_log_error(run: V.VisionRun) -> torch.Tensor:
-    """The log of the smoothed minibatch error rate averaged over the run's steps, (B,) (errors floored at 1/(4 x
-    batch): a window with no error at all would be log 0)."""
-    E = run.smoothed_error(max(1, int(SMOOTH * len(run.batch_loss)))).double()
-    return E.clamp_min(1 / (4 * BATCH)).log().mean(0)
-
-
-def mean_log_loss(run: V.VisionRun) -> torch.Tensor:
-    """The log of the smoothed minibatch loss averaged over the run's steps (the area under the log-loss curve per
-    step: 'trains slower' over the whole run, not at one step), (B,)."""
-    return smoothed(run).log().mean(0)
-
-
-# ---------------------------------------------------------------------------
-# Figures shared by the three claims
-# ---------------------------------------------------------------------------
-
-COLORS = {"SGD": "tab:blue", "SNGD": "tab:orange", "SPS": "tab:green", "Adam": "tab:red"}  # one per optimizer
-
-
-def plot_losses(all_runs: dict, names, title: str):
-    """Smoothed train loss vs step per optimizer: the median over runs and the band between the runs' 10 % and 90 %
-    quantiles (log axis)."""
-    import numpy as np
-
-    from theorems.plots import new_figure
-
-    fig, ax = new_figure()
-    for name in names:
-        L = smoothed(all_runs[name]).numpy()
-        t = np.arange(1, len(L) + 1)
-        lo, mid, hi = np.quantile(L, [0.1, 0.5, 0.9], axis=1)
-        col = COLORS.get(name, "tab:gray")
-        ax.plot(t, mid, color=col, lw=1.2, label=name)
-        ax.fill_between(t, lo, hi, color=col, alpha=0.2, lw=0)
-    ax.set_yscale("log")
-    ax.set_xlabel("step t")
-    ax.set_ylabel("train loss (minibatch, smoothed)")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    return fig
-
-
-def plot_norms(run: V.VisionRun, title: str):
-    """Parameter norm per layer vs step: the median over runs, relative to its value at step 0, with a 10-90 % band."""
-    import numpy as np
-
-    from theorems.plots import new_figure
-
-    fig, ax = new_figure()
-    t = run.norm_steps.numpy()
-    N = run.layer_norms.double().numpy()  # (K, B, G)
-    rel = N / N[:1]
-    for g, name in enumerate(run.groups):
-        lo, mid, hi = np.quantile(rel[:, :, g], [0.1, 0.5, 0.9], axis=1)
-        line, = ax.plot(t, mid, lw=1.1, label=name)
-        ax.fill_between(t, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
-    ax.set_xlabel("step t")
-    ax.set_ylabel("‖θ_layer(t)‖ / ‖θ_layer(0)‖")
-    ax.set_title(title)
-    ax.legend(fontsize=6)
-    return fig
+#: B.Fig7's runs: on CIFAR-10 at the full budget when $VERIFY_DATA_DIR holds it, else the digits runs of B.Fig5-6
+CIFAR10_RUNS = vision_runs.bind(full_data=per_budget(None, None, "cifar10"))

@@ -1,13 +1,8 @@
-r"""Shared set-up of the fixed-head rate claims (B.T1, B.T6, B.T7, B.L1, B.Fig2): defines no claim.
+r"""The rules of the fixed-head rate claims (B.T1, B.T6, B.T7, B.L1, B.Fig2) and their probe.  Defines no claim.
 
-* **The Example-1 suite** (:func:`suite`, :func:`trajectory`): B iid pairs (data set, initial direction), each data
-  set Example 1 with n = 4, T = 3, d = 16, gamma_opt = 1, gamma_other = 0 (Ass 2 by construction: noise
-  orthogonal to u), its W-SVM solution W_mm and a deliberately wrong one (the W-SVM with its most-loaded constraint
-  dropped: negative controls); ``||W_0|| = 0.5``, three quarters of the runs in a uniformly random direction and
-  one quarter along the adversarial ``-Wbar_mm`` (violates every W-SVM constraint).  Each algorithm runs once per
-  (seed, budget) on it.  **These runs are outside our Ass 1** (``trajectory_fixtures.ass1``, B.L3's sufficient
-  level nu / (1 - 3 nu) <= nu*): nu ~ 0.3-0.5 there against nu* ~ 1e-3 (recorded per run as ``Suite.ass1``).  The
-  rate checks therefore test the conclusions on the paper's own example; the probes below cover instances inside.
+The runs these rules read are fixtures of ``example1_suite_setups`` (the Example-1 suite and its runs), injected into
+the checks; the rules here receive them as arguments.
+
 * **Rates over a late window** (:func:`late`, :func:`upper_envelope`, :func:`rate_fit`):
   the claims bound ``1 - corr`` (or ``1 - s_opt``) for all ``t >= t_0``, so fits use the upper envelope
   ``U_t = max_{s >= t}`` over recorded steps (NGD with a large step can zigzag with period 2 between support
@@ -15,28 +10,29 @@ r"""Shared set-up of the fixed-head rate claims (B.T1, B.T6, B.T7, B.L1, B.Fig2)
   run, the least-squares slope of ``log U`` on ``log t`` over ``[N/10, N]``; runs are iid, so the mean of the
   per-run slopes with its standard error is the honest interval (a WLS fit of the mean curve would treat
   perfectly correlated errors as independent).
-* **B.T1's envelope rule** (:func:`polylog_allowance`, :func:`envelope_rate`; used by B.T1, B.T7, B.Fig2): a
-  ``log^k t`` factor changes a local log-log slope by ``k / log t``; averaged over the window ``[t_1, t_2]`` it
-  contributes ``s_k = k (log log t_2 - log log t_1) / (log t_2 - log t_1)``.  The claimed envelope
+* **B.T1's envelope rule** (:func:`polylog_allowance`, :func:`envelope_rate`, :func:`check_envelope`; used by B.T1,
+  B.T7, B.Fig2): a ``log^k t`` factor changes a local log-log slope by ``k / log t``; averaged over the window
+  ``[t_1, t_2]`` it contributes ``s_k = k (log log t_2 - log log t_1) / (log t_2 - log t_1)``.  The claimed envelope
   ``C log^2 t / t`` means: window exponent ``<= -1 + s_2`` (the **effective bound**, printed in every line and
   headline).  Fitting ``log(1 - corr) = a + b log t + k log log t`` with the degree k in [0, 2] as a nuisance gives
   the same rule (the best k for the claim is k = 2, and b then moves by exactly the LS slope of log log t on
   log t), and so does "t (1 - corr) / log^2 t is non-increasing"; what makes the rule honest is the window:
   ``s_2`` shrinks only like 2 / log t, so the window must lie late enough that ``s_2 <= MAX_ALLOWANCE`` (else the
-  decision is inconclusive), which sets the horizon :data:`ENVELOPE_STEPS`.  Besides the mean over runs (the
-  stochastic decision), every run's own exponent must lie below the bound: the claim is per run (exact decision).
+  decision is inconclusive), which sets the horizon ``example1_suite_setups.ENVELOPE_STEPS``.  Besides the mean over
+  runs (the stochastic decision), every run's own exponent must lie below the bound: the claim is per run (exact
+  decision).
 * **B.L1's saturation slope rule** (:func:`log_one_minus_s_opt`, :func:`saturation_rate`; used by B.L1, B.Fig2):
   ``log(1 - s_opt) ||W_mm|| / eta`` is linear in t with the derived slope -1.
 * **The probe** of B.T1, B.L1 and B.T7 (:func:`instances`, :func:`probe_run`, :func:`probe_rate`): assumptions
-  drawn on both sides, classified with THE definitions of ``trajectory_fixtures`` (Ass 1 at the run's measured
+  drawn on both sides, classified with THE definitions of ``fixed_head_assumptions`` (Ass 1 at the run's measured
   initial logit bound and largest step, Ass 2) and Lemma 2's small init (max |a_it(W_0)| <= eps = 1/4).  Its rate
   conclusion is read in the run's own clock (``||W_t|| / v``, v its late norm growth per step) plus linear norm
-  growth; see :func:`probe_rate` for why (B.T7's standard-budget "counterexample" was a time offset).
+  growth; see :func:`probe_rate` for why (B.T7's standard-budget "counterexample" was a time offset).  A probe run's
+  initial logit bound and largest step are returned as the conclusion's facts (``theorems.probe``, "Facts").
 """
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 
@@ -48,9 +44,10 @@ from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, model, records, runs, svm
 from numerics.stats import Decision, decide_close, decide_upper, loglog_slope, mean_interval, per_run_slopes
-from theorems.claim import Assumption, Context, Outcome
+from theorems.claim import Assumption, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.trajectory_fixtures import ASS1, ASS2, EPS, ass1, ass2_holds
+from theorems.paper_b.example1_suite_setups import ETA, INIT_NORM, SIZES, Suite, SuiteRun, record_steps
+from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1, ass2_holds
 from theorems.plots import new_figure
 
 PREREGISTERED = {
@@ -58,12 +55,6 @@ PREREGISTERED = {
                            "quick seed 4 met NGD zigzagging at 0.46 eta per step): a scale-free test of linear "
                            "against log growth, set from the two laws before the 20-seed calibration (seeds 100-119)",
     "MAX_WIDTH": "was 0.5, is 0.25 (issue #11: 0.5 let an interval reach from t^-1 to t^-1/2; the audit asks ~0.25)",
-    "SUITE_RUNS": "was (12, 32, 96), is (32, 32, 96): at 12 runs B.T6's GD exponent interval was wider than its "
-                  "declared width at quick seeds 1-2 (inconclusive); raised for power, nothing widened",
-    "ENVELOPE_STEPS": "new in issue #11 (before: the suite's 500 / 8000 / 20000 steps, whose quick window [50, 500] "
-                      "allowed <= -0.60): the horizon where the log^2 allowance is below MAX_ALLOWANCE",
-    "PS_CAP": "1e4 was chosen (before issue #11) so that 'PS fastest early' holds: with cap 1 PS is GD from the first "
-              "step; kept, and B.Fig2 now says that its 'early' is 'until this cap binds' (the paper's own words)",
     "PROBE_STEPS": "was 150 with a window in t; is 300 with the window in the run's own clock (issue #11: B.T7's "
                    "standard seed-1 counterexample was a time offset of ~1300 steps, see probe_rate)",
     "PROBE_EXAMPLES": "was (5, 50, 200), is (60, 120, 300): issue #11 requires a declared minimum of decided "
@@ -81,11 +72,6 @@ PREREGISTERED = {
 # Constants (the seed lost the paper's; ours)
 # ---------------------------------------------------------------------------
 
-SIZES = dict(n=4, T=3, d=16)  # Example 1: d >> n T keeps the tokens nearly orthogonal (the paper's Ass. 1 reading)
-INIT_NORM = 0.5        # "small initialization": ||W_0|| well below the data's ||W_mm|| ~ 1, the paper's Fig. 2 regime
-ETA = 1.0              # NGD / GD step: the natural unit (the paper's value is lost)
-BETA = 0.9             # NGD + momentum (the paper's value is lost; Ji et al.-style momentum uses ~0.9)
-PS_CAP = 1e4           # Polyak cap for Fig. 2 (the paper's value is lost; "PS fastest early" needs a large cap)
 POLYLOG_K = 2          # allowed polylog degree in the envelope C log^k(t) / t: the proof's eps_t sum gives log^2
 #: an exponent interval wider than 0.25 cannot tell t^-1 from t^-3/4 (or t^-5/4)
 MAX_WIDTH = 0.25
@@ -93,110 +79,7 @@ MAX_WIDTH = 0.25
 #: t^-2/3 (the audit's example t^-0.65 passed the old quick window): such a decision is inconclusive
 MAX_ALLOWANCE = 0.3
 SATURATION_RESOLUTION = 0.05  # B.L1's slope = -1 up to O(1/t_1) finite-window corrections (~2% at t_1 = 50)
-#: iid (data set, initial direction) runs at quick / standard / full: the spread of per-run exponents (sd ~ 0.1 for
-#: NGD in t, 0.3-0.5 for GD in log t) then gives intervals inside the declared widths at z(alpha = 5e-5) ~ 4.06
-SUITE_RUNS = (32, 32, 96)
-SUITE_STEPS = (500, 8000, 20000)  # the suite's horizon (B.Fig2's comparisons at t = N, B.L1's saturation slope)
-SUITE_POINTS = (30, 60, 80)       # log-spaced record points of the suite's runs (each with its successor)
-#: the horizon of the envelope rule (B.T1, B.T7, B.Fig2): s_2 over [N/10, N] is 0.294 at 3000, 0.256 at 8000 and
-#: 0.230 at 20000, all <= MAX_ALLOWANCE; standard and full reuse the suite's runs
-ENVELOPE_STEPS = (3000, 8000, 20000)
-LONG_POINTS = 40       # log-spaced record points of a run longer than the suite's (each with its successor)
 LATE_FRACTION = 0.1    # the fitted window is t >= N/10: past the transient of a 0.5-norm start, a decade long
-
-
-# ---------------------------------------------------------------------------
-# The Example-1 suite and its runs
-# ---------------------------------------------------------------------------
-
-
-@dataclass(eq=False)
-class Suite:
-    ds: data.Dataset           # per-run Example-1 data, X (B, n, T, d)
-    W_mm: torch.Tensor         # (B, d, d)
-    W_mm_norm: torch.Tensor    # (B,)
-    W_mm_wrong: torch.Tensor   # (B, d, d): W-SVM with the constraint of largest dual weight dropped
-    W0: torch.Tensor           # (B, d, d)
-    adversarial: torch.Tensor  # (B,) bool: W0 along -Wbar_mm
-    nu: torch.Tensor           # (B,) Ass. 1 parameter
-    ass1: list                 # per run: trajectory_fixtures.ass1 at the run's initial logit bound and step ETA
-    n_steps: int
-    record_at: list
-
-
-def suite(ctx: Context, runs: int | None = None) -> Suite:
-    """The Example-1 runs shared by the fixed-head claims (one per seed and budget); ``runs`` overrides the number
-    of runs (B.T6's GD runs need more: a different, larger draw of the same family)."""
-    return _suite(ctx.derived_seed("B.fixed-head-suite"), runs or ctx.pick(*SUITE_RUNS), ctx.pick(*SUITE_STEPS),
-                  ctx.pick(*SUITE_POINTS))
-
-
-def envelope_steps(ctx: Context) -> int:
-    return ctx.pick(*ENVELOPE_STEPS)
-
-
-@functools.lru_cache(maxsize=4)
-def _suite(seed: int, B: int, N: int, n_points: int) -> Suite:
-    # Example-1 data sets (B x n T d = 192 numbers each) are drawn from per-run seeds, the initial directions
-    # from the same generator: a fixture, not a probe, so nothing here needs to shrink.
-    gen = torch.Generator(device="cpu").manual_seed(seed)
-    seeds = torch.randint(0, 2**31 - 1, (B,), generator=gen).tolist()
-    dss = [data.example1(**SIZES, seed=s) for s in seeds]
-    sols = [svm.w_svm(x) for x in dss]
-    wrong = []
-    for x, s in zip(dss, sols):
-        i, t = divmod(int(s.alpha.flatten().argmax()), x.T)
-        wrong.append(svm.w_svm(x, drop=(i, t)).solution)
-    W_mm = torch.stack([s.solution for s in sols])
-    norms = torch.tensor([s.norm for s in sols], dtype=DTYPE)
-    d = SIZES["d"]
-    W0 = torch.randn(B, d, d, generator=gen, dtype=DTYPE)
-    adversarial = torch.arange(B) % 4 == 3
-    W0 = torch.where(adversarial[:, None, None], -W_mm, W0)
-    W0 = INIT_NORM * W0 / torch.linalg.matrix_norm(W0)[:, None, None]
-    ds = data.stack(dss)
-    levels = [ass1(x, step=ETA, eps=float(runs.init_logit_bound(W0[b], x))) for b, x in enumerate(dss)]
-    return Suite(ds, W_mm, norms, torch.stack(wrong), W0, adversarial, data.assumptions(ds)["nu"], levels, N,
-                 record_steps(N, n_points))
-
-
-ALGORITHMS = {  # the algorithms the claims run, by the name their checks and controls use
-    "NGD": lambda: A.ngd(ETA),
-    "GD": lambda: A.gd(ETA),
-    "NGD+momentum": lambda: A.ngd_momentum(ETA, BETA),
-    "NGD (capped at 1)": lambda: A.ngd(ETA, 1.0),
-    "Polyak (uncapped)": lambda: A.polyak(math.inf),
-    "Polyak (capped)": lambda: A.polyak(PS_CAP),
-    "Polyak (cap 1)": lambda: A.polyak(1.0),
-}
-
-
-def trajectory(ctx: Context, name: str, n_steps: int | None = None, runs: int | None = None) -> optim.Trajectory:
-    """One algorithm on the suite: ``records.FIXED_HEAD`` metrics plus the iterates W (K, B, d, d).
-
-    ``name`` "NGD (autograd)" is a negative control: NGD on float64 autograd of the linear-domain loss
-    (first four runs only: it is slow, and it breaks the same way on every run).  ``n_steps`` beyond the suite's
-    horizon records at ``LONG_POINTS`` log-spaced steps (and successors).
-    """
-    return _trajectory(suite(ctx, runs), name, n_steps)
-
-
-@functools.lru_cache(maxsize=24)
-def _trajectory(s: Suite, name: str, n_steps: int | None) -> optim.Trajectory:
-    N = s.n_steps if n_steps is None else n_steps
-    at = [t for t in s.record_at if t <= N] if N <= s.n_steps else record_steps(N, LONG_POINTS)
-    if name == "NGD (autograd)":
-        ds = data.Dataset(s.ds.X[:4], s.ds.y[:4], u=s.ds.u[:4])
-        return optim.run((s.W0[:4],), A.objective_autograd(ds), A.ngd(ETA), N,
-                         record=records.recorder(ds, ["W"]), record_at=at)
-    return A.train(s.ds, ALGORITHMS[name](), N, s.W0, record_at=at, keep_params=True)
-
-
-def record_steps(N: int, n_points: int) -> list[int]:
-    """Log-spaced steps, each with its successor (NGD can oscillate with period 2 once saturated: both phases
-    must be seen), and every step up to 10 (B.Fig2's early comparison)."""
-    ls = optim.log_spaced_steps(N, n_points)
-    return sorted(set(ls) | {t + 1 for t in ls if t < N} | set(range(min(N, 10) + 1)))
 
 
 # ---------------------------------------------------------------------------
@@ -262,13 +145,13 @@ def decide_envelope(lo: float, hi: float, t1: float, t2: float) -> Decision:
     return dataclasses.replace(d, claimed=claimed)
 
 
-def envelope_rate(ev: Evidence, ctx: Context, algorithm: str, wrong_svm: bool = False) -> dict:
+def envelope_rate(ev: Evidence, suite: Suite, run: SuiteRun, W_mm: torch.Tensor) -> dict:
     """Decide (one stochastic decision of ``ev``, plus one exact) that the window exponent of 1 - corr is
-    <= -1 + s_2 on the suite's runs of ``algorithm`` over ``ENVELOPE_STEPS``: the mean over runs (interval) and
-    every run's own exponent.  Alignment against the wrong W-SVM when ``wrong_svm`` (a control).  Adds the figure."""
-    s = suite(ctx)
-    N = envelope_steps(ctx)
-    f = rate_fit(trajectory(ctx, algorithm, N), s.W_mm_wrong if wrong_svm else s.W_mm, N, ev.z)
+    <= -1 + s_2 on ``run`` (the suite's runs of one algorithm, over the envelope's horizon): the mean over runs
+    (interval) and every run's own exponent, alignment measured against ``W_mm`` (the suite's W-SVM solutions; a
+    control passes wrong ones).  Adds the figure."""
+    algorithm, N = run.name, run.n_steps
+    f = rate_fit(run.traj, W_mm, N, ev.z)
     allowance, bound, claimed = effective_bound(f["t1"], f["t2"])
     f.update(allowance=allowance, bound=bound, claimed=claimed, N=N,
              finite=bool(np.isfinite(f["om"][f["sel"]]).all()))
@@ -284,7 +167,7 @@ def envelope_rate(ev: Evidence, ctx: Context, algorithm: str, wrong_svm: bool = 
              f"{algorithm}: worst run's exponent {worst:.3f}, effective bound ≤ {bound:.3f} (every run)",
              value=worst, claimed=f"≤ {bound:.3f} (every run)")
     if ev.plots:
-        ev.figure("Alignment rate vs the C polylog(t)/t envelope", _envelope_plot(f, s, algorithm),
+        ev.figure("Alignment rate vs the C polylog(t)/t envelope", _envelope_plot(f, suite, algorithm),
                   "1 − ⟨W̄ₜ, W̄mm⟩ per run (log-log); grey band: the fitted window; dashed: the envelope C log²t/t "
                   "through the worst run.")
     return f
@@ -310,13 +193,14 @@ def _envelope_plot(f: dict, s: Suite, algorithm: str):
     return fig
 
 
-def check_envelope(ctx: Context, algorithm: str = "NGD", wrong_svm: bool = False) -> Outcome:
-    """B.T1's rate check on the suite's runs of ``algorithm`` (B.T1: NGD; B.T7: the uncapped Polyak step): the
-    envelope rule, plus what it is read with: the WLS fit of the mean curve (its errors are correlated in t:
-    reported, not decided), the constant C of a C/t envelope, the adversarial starts, Ass 1 on the runs."""
+def check_envelope(ctx, suite: Suite, run: SuiteRun, W_mm: torch.Tensor) -> Outcome:
+    """B.T1's rate check on ``run``, the suite's runs of one algorithm over the envelope's horizon (B.T1: NGD; B.T7:
+    the uncapped Polyak step), alignment against ``W_mm``: the envelope rule, plus what it is read with: the WLS fit
+    of the mean curve (its errors are correlated in t: reported, not decided), the constant C of a C/t envelope, the
+    adversarial starts, Ass 1 on the runs."""
     ev = Evidence(ctx)
-    f = envelope_rate(ev, ctx, algorithm, wrong_svm)
-    s = suite(ctx)
+    f = envelope_rate(ev, suite, run, W_mm)
+    s = suite
     if f["finite"]:
         om, t = f["om"][f["sel"]], f["t"]
         env = upper_envelope(om)
@@ -329,7 +213,8 @@ def check_envelope(ctx: Context, algorithm: str = "NGD", wrong_svm: bool = False
         adv = s.adversarial.numpy()[: om.shape[1]]
         ev.measure("mean exponent, adversarial inits W₀ ∝ −W̄mm", float(f["slopes"][adv].mean()))
     inside = sum(a.holds for a in s.ass1)
-    ev.measure("runs inside our Ass 1 (ν/(1−3ν) ≤ ν*, trajectory_fixtures)", inside,
+    # the measurement's name is kept as the records have it (it names the module Ass 1 was first defined in)
+    ev.measure("runs inside our Ass 1 (ν/(1−3ν) ≤ ν*, fixed_head_assumptions)", inside,
                claimed=f"of {len(s.ass1)}: the paper's Example 1 at d = {SIZES['d']} (ν ≈ {float(s.nu.mean()):.2f}, "
                        f"ν* ≈ {np.median([a.nu_star for a in s.ass1]):.1e}); the probe covers Ass 1")
     return ev.outcome(headline=(f"exponent {f['mean']:.2f} [{f['lo']:.2f}, {f['hi']:.2f}], effective bound "
@@ -352,15 +237,15 @@ def log_one_minus_s_opt(W: torch.Tensor, ds: data.Dataset, is_opt: torch.Tensor)
                         for Wk in W])
 
 
-def saturation_rate(ev: Evidence, ctx: Context, algorithm: str) -> dict:
+def saturation_rate(ev: Evidence, suite: Suite, run: SuiteRun) -> dict:
     """Decide (one decision of ``ev``) that the slope of log(1 - s_opt) ||W_mm|| / eta in t equals the derived -1
-    (to ``SATURATION_RESOLUTION``) on the suite's runs of ``algorithm``.  Adds the figure."""
-    s = suite(ctx)
-    traj = trajectory(ctx, algorithm)
+    (to ``SATURATION_RESOLUTION``) on ``run``, the suite's runs of one algorithm over the suite's horizon.  Adds the
+    figure."""
+    s, traj, algorithm = suite, run.traj, run.name
     steps = traj.steps.numpy()
     log1m = log_one_minus_s_opt(traj["W"], s.ds, records.opt_mask(s.ds)).numpy()
     nm = s.W_mm_norm.numpy()
-    sel = late(steps, s.n_steps)
+    sel = late(steps, run.n_steps)
     t = steps[sel].astype(float)
     y = upper_envelope(log1m[sel]) * nm[None] / ETA
     slopes = per_run_slopes(t, y)
@@ -388,7 +273,7 @@ def saturation_rate(ev: Evidence, ctx: Context, algorithm: str) -> dict:
 # The probe of B.T1, B.L1, B.T7: assumptions drawn on both sides
 # ---------------------------------------------------------------------------
 #
-# Assumptions, classified on each drawn instance with the suite's single definitions (trajectory_fixtures): Ass 1 =
+# Assumptions, classified on each drawn instance with the suite's single definitions (fixed_head_assumptions): Ass 1 =
 # B.L3's nu/(1 - 3 nu) <= nu* at the run's measured initial logit bound and its largest step; Ass 2 = equal non-opt
 # scores; small init = Lemma 2's logit bound max |a_it(W_0)| <= eps = 1/4 (B.L2).  (Before issue #11: nu <= 0.5,
 # ||W_0|| <= 2 and eta <= 2, thresholds derived from nothing; the step now enters through Ass 1's floor b.)
@@ -438,7 +323,8 @@ PROBE_EXAMPLES = (60, 120, 300)
 MIN_DECIDED = 10  # a probe that decided fewer in-assumption instances proved nothing (issue #11)
 PARAM_CLIP = 20.0  # the Ass 1 parameter log10((nu/(1-3nu))/nu*) is plotted within +-20 (nu = 0 or nu* = 0 otherwise)
 
-#: the assumptions the rate claims list: the suite's single Ass 1 / Ass 2 (trajectory_fixtures) and Lemma 2's init
+#: the assumptions the rate claims list: the suite's single Ass 1 / Ass 2 (fixed_head_assumptions) and Lemma 2's
+#: init (its ``holds`` reads an instance dict with the run's initial logit bound under "eps")
 ASSUMPTIONS = (
     ASS1,
     ASS2,
@@ -492,27 +378,30 @@ _FIELDS = ("kind", "n", "T", "d", "rho", "extra_dims", "spread", "init", "eta", 
            "eps", "step")
 
 
-def describe(inst) -> dict:
-    return {k: inst[k] for k in _FIELDS if k in inst}
+def describe(inst, facts: dict) -> dict:
+    """The instance's plain numbers and its run's facts: initial logit bound ``eps`` and largest step ``step``."""
+    both = inst | facts
+    return {k: both[k] for k in _FIELDS if k in both}
 
 
-def probe_assumptions(inst) -> dict:
-    """THE Ass 1 and Ass 2 (trajectory_fixtures) and Lemma 2's small init, on the instance and its run (the
-    conclusion records the run's initial logit bound ``eps`` and its largest step ``step`` on ``inst``)."""
-    step = inst.get("step", inst.get("eta"))
-    return {"Ass 1 (ν/(1−3ν) ≤ ν*)": ass1(inst["ds"], step=step, eps=inst.get("eps", EPS)).holds,
+def probe_assumptions(inst, facts: dict) -> dict:
+    """THE Ass 1 and Ass 2 (fixed_head_assumptions) and Lemma 2's small init, on the instance and its run (the
+    conclusion's facts: the run's initial logit bound ``eps`` and its largest step ``step``; absent when the W-SVM
+    is infeasible, then eps = 1/4 and the drawn step size)."""
+    step = facts.get("step", inst.get("eta"))
+    return {"Ass 1 (ν/(1−3ν) ≤ ν*)": ass1(inst["ds"], step=step, eps=facts.get("eps", EPS)).holds,
             "Ass 2 (equal non-opt scores)": ass2_holds(inst["ds"]),
-            "small init (max|a(W₀)| ≤ 1/4)": inst.get("eps", EPS) <= EPS}
+            "small init (max|a(W₀)| ≤ 1/4)": facts.get("eps", EPS) <= EPS}
 
 
-def probe_parameters(inst) -> dict:
-    a = ass1(inst["ds"], step=inst.get("step", inst.get("eta")), eps=inst.get("eps", EPS))
+def probe_parameters(inst, facts: dict) -> dict:
+    a = ass1(inst["ds"], step=facts.get("step", inst.get("eta")), eps=facts.get("eps", EPS))
     # the ratio computed here, clipped to ±PARAM_CLIP: nu* underflows to 0 after a long step (Ass1Level.log10_ratio
     # then divides by 0), and nu = 0 (exactly orthogonal tokens) has no logarithm
     ratio = math.log10(max(a.lhs, 1e-300) / max(a.nu_star, 1e-300)) if math.isfinite(a.lhs) else PARAM_CLIP
     out = {"log₁₀ (ν/(1−3ν))/ν* (Ass 1)": float(np.clip(ratio, -PARAM_CLIP, PARAM_CLIP)),
            "score spread (Ass 2)": inst["spread"],
-           "log₁₀ max|a(W₀)|": math.log10(max(inst.get("eps", EPS), 1e-300))}
+           "log₁₀ max|a(W₀)|": math.log10(max(facts.get("eps", EPS), 1e-300))}
     return out | ({"log₁₀ η": math.log10(inst["eta"])} if "eta" in inst else {})
 
 
@@ -524,9 +413,6 @@ def probe_init(inst, W_mm: torch.Tensor) -> torch.Tensor:
     return inst["init"] * W0 / torch.linalg.matrix_norm(W0)
 
 
-_PROBE_RUNS: dict = {}
-
-
 def _probe_algorithm(inst, algorithm: str):
     if algorithm == "Polyak":
         return A.polyak(math.inf)
@@ -534,32 +420,37 @@ def _probe_algorithm(inst, algorithm: str):
     return A.gd(eta) if algorithm == "GD" else A.ngd(eta)
 
 
-def probe_run(inst, algorithm: str = "NGD", n_steps: int = PROBE_STEPS):
-    """NGD, GD (a control) or uncapped "Polyak" from the instance: (W-SVM solution, trajectory), or None if the
-    W-SVM is infeasible.  Records the run's initial logit bound ``eps`` and largest step ``step`` (over the
-    recorded consecutive steps: every step up to ``PROBE_EVERY_STEP``, then log-spaced pairs) on ``inst`` (Ass 1
-    and the small-init assumption are evaluated at them).  Cached: the B.T1 and B.L1 probes draw the same
-    instances from the same seed."""
-    key = (algorithm, n_steps) + tuple(str(v) for k, v in describe(inst).items() if k not in ("eps", "step"))
-    if key not in _PROBE_RUNS:
-        if len(_PROBE_RUNS) > 512:
-            _PROBE_RUNS.clear()
-        try:
-            sol = svm.w_svm(inst["ds"])
-        except svm.SVMInfeasible:
-            _PROBE_RUNS[key] = None, None, None
-            return None
-        W0 = probe_init(inst, sol.solution)
-        at = sorted(set(range(min(n_steps, PROBE_EVERY_STEP) + 1)) | set(record_steps(n_steps, PROBE_POINTS)))
-        traj = A.train(inst["ds"], _probe_algorithm(inst, algorithm), n_steps, W0, record_at=at, keep_params=True)
-        steps = traj.steps.numpy()
-        nxt = np.flatnonzero(steps[1:] == steps[:-1] + 1)       # recorded (t, t + 1) pairs
-        step = float((traj["W"][nxt + 1] - traj["W"][nxt]).flatten(-2).norm(dim=-1).max())
-        _PROBE_RUNS[key] = (sol, traj), float(runs.init_logit_bound(W0, inst["ds"]).max()), step
-    out, eps, step = _PROBE_RUNS[key]
-    if out is not None:
-        inst["eps"], inst["step"] = eps, step
-    return out
+@dataclass(eq=False)
+class ProbeRun:
+    """A probe instance's run: its W-SVM solution, the trajectory (iterates W recorded), the initial logit bound
+    max |a_it(W_0)| and the largest step length over the recorded consecutive steps."""
+
+    sol: svm.SVMResult
+    traj: optim.Trajectory
+    eps: float
+    step: float
+
+    @property
+    def facts(self) -> dict:
+        """What Ass 1 and the small-init assumption are evaluated at (the conclusion's facts)."""
+        return {"eps": self.eps, "step": self.step}
+
+
+def probe_run(inst, algorithm: str = "NGD", n_steps: int = PROBE_STEPS) -> ProbeRun | None:
+    """NGD, GD (a control) or uncapped "Polyak" from the instance, or None if the W-SVM is infeasible.  Records every
+    step up to ``PROBE_EVERY_STEP``, then log-spaced pairs (the largest step is taken over the recorded consecutive
+    steps)."""
+    try:
+        sol = svm.w_svm(inst["ds"])
+    except svm.SVMInfeasible:
+        return None
+    W0 = probe_init(inst, sol.solution)
+    at = sorted(set(range(min(n_steps, PROBE_EVERY_STEP) + 1)) | set(record_steps(n_steps, PROBE_POINTS)))
+    traj = A.train(inst["ds"], _probe_algorithm(inst, algorithm), n_steps, W0, record_at=at, keep_params=True)
+    steps = traj.steps.numpy()
+    nxt = np.flatnonzero(steps[1:] == steps[:-1] + 1)       # recorded (t, t + 1) pairs
+    step = float((traj["W"][nxt + 1] - traj["W"][nxt]).flatten(-2).norm(dim=-1).max())
+    return ProbeRun(sol, traj, float(runs.init_logit_bound(W0, inst["ds"]).max()), step)
 
 
 def probe_window(traj: optim.Trajectory, n_steps: int = PROBE_STEPS) -> tuple[np.ndarray, np.ndarray]:
@@ -584,9 +475,10 @@ def linear_growth(t: np.ndarray, norms: np.ndarray) -> tuple[bool, float, str]:
                           f"{t[-1]:.0f}] (ratio {ratio:.2f}; linear: 1, log t: 0.45, needed ≥ {LINEAR_GROWTH_RATIO})")
 
 
-def probe_rate(inst, algorithm: str = "NGD", wrong_svm: bool = False) -> tuple:
-    r"""B.T1's envelope on one probe run, in the run's own clock: ``(holds, label, detail)``, holds None if the
-    instance cannot be decided.
+def probe_rate(inst, algorithm: str = "NGD", run: ProbeRun | None = None) -> tuple:
+    r"""B.T1's envelope on one probe run, in the run's own clock: ``(holds, label, detail, facts)``, holds None if
+    the instance cannot be decided; ``facts``: those of the last run looked at (``ProbeRun.facts``; none when the
+    W-SVM is infeasible).  ``run``: the instance's ``PROBE_STEPS``-step run of ``algorithm``, if the caller has it.
 
     Why the run's own clock.  The envelope is ``1 - corr <= C polylog(t)/t for t >= t_0`` with C and t_0 unknown.
     A local exponent in t over a fixed window presumes the run reached its asymptotic regime with no time offset;
@@ -619,45 +511,42 @@ def probe_rate(inst, algorithm: str = "NGD", wrong_svm: bool = False) -> tuple:
     [PROBE_WINDOW, 1] x LATER x PROBE_STEPS; only a failure there is a counterexample.  (Not "look until it
     passes": one later window, fixed here; a run that is not linear or not at rate there fails.)
     """
-    verdict = _probe_rate_on(inst, algorithm, wrong_svm, PROBE_STEPS)
+    verdict = rate_on_run(inst, probe_run(inst, algorithm) if run is None else run, PROBE_STEPS)
     if verdict[0] is not False:
         return verdict
-    later = _probe_rate_on(inst, algorithm, wrong_svm, LATER * PROBE_STEPS)
+    later = rate_on_run(inst, probe_run(inst, algorithm, LATER * PROBE_STEPS), LATER * PROBE_STEPS)
     return later[0], later[1], (f"t ≤ {LATER * PROBE_STEPS} (looked later: on t ≤ {PROBE_STEPS} {verdict[2]}): "
-                                f"{later[2]}")
+                                f"{later[2]}"), later[3]
 
 
-def _probe_rate_on(inst, algorithm: str, wrong_svm: bool, n_steps: int) -> tuple:
-    """:func:`probe_rate`'s rule on an ``n_steps`` run, over its window [PROBE_WINDOW, 1] x n_steps."""
-    out = probe_run(inst, algorithm, n_steps)
-    if out is None:
-        return None, "W-SVM infeasible", "no W_mm: not decided"
-    sol, traj = out
-    W_ref = sol.solution
-    if wrong_svm:
-        i, t_ = divmod(int(sol.alpha.flatten().argmax()), inst["ds"].T)
-        W_ref = svm.w_svm(inst["ds"], drop=(i, t_)).solution
+def rate_on_run(inst, run: ProbeRun | None, n_steps: int) -> tuple:
+    """:func:`probe_rate`'s rule on one ``n_steps`` run (None: the W-SVM is infeasible), over its window
+    [PROBE_WINDOW, 1] x n_steps: ``(holds, label, detail, facts)``."""
+    if run is None:
+        return None, "W-SVM infeasible", "no W_mm: not decided", {}
+    traj, facts = run.traj, run.facts
     sel, t = probe_window(traj, n_steps)
-    om = one_minus_corr(traj["W"], W_ref[None]).numpy()[:, 0]
+    om = one_minus_corr(traj["W"], run.sol.solution[None]).numpy()[:, 0]
     if not np.isfinite(om).all():
-        return False, "broke", "1 − corr not finite"
+        return False, "broke", "1 − corr not finite", facts
     norms = torch.linalg.matrix_norm(traj["W"][:, 0]).numpy()[sel]
     linear, v, growth = linear_growth(t, norms)
     if not linear:
-        return False, "sublinear growth", growth
+        return False, "sublinear growth", growth, facts
     U = upper_envelope(om[sel, None])[:, 0]
     if norms[-1] / norms[0] < CLOCK_RATIO_MIN:
         return None, "time offset", (f"‖W‖ grows only {norms[-1] / norms[0]:.2f}× over the window (≥ "
-                                     f"{CLOCK_RATIO_MIN} needed): inside one time offset, not decided")
+                                     f"{CLOCK_RATIO_MIN} needed): inside one time offset, not decided"), facts
     if U[-1] < OMC_FLOOR:
-        return None, "precision floor", f"1 − corr {U[-1]:.1e} < {OMC_FLOOR:g}: at W_mm's precision, not decided"
+        return (None, "precision floor", f"1 − corr {U[-1]:.1e} < {OMC_FLOOR:g}: at W_mm's precision, not decided",
+                facts)
     clock = norms / v
     slope = float(per_run_slopes(np.log(clock), np.log(U[:, None]))[0])
     a, bound, _ = effective_bound(clock[0], clock[-1])
     ok = bool(np.isfinite(slope) and slope <= bound)
     return ok, "fitted", (f"exponent of 1 − corr in the run's clock ‖W_t‖/v {slope:.3f} (effective bound ≤ "
                           f"{bound:.3f} = −1 + {a:.3f} over clock [{clock[0]:.0f}, {clock[-1]:.0f}]); v = {v:.3g}, "
-                          f"1 − corr {U[0]:.2e} → {U[-1]:.2e}")
+                          f"1 − corr {U[0]:.2e} → {U[-1]:.2e}"), facts
 
 
 #: the shared probe settings of B.T1, B.L1 and B.T7 (``theorems.probe.probe_check`` parameters; each claim adds its

@@ -1,5 +1,6 @@
-"""Shared set-ups of the claims about Algorithm 1's data: the spectral-initialization claims (A.L3, A.L5, A.L6) and
-the preconditioned-gradient claims (A.L4, A.T2); defines no claim.
+"""The instance families of the claims about Algorithm 1's data: the spectral-initialization claims (A.L3, A.L5,
+A.L6) and the preconditioned-gradient claims (A.L4, A.T2); defines no claim.  Each claim draws its instances from
+its own generator with the samplers below.
 
 * Spectral initialization: ``numerics.paper_a.algorithms.random_instance(d=4, r=5, m_op=0.15)`` (``Sigma = I/2 +
   G G^T/4``, ``M* = 0.15 H/||H||_op``, ``G, H`` iid N(0,1)) kept when ``sigma_d(M*) >= sigma_1(M*)/10``, noise
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import torch
 
-from numerics.paper_a import algorithms as al
 from numerics.paper_a import experiments as ex
 
 #: spectral-init instances (A.L3, A.L5, A.L6): d = 4, r = 5 (r > d, A2); sigma_1(M*) = 0.15 keeps rho' =

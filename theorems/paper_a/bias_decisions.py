@@ -1,0 +1,290 @@
+r"""The decision rules and figures shared by paper A's bias laws (A.T3-A.T5) and softmax-row lemmas (A.L9-A.L23).
+
+This module defines no claim and holds no data.  Each check passes its draws (from the fixtures of
+``gradient_setups`` or ``softmax_rows_setups``) to one of these rules:
+
+* :func:`rate_decisions`: the exponent of a squared norm in ``n`` (one decision per point or query), fitted with its
+  first correction and decided against the *derived* exponent ``RATE_TARGET``; the paper's ``O(n^e)`` envelope is
+  reported beside it, not decided, because an interval below the envelope would pass at any width and the rule could
+  not fail where the derived exponent holds.  What is measured is a :class:`SquaredNorm`: the squared norm of the
+  draws' mean (:func:`squared_mean`), or, in a negative control, their mean squared norm (:func:`mean_square`);
+* :func:`coefficient_decisions`: a leading coefficient, fitted as a polynomial in ``1/m``, against a derived value,
+  block by block;
+* :func:`limit_decisions`: the limit of a scaled statistic against a derived value;
+
+and draws its figure with :func:`coefficient_plot`, :func:`limit_plot` or :func:`series_plot`.  The derived values
+live in ``bias_coefficients``.  Every decision constant below carries its reason; ``PREREGISTERED`` lists those set or
+changed with results in view.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import matplotlib.ticker as mticker
+import numpy as np
+
+from numerics.paper_a import moments as mo
+from numerics.stats import decide_close, decide_equal, decide_exponent, weighted_fit
+from theorems.evidence import Evidence
+from theorems.plots import new_figure
+
+#: the derived exponent of every squared bias these claims measure (bias = coefficient/m + O(m^-2), m = n - 1 or n)
+RATE_TARGET = -2.0
+#: the paper's envelope for the same squared errors (Õ(1/n)): reported beside the decision, not decided (it cannot
+#: fail where the derived exponent holds)
+RATE_ENVELOPE = -1.0
+#: an exponent interval that meets -2 ± 0.1 and is at most 0.5 wide lies below -1.4: it excludes the paper's envelope
+#: -1 by a margin and tells a bias O(1/n) from O(n^-3/4) or O(n^-5/4)
+RATE_MAX_WIDTH = 0.5
+#: the fit keeps the first correction (log y = a + b log m + k/m); the O(m^-2) terms it leaves out move the fitted
+#: exponent over m = 7..255 by a few hundredths (derived series; measured -1.95 at q = 0.6 at high power)
+RATE_RESOLUTION = 0.1
+#: a fitted leading coefficient whose half-width exceeds a quarter of its own derived value (per block) does not pin
+#: it down
+COEFFICIENT_REL_WIDTH = 0.25
+#: the bias coefficients (per point and block) are decided equal to the derived ones up to 5% of the block's derived
+#: norm: the three-term fit of a series still rising at n = 256 carries a truncation error of a few percent (the
+#: K-block's, measured: PREREGISTERED), seed-independent, which a precise interval would otherwise call a violation
+COEFFICIENT_RESOLUTION = 0.05
+#: the loss's bias series n'·bias = a + b/m + c/m² + d/m³ (A.T3, A.T4): its second- and third-order terms are large at
+#: n = 8 (tilted moments E e^{3q} with polynomial weights of degree 6; the K-block's scaled bias is still 10% below
+#: its limit at n = 256), so the fit keeps three correction terms
+LOSS_COEFFICIENT_ORDER = 3
+#: the regularizer's bias is exactly c_R/n + c_2/n² + c_3/n³ (R is a degree-4 polynomial in Σ̂ = Σ + Δ, and the
+#: moments of Δ of order k are O(n^-⌈k/2⌉)), so n·bias = a + b/n + c/n² is exact
+REGULARIZER_COEFFICIENT_ORDER = 2
+#: the softmax-row limits (A.L9 (i), A.L11/15/20, the Poincaré lemmas' n'·Var; the bias coefficients of A.L13/18/22)
+#: are fitted as a + b/m + c/m² + d/m³: the series' coefficients grow like e^{kq}, and at q = 0.6 over n = 8..256 the
+#: omitted terms of a two-term fit move the limit by 2.3 (quick) to 4 (standard) standard errors, those of a three-term
+#: fit by 0.4-0.65 (exact quadrature of n'·E Σs², moments.scaled_ss_exact; PREREGISTERED)
+LIMIT_ORDER = 3
+
+PREREGISTERED = {
+    "LIMIT_ORDER": "was 1 (a + b/m), then 2: the 1/m² term was added after the fit with b/m alone missed the derived "
+                   "n'·Var(x̄x̄ᵀ) limit by 4 standard errors at q = 0.6 (standard tier: 171 at n = 8 → 144 at n = 256 "
+                   "towards the derived 139). Diagnosis: the fit model, not a bug or the estimator: the row statistics "
+                   "are convex combinations of Gaussian points (all moments finite, the SE is honest); the series in "
+                   "1/n' has coefficients growing like e^{kq}, large at q = 0.6. "
+                   "Is 3 (issue 11, second pass), changed AFTER seeing quick seed 2, where A.L9 (i), A.L10 and "
+                   "A.L20/A.L23 missed at q = 0.6 only (n'·E Σs²: [1.809, 1.820] vs e^q = 1.8221; n'·MSE(M2): "
+                   "[1242, 1340] vs 1350), all below the limit. Diagnosis, measured: (1) n'·E Σs² depends on q "
+                   "alone and has an exact one-dimensional integral (1/S² = ∫ t e^{-tS} dt; "
+                   "moments.scaled_ss_exact): 1.5050, 1.6355, 1.7175, 1.7658, 1.7927, 1.8071 at n = 8..256, "
+                   "1.8183 at 1024; the two-term fit of these exact values lands at 1.8188, 0.0033 below e^q: "
+                   "2.3 quick (4 standard) standard errors of seed-independent truncation error of the model, "
+                   "to which seed 2's Monte Carlo added -2.6 SE at n = 256 (seeds 0, 1 missed by -0.7, -1.2 SE). "
+                   "The three-term fit of the exact values lands at 1.8214 (0.4 quick, 0.65 standard SE), the "
+                   "four-term at 1.8220. (2) High-power runs at seed 2's instance (200k contexts per n, 60k at "
+                   "n = 1024): n'·MSE(M2) is 1294 ± 5 at n = 256 and 1336 ± 7 at n = 1024 against the derived 1350 "
+                   "(a 1/m term of about -1.2e4: the limit holds), and the two-term fit of n = 8..256 lands 2.4 of "
+                   "its SE below (≈ 0.7 quick SE), the three-term 0.9 of its SE (≈ 0.3 quick SE); x̄x̄ᵀ and x̄ "
+                   "alike. No bug, no discrepancy with the derived limits: the fit model. Three terms (not four, "
+                   "whose single degree of freedom over 6 points more than doubles the SE) keep the derived "
+                   "truncation below one standard error at both tiers; A.L9's record states the exact truncation "
+                   "at each query. Applies to the bias coefficients of A.L13/18/22 too (one fit model).",
+    "LOSS_COEFFICIENT_ORDER": "was 2 (shared with LIMIT_ORDER), with the K-block (A.T4) and B-block (A.T3) fitted and "
+                              "'reported, not decided' after their Monte Carlo drifted (0.25 vs the derived 0.32 at "
+                              "n = 256; 0.63 ± 0.11 at n = 1024); is 3, every block decided. Diagnosis (issue 11): the "
+                              "drift was the estimator, not the derivation: the control variate L_o left an O(n^-1/2) "
+                              "softmax fluctuation shared by the queries of a batch (the K-projection's standard "
+                              "deviation grew 0.4 → 2.2 from n = 8 to 512), now removed by the linear term of "
+                              "moments.softmax_linear_terms (0.25-0.37 at every n); with it (seed 0, 8000 batches per "
+                              "n) the scaled K-projection is 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at "
+                              "n = 8..512 against the derived 0.316: a slow approach that a + b/m + c/m² misfits "
+                              "(χ²/dof 8-14) and a + b/m + c/m² + d/m³ fits (χ²/dof ≈ 1; limit 0.310 ± 0.014). Chosen "
+                              "with those diagnostic runs (seeds 0, 1) in view.",
+    "COEFFICIENT_RESOLUTION": "new (session 11, issue #13's audit of strict-equality decisions), chosen after seeing "
+                              "data: over the fresh quick seeds 600-619 the fitted K-block limit of A.T4 sat at -0.35 "
+                              "of its interval's half-width on average (sd 0.25 over 40 point-seeds: 9 standard errors "
+                              "from 0), A.T3's B-block at -0.16; V-blocks and A.L13/18/22 near 0. Diagnosis (fresh "
+                              "seeds 5000-5019, refits of the same draws): the K-block's relative deviation shrinks as "
+                              "the fit gains terms (point 1: -7% with two correction terms, -3% with three, 0% with "
+                              "four; point 2: -7%, -3.7%, -3% ± 2%), i.e. the three-term fit's truncation, not the "
+                              "derivation; a seed-independent -3..-4% that an interval narrower than ~4 x that "
+                              "(standard, full) would call a violation (projected ~5% of standard seeds). 5% is the "
+                              "measured truncation rounded up; a tenth of the 25%-wide maximum, far below the "
+                              "include-self control's shift. Seeds 100-119 / 100-104 and later ones did not choose it.",
+    "COEFFICIENT_REL_WIDTH": "value unchanged (0.25); was relative to the whole coefficient's norm (so a block with a "
+                             "small share, the K-block at ~30%, passed at ±90% of its own size), is relative to each "
+                             "block's own derived norm (issue 11).",
+    "RATE_MAX_WIDTH": "new in issue 11 (the rate checks decided only the paper's envelope before, and could not fail); "
+                      "0.5 fixed from its reason, with the exploratory fits of seeds 0-2 in view.",
+    "RATE_RESOLUTION": "new in issue 11, chosen with the exploratory fits of seeds 0-2 in view (the first-correction "
+                       "fit leaves the q = 0.6 bias exponents at -1.93..-1.96 at high power, where the pure log-log "
+                       "slope was -1.84..-1.89).",
+}
+
+
+def n_axes(ax, ns, logy: bool = False) -> None:
+    """Log2 x-axis labelled at the context sizes (and optionally a log y-axis) with plain tick labels:
+    matplotlib's default log labels go through mathtext, which costs more than the rest of a check."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(ns))
+    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(mticker.NullFormatter())
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:.2g}"))
+        ax.yaxis.set_minor_formatter(mticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(2, 0.5)))
+
+
+def mean_and_se(draws) -> tuple[np.ndarray, np.ndarray]:
+    """Per entry of ``draws`` (N, ...): the sample mean and its standard error, as arrays."""
+    return draws.mean(0).numpy(), (draws.std(0) / math.sqrt(draws.shape[0])).numpy()
+
+
+def squared_mean(D) -> tuple[np.ndarray, np.ndarray]:
+    """U-statistic estimate (MC variance removed) of ``||E D||^2`` per column of the draws ``D`` (N, B, p): values
+    and standard errors."""
+    est = mo.squared_norm_of_mean(D)
+    return est.value.numpy(), est.se.numpy()
+
+
+def mean_square(D) -> tuple[np.ndarray, np.ndarray]:
+    """Mean squared norm ``E ||D||^2`` per column of the draws ``D`` (N, B, p): the mean square in place of the
+    squared mean, which keeps the draws' variance (a negative control where the claim is about a bias)."""
+    return mean_and_se(D.pow(2).sum(-1))
+
+
+#: how a figure caption names each estimator (text, not a decision)
+_ESTIMATE_CAPTION = {squared_mean: "U-statistic estimate (MC variance removed)", mean_square: "Mean squared norm"}
+
+
+@dataclass(frozen=True)
+class SquaredNorm:
+    """What a rate check fits the decay of: ``name`` (as its decisions record it), ``draws`` (the claim's function
+    from its samples to the draws at one ``n``) and ``estimate`` (:func:`squared_mean`, or :func:`mean_square` for the
+    single-batch error of a negative control)."""
+
+    name: str
+    draws: Callable
+    estimate: Callable = squared_mean
+
+
+def rate_fit(m, vals, ses):
+    r"""WLS fit ``log y = a + b log m + k/m`` (delta-method errors ``se/y``): the exponent ``b`` with the first
+    correction of a series ``y = C m^b (1 + k/m + O(m^-2))`` absorbed.  Coefficient 1 is ``b``."""
+    m = np.asarray(m, float)
+    X = np.column_stack([np.ones(len(m)), np.log(m), 1 / m])
+    return weighted_fit(X, np.log(vals), np.asarray(ses, float) / np.asarray(vals, float))
+
+
+def rate_decisions(ev: Evidence, ns, draws, what: str, estimate: Callable = squared_mean, derived=None,
+                   derived_label: str = "", unit: str = "point", shift: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per point (column): the exponent in ``m = n - shift`` of what ``estimate`` reads off the draws, ``||E D||^2``
+    (:func:`squared_mean`: U-statistic, Monte Carlo variance removed) or ``E ||D||^2`` (:func:`mean_square`, a
+    negative control: the mean square in place of the squared mean), fitted by :func:`rate_fit` and decided against
+    the derived exponent ``RATE_TARGET`` (``= -2 ± RATE_RESOLUTION``, width at most ``RATE_MAX_WIDTH``); where the
+    interval lies relative to the paper's envelope ``RATE_ENVELOPE`` is reported beside it.  One decision per point.
+
+    ``draws``: list over ``ns`` of (N, B, p) draws; ``derived``: optional callable ``m -> (len(m), B)`` array, the
+    derived leading-order curve drawn for comparison.  Returns the values and standard errors, arrays (len(ns), B).
+    """
+    vals, ses = [], []
+    for D in draws:
+        v, s = estimate(D)
+        vals.append(v)
+        ses.append(s)
+    vals, ses = np.array(vals), np.array(ses)
+    m = np.array(ns, float) - shift
+    fits = {}
+    for b in range(vals.shape[1]):
+        if np.any(vals[:, b] <= 0):
+            ev.status("inconclusive", f"{unit} {b + 1}: a non-positive estimate (noise dominates)")
+            continue
+        fit = fits[b] = rate_fit(m, vals[:, b], ses[:, b])
+        d = decide_exponent(fit, ev.z, RATE_TARGET, max_width=RATE_MAX_WIDTH, resolution=RATE_RESOLUTION)
+        side = ("below" if d.hi < RATE_ENVELOPE else "above" if d.lo > RATE_ENVELOPE else "across")
+        ev.decide(f"{unit} {b + 1}: exponent of {what} in n", d, value=float(fit.coef[1]),
+                  line=f"{unit} {b + 1}: exponent {fit.coef[1]:.2f} [{d.lo:.2f}, {d.hi:.2f}] vs derived "
+                  f"{RATE_TARGET:g} ± {RATE_RESOLUTION:g} [{d.status}] (paper's envelope {RATE_ENVELOPE:g}: interval "
+                  f"{side} it, reported)")
+    if ev.plots:
+        fig, ax = new_figure()
+        for b, fit in fits.items():
+            h = ax.errorbar(m + shift, vals[:, b], yerr=ev.z * ses[:, b], fmt="o", capsize=3, label=f"{unit} {b + 1}")
+            col = h[0].get_color()
+            ax.plot(m + shift, np.exp(fit.coef[0] + fit.coef[2] / m) * m ** fit.coef[1], "-", color=col, lw=0.8)
+            ax.plot(m + shift, vals[0, b] * (m[0] / m) ** (-RATE_ENVELOPE), ":", color=col, lw=0.8)
+            if derived is not None:
+                ax.plot(m + shift, derived(m)[:, b], "--", color=col, lw=0.8)
+        n_axes(ax, ns, logy=True)
+        ax.set_xlabel("context size n")
+        ax.set_ylabel(what)
+        ax.set_title(f"solid: fit (exponent + 1/m correction); dotted: paper's envelope n^{RATE_ENVELOPE:g}"
+                     + (f"; dashed: {derived_label}" if derived_label else ""), fontsize=8)
+        ax.legend(loc="best")
+        ev.figure(f"Decay of {what}", fig,
+                  f"{_ESTIMATE_CAPTION.get(estimate, estimate.__name__)} with ±z SE bars "
+                  f"(Bonferroni over {unit}s); decided: the fitted exponent = {RATE_TARGET:g} ± {RATE_RESOLUTION:g} "
+                  f"(derived); the paper's envelope n^{RATE_ENVELOPE:g} is anchored at the first point.")
+    return vals, ses
+
+
+def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[str, slice], order: int,
+                          unit: str = "point") -> dict:
+    r"""Per point and block: ``scale_n <Dbar_n, e>`` (``e`` the unit vector along the block of ``target``) fitted as
+    ``a + b_1/scale_n + ... + b_order/scale_n^order``; ``a`` must equal ``||target_block||`` up to
+    ``COEFFICIENT_RESOLUTION`` of it (``decide_close``, one decision per point and block; too wide above a half-width
+    of ``COEFFICIENT_REL_WIDTH`` times the block's own derived norm).  Returns ``series[(point, block)] = (y, se, claimed)`` for :func:`coefficient_plot`.
+    """
+    series = {}
+    for b in range(target.shape[0]):
+        for name, sl in parts.items():
+            t = target[b:b + 1, sl]
+            y, se = mo.projected_series([D[:, b:b + 1, sl] for D in draws], t, scale)
+            fit = mo.limit_fit(scale, y[:, 0], se[:, 0], order=order)
+            claimed, a = float(t.norm()), float(fit.coef[0])
+            a_se = float(fit.se[0])
+            d = decide_close(a - ev.z * a_se, a + ev.z * a_se, claimed, resolution=COEFFICIENT_RESOLUTION * claimed,
+                             max_width=2 * COEFFICIENT_REL_WIDTH * claimed)
+            ev.decide(f"{unit} {b + 1}, {name}-block: leading coefficient (projected)", d, value=a,
+                      line=f"{unit} {b + 1} {name}: {d}")
+            series[(b, name)] = (y[:, 0], se[:, 0], claimed)
+    return series
+
+
+def limit_decisions(ev: Evidence, ns, y, se, targets, labels, order: int = LIMIT_ORDER) -> None:
+    r"""Per column of ``y`` (len(ns), Q): fit ``y = a + b/m + c/m^2 + d/m^3`` (``order``) with ``m = n - 1``
+    and decide ``a = targets[col]`` (``decide_equal``, too wide above a half-width of
+    ``COEFFICIENT_REL_WIDTH * |target|``).  Why three correction terms: ``PREREGISTERED["LIMIT_ORDER"]``.
+    """
+    m = np.array([n - 1 for n in ns], float)
+    for col in range(y.shape[1]):
+        fit = mo.limit_fit(m, y[:, col], se[:, col], order)
+        target = float(targets[col])
+        d = decide_equal(float(fit.coef[0]), float(fit.se[0]), target, ev.z,
+                         max_width=2 * COEFFICIENT_REL_WIDTH * abs(target))
+        ev.decide(labels[col], d, value=float(fit.coef[0]), line=f"{labels[col]}: {d}")
+
+
+def series_plot(ns, curves, z, ylabel: str):
+    """Scaled statistics vs n with ±z SE bars and a dashed line at each derived value:
+    ``curves`` is a list of ``(label, y, se, derived)``."""
+    fig, ax = new_figure()
+    for label, y, se, derived in curves:
+        h = ax.errorbar(ns, y, yerr=z * np.asarray(se), fmt="o-", capsize=3, label=label)
+        ax.axhline(float(derived), ls="--", lw=0.8, color=h[0].get_color())
+    n_axes(ax, ns)
+    ax.set_xlabel("context size n")
+    ax.set_ylabel(ylabel)
+    ax.legend(loc="best", fontsize=7)
+    return fig
+
+
+def coefficient_plot(ns, series, z, ylabel: str, unit: str = "point"):
+    """The series of :func:`coefficient_decisions` against their derived coefficients."""
+    return series_plot(ns, [(f"{unit} {b + 1}, {name}", y, se, claimed) for (b, name), (y, se, claimed)
+                            in series.items()], z, ylabel)
+
+
+#: the coefficient figures' caption (text, not a decision)
+COEFFICIENT_CAPTION = ("Scaled bias projected on the derived leading coefficient, with ±z SE bars; dashed: the "
+                       "derived coefficient's norm, which the fitted limit must match.")
+
+
+def limit_plot(ns, y, se, targets, labels, z, ylabel: str):
+    """Columns of ``y`` (len(ns), Q) against their derived limits ``targets``."""
+    return series_plot(ns, [(labels[c], y[:, c], se[:, c], targets[c]) for c in range(y.shape[1])], z, ylabel)

@@ -1,0 +1,85 @@
+r"""Set-ups of paper A's softmax-row lemmas (A.L9-A.L23): the lemma instance and the Monte Carlo rows.
+
+These are fixtures (``theorems.fixture``): a check names the one it reads in its ``uses`` and receives the value; the
+runner computes each once per run and shares it between the lemmas and their controls.  Each draws from the run's
+context by its own stream name (``LEMMA_DATA_ID`` and a stream), so its draws depend on the run alone.
+
+* :func:`lemma_instance`: ``Sigma``, ``K`` and two fixed queries ``x_i``;
+* :func:`row_data`: the softmax rows of both queries at each context size (A.L9, the conditional-moment lemmas
+  A.L11-A.L22 and the variance side of the Poincaré lemmas A.L10-A.L23).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from numerics import DTYPE
+from numerics.paper_a import moments as mo
+from numerics.paper_a.model import factor_B, sym_sqrt
+from theorems.fixture import fixture
+
+#: the name of the softmax-row Monte Carlo stream
+LEMMA_DATA_ID = "A.L9-L23"
+#: d = 3: the smallest dimension where Σ, K and the tilt direction are generic
+LEMMA_DIM = 3
+#: ‖B‖op = 0.35: ‖B‖op² < 1/4, so the averaged constant E e^{2q} of Lemma 9 is finite (Lemma 7)
+B_OP = 0.35
+#: two queries: q = 0.25 (random direction, moderate tilt) and 0.6 (B's top direction, strong tilt per unit norm)
+QUERY_Q = (0.25, 0.6)
+#: context sizes: five doublings from n = 8
+ROW_NS = [8, 16, 32, 64, 128, 256]
+#: contexts per n and query (quick, standard): the bias exponents' intervals reach the rate rule's width
+ROW_DRAWS = (20000, 60000)
+
+PREREGISTERED = {
+    "ROW_NS": "was n = 8..128 at quick, is 8..256 (as standard): issue 11's narrower rate rule.",
+    "ROW_DRAWS": "was (6000, 20000), is (20000, 60000): issue 11's narrower rate rule and the tolerance-free bounds.",
+}
+
+
+@dataclass(frozen=True)
+class LemmaInstance:
+    Sigma: torch.Tensor  # (d, d)
+    K: torch.Tensor  # (d, d)
+    xq: torch.Tensor  # (Q, d) the fixed queries x_i
+    q: torch.Tensor  # (Q,)
+
+
+@fixture
+def lemma_instance(ctx) -> LemmaInstance:
+    r"""``Sigma = 2 (A A^T / d + I)`` (eigenvalues >= 2, so that a dropped ``Sigma`` weight is visible), ``K`` iid
+    N(0,1) rescaled to ``||B||_op = 0.35`` (``B = Sigma^{1/2} K Sigma^{1/2}``; Lemma 7's region needs
+    ``||B||_op^2 < 1/4`` for the averaged constants); two queries with ``q = 0.25`` (random direction) and
+    ``q = 0.6`` (the direction of ``B``'s top left singular vector, where the tilt is strongest per unit norm).
+    """
+    gen = ctx.generator(LEMMA_DATA_ID, "instance")
+    d = LEMMA_DIM
+    A = torch.randn(d, d, generator=gen, dtype=DTYPE)
+    Sigma = 2 * (A @ A.T / d + torch.eye(d, dtype=DTYPE))
+    K = torch.randn(d, d, generator=gen, dtype=DTYPE)
+    K = K * B_OP / torch.linalg.matrix_norm(factor_B(K, Sigma), ord=2)
+    R = sym_sqrt(Sigma)
+    Bm = R @ K @ R
+    U = torch.linalg.svd(Bm)[0]
+    dirs = torch.stack([torch.randn(d, generator=gen, dtype=DTYPE), U[:, 0]])
+    z = dirs * (torch.tensor(QUERY_Q, dtype=DTYPE) / (dirs @ Bm).pow(2).sum(-1)).sqrt().unsqueeze(-1)  # q = ||B^T z||^2
+    xq = z @ R  # x = Sigma^{1/2} z
+    return LemmaInstance(Sigma, K, xq, mo.query_scale(K, Sigma, xq))
+
+
+@dataclass(frozen=True)
+class RowData:
+    inst: LemmaInstance
+    ns: list[int]
+    rows: list[mo.RowStats]
+    n_draws: int
+
+
+@fixture(uses={"inst": lemma_instance})
+def row_data(ctx, inst: LemmaInstance) -> RowData:
+    """The softmax rows of both queries at ``ROW_NS``, ``ROW_DRAWS`` contexts each."""
+    gen = ctx.generator(LEMMA_DATA_ID, "rows")
+    N = ctx.pick(*ROW_DRAWS)
+    rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ROW_NS]
+    return RowData(inst, list(ROW_NS), rows, N)
