@@ -64,10 +64,11 @@ def test_every_claimed_text_numerics_writes_has_an_allowed_region():
     write must parse, or a format change would silently drop limits."""
     from numerics import stats
 
-    cases = [(stats.decide_interval(0, 1, -0.5, max_width=1), (-0.5, -0.5)),
-             (stats.decide_close(0, 1, 1 / 3, resolution=0.02, max_width=1), (1 / 3 - 0.02, 1 / 3 + 0.02)),
-             (stats.decide_upper(0, 1, -0.7143, max_width=1, tolerance=0.1), (float("-inf"), -0.7143)),
-             (stats.decide_lower(0, 1, 1e-5, max_width=1, tolerance=0.1), (1e-5, float("inf"))),
+    tol = stats.Margin(0.1, excludes="a planted tolerance")
+    cases = [(stats.decide_interval(0, 1, -0.5, margin=stats.Margin(1e-3, excludes="x")), (-0.501, -0.499)),
+             (stats.decide_close(0, 1, 1 / 3, margin=stats.Margin(0.02, excludes="x")), (1 / 3 - 0.02, 1 / 3 + 0.02)),
+             (stats.decide_upper(0, 1, -0.7143, max_width=1, tolerance=tol), (float("-inf"), -0.7143)),
+             (stats.decide_lower(0, 1, 1e-5, max_width=1, tolerance=tol), (1e-5, float("inf"))),
              (stats.decide_binomial(9, 10, 0.95, at_least=0.9, max_width=1), (0.9, float("inf"))),
              (stats.decide_binomial(1, 10, 0.95, at_most=0.1, max_width=1), (float("-inf"), 0.1))]
     for d, region in cases:
@@ -86,14 +87,19 @@ def test_detection_limit_is_the_shift_the_decision_rejects_at_95_percent_of_seed
     def records(shift):
         return {s: {"details": {"decisions": [
             {"name": f"instance {i + 1}: exponent", "lo": m - 0.02 + shift, "hi": m + 0.02 + shift,
-             **{k: getattr(stats.decide_interval(m - 0.02 + shift, m + 0.02 + shift, -0.5, max_width=0.1), k)
-                for k in ("rule", "claimed")}} for i, m in enumerate(mids[s])]}} for s in range(20)}
+             **{k: getattr(stats.decide_interval(m - 0.02 + shift, m + 0.02 + shift, -0.5,
+                                                          margin=stats.Margin(0.1, excludes="x")), k)
+                for k in ("rule", "claimed", "margin", "excludes", "status")}} for i, m in enumerate(mids[s])]}}
+                for s in range(20)}
 
     (row,) = calibrate.detection_limits(records(0.0))
     assert row["decision"] == "instance ·: exponent" and row["members"] == 3 and row["seeds"] == 20
+    assert row["excludes"] == "x" and row["margin"] == 0.1 and row["verified"]["n"] == 20
+
+    margin = stats.Margin(0.1, excludes="x")
 
     def rejected(shift):  # seeds at which some instance's shifted interval excludes -1/2
-        return sum(any(stats.decide_interval(d["lo"], d["hi"], -0.5, max_width=0.1).status == "fail"
+        return sum(any(stats.decide_interval(d["lo"], d["hi"], -0.5, margin=margin).status == "fail"
                        for d in rec["details"]["decisions"]) for rec in records(shift).values())
 
     for side, sign in (("up", 1), ("down", -1)):

@@ -2,7 +2,10 @@
 import numpy as np
 import pytest
 
-from numerics.stats import decide_interval
+from numerics.stats import Margin, decide_interval
+
+#: the toy decisions' margin: a planted alternative at distance 0.2
+M = Margin(0.1, excludes="a planted alternative at 1.2; half the distance")
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from verify import runner
@@ -18,9 +21,9 @@ def test_split_divides_alpha_and_widens_the_interval():
 
 def test_evidence_collects_decisions_and_takes_the_worst():
     ev = Evidence(Context(), decisions=2)
-    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))
     assert ev.outcome().status == "pass"
-    ev.decide("b", decide_interval(0.0, 2.0, 1.0, max_width=0.5))
+    ev.decide("b", decide_interval(0.0, 2.0, 1.0, margin=M))
     out = ev.outcome(extra=np.float64(1.5))
     assert out.status == "inconclusive" and "a:" in out.summary and "b:" in out.summary
     assert [m.name for m in out.measurements] == ["a", "b"] and out.measurements[0].level == ev.level
@@ -30,9 +33,9 @@ def test_evidence_collects_decisions_and_takes_the_worst():
 
 def test_more_decisions_than_declared_is_an_error():
     ev = Evidence(Context(), decisions=1)
-    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))
     with pytest.raises(RuntimeError, match="declared"):
-        ev.decide("b", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+        ev.decide("b", decide_interval(0.95, 1.05, 1.0, margin=M))
 
 
 def test_evidence_that_decides_nothing_is_inconclusive():
@@ -42,15 +45,24 @@ def test_evidence_that_decides_nothing_is_inconclusive():
 def test_exact_decisions_spend_no_alpha():
     ev = Evidence(Context(), decisions=1)
     ev.exact("x", False, "x failed")
-    ev.decide("a", decide_interval(0.9, 1.1, 1.0, max_width=0.5))
+    ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))
     assert ev.outcome().status == "fail"
 
 
 def test_exponent_fits_and_decides():
     n = np.array([1e2, 1e3, 1e4])
     ev = Evidence(Context(), decisions=1)
-    fit = ev.exponent("slope", n, n**-0.5, 1e-3 * n**-0.5, target=-0.5, max_width=0.1)
+    fit = ev.exponent("slope", n, n**-0.5, 1e-3 * n**-0.5, target=-0.5, margin=M)
     assert abs(fit.coef[1] + 0.5) < 1e-9 and ev.outcome().status == "pass"
+
+
+def test_an_equality_record_carries_its_margin_reason_and_power():
+    ev = Evidence(Context(), decisions=1)
+    ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))
+    row = ev.outcome().details["decisions"][0]
+    assert row["margin"] == 0.1 and row["excludes"] == M.excludes and row["band"] == [0.9, 1.1]
+    assert 0.0 < row["power"] <= 1.0 and row["max_width"] < 0.2  # the width for 95 % power at the target
+    assert "inside 1 ± 0.1" in ev.outcome().summary
 
 
 # -- a toy claim: the control must re-run the target's own decision with its overrides, figures off ----------
@@ -61,7 +73,7 @@ SEEN = []
 def check_sum(ctx: Context, offset: float = 0.0) -> Outcome:
     SEEN.append(ctx.figures)
     ev = Evidence(ctx, decisions=1)
-    ev.decide("1 + offset", decide_interval(1.0 + offset - 0.01, 1.0 + offset + 0.01, 1.0, max_width=0.1))
+    ev.decide("1 + offset", decide_interval(1.0 + offset - 0.01, 1.0 + offset + 0.01, 1.0, margin=M))
     return ev.outcome()
 
 

@@ -47,6 +47,14 @@ def test_a_claim_measured_to_depend_on_the_seed_says_so_where_no_finding_applies
     assert set(expectations.load()["unstable"]) <= {c.id for c in registry.all_claims()}
 
 
+def test_an_undecided_finding_may_be_recorded_with_its_diagnosis(tmp_path):
+    # position, not power: an estimate on the edge of its band is a finding, never a claim's default expectation
+    f = tmp_path / "e.toml"
+    f.write_text('[claims]\n"X.1" = "verified"\n'
+                 '[[findings."X.1"]]\nverdict = "inconclusive"\ndiagnosis = "the estimate sits on the band\'s edge"\n')
+    assert expectations.expected("X.1", "quick", 3, f).verdict == "inconclusive"
+
+
 @pytest.mark.parametrize("text, match", [
     ('[claims]\n"X.1" = "inconclusive"\n', "not one of"),          # inconclusive is work to do, never expected
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),

@@ -237,3 +237,49 @@ def test_two_token_draws_start_after_gds_derived_transient():
         tau = (math.exp(-z_start) - 1) / (2 * S33.ETA_GD)
         z = two_token.gd_z(z_start, S33.ETA_GD, [int(0.9 * tau), int(1.5 * tau)])
         assert z[0] < 0 < z[1]
+
+
+def _ngd_runs(p0, r0, N=500):
+    """Exact NGD runs on the two-token example (p_t = p_0 + t, r constant) in the form ``two_token_runs`` returns."""
+    import numpy as np
+
+    from numerics import optim
+    from numerics.paper_b import two_token
+
+    steps = np.asarray(optim.log_spaced_steps(N, 30))
+    p0, r0 = np.asarray(p0, float), np.asarray(r0, float)
+    p = p0[None] + steps[:, None].astype(float)
+    r = np.broadcast_to(r0, p.shape).copy()
+    return dict(name="NGD", steps=steps, p=p, r=r, p0=p0, r0=r0, eta=1.0, N=N, om=two_token.one_minus_corr(p, r),
+                W_norm=np.hypot(p, r))
+
+
+def test_ngd_rate_is_an_equivalence_read_only_when_the_window_allowance_is_below_its_margin():
+    """B.A4: the exponent's interval must lie inside -2 ± NGD_RATE_MARGIN (it excludes Theorem 1's -1); a window
+    whose derived allowance reaches the margin (a start far along W_mm, |p_0| comparable with t_1) is inconclusive,
+    not a pass or a fail; the decision records its margin and the alternative it excludes."""
+    from theorems.paper_b import s33_two_token as S33
+
+    ctx = Context()
+    good = S33.check_ngd_rate(ctx, _ngd_runs([0.3, -0.5, 0.8, -0.2], [1.0, 0.7, 1.2, 0.9]))
+    d = good.details["decisions"][0]
+    assert good.status == "pass" and d["band"] == [-2.5, -1.5] and d["margin"] == 0.5 and "−1" in d["excludes"]
+    short = S33.check_ngd_rate(ctx, _ngd_runs([20.0, 21.0, 19.0, 22.0], [1.0, 0.7, 1.2, 0.9]))
+    assert short.status == "inconclusive" and "window allowance" in short.summary
+
+
+def test_paper_b_equalities_exclude_a_named_alternative_at_half_its_distance():
+    """Each paper-B equivalence margin is half the distance to the alternative it names (issue #30)."""
+    from theorems.paper_b import fig6_vit_digits as F6
+    from theorems.paper_b import fixed_head_rates as rf
+    from theorems.paper_b import l6_example1_assumptions as L6
+    from theorems.paper_b import s33_two_token as S33
+    from theorems.paper_b import t2_joint_loss as T2
+
+    assert math.isclose(rf.SATURATION_MARGIN.half_width, abs(-1 - -0.5) / 2)        # slope -1 vs -1/2
+    assert math.isclose(S33.STOLZ_MARGIN.half_width, abs(1 - 0.5) / 2)              # 2 eta/e vs eta/e
+    assert math.isclose(S33.NGD_RATE_MARGIN.half_width, abs(-2 - -1) / 2)           # t^-2 vs Theorem 1's t^-1
+    assert math.isclose(L6.RATE_MARGIN.half_width, abs(-0.5 - -1) / 2)              # d^-1/2 vs d^-1 (and d^0)
+    assert math.isclose(F6.ADAM_MARGIN.half_width, math.log(2) / 2)                 # a factor 2 in loss
+    laws = sorted({T2.loss_exponent(*p) for p in T2.SWEEP})
+    assert math.isclose(T2.LAW_MARGIN.half_width, min(b - a for a, b in zip(laws, laws[1:])) / 2)

@@ -66,12 +66,13 @@ def test_a_crash_is_recorded_by_its_type_and_first_line_not_by_a_note():
 def test_a_pass_against_a_nan_target_is_not_a_pass():
     # numerics.stats compares the interval with the target; against NaN neither "fail" nor "too wide" fires, so a NaN
     # prediction (A.T2's linearized curve took the log of negative rounding in a control once) would have passed
-    from numerics.stats import decide_equal
+    from numerics.stats import Margin, decide_equal
     from theorems.evidence import Evidence
 
     def check(ctx, target: float = 1.0):
         ev = Evidence(ctx)
-        ev.decide("estimate = prediction", decide_equal(1.0, 0.01, target, ev.z, max_width=0.1 * abs(target)))
+        ev.decide("estimate = prediction", decide_equal(1.0, 0.01, target, ev.z, margin=Margin(
+            0.1, excludes="a planted alternative 20 % off; half the distance", relative=True)))
         return ev.outcome()
 
     c = Claim(id="Z.T3", title="t", statement="x", fidelity="exact", fidelity_note="n",
@@ -213,3 +214,40 @@ def test_closed_pipe_ends_quietly():
     r = subprocess.run(f"'{sys.executable}' -m verify.cli list | head -1", shell=True, capture_output=True,
                        text=True, timeout=300)
     assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_an_equality_decision_without_a_margin_is_refused_at_import(capsys, tmp_path, monkeypatch):
+    """A claim module that calls an equality rule with no margin (or with the retired width/resolution) stops the
+    registry when the claims are imported, with one line naming the file and line: before any data is drawn."""
+    import theorems
+
+    src = ("from numerics.stats import decide_close\n\n\ndef check(ctx):\n"
+           "    return decide_close(0.9, 1.1, 1.0, max_width=0.5)\n")
+    assert registry.equality_calls_without_margin(src, "x.py") and "x.py:5" in \
+        registry.equality_calls_without_margin(src, "x.py")[0]
+    ok = src.replace("max_width=0.5", "margin=MARGIN")
+    assert registry.equality_calls_without_margin(ok, "x.py") == []
+    assert registry.equality_calls_without_margin("ev.exponent('s', x, y, se, target=-1)", "y.py")
+    (tmp_path / "zz_no_margin.py").write_text(src)
+    monkeypatch.setattr(theorems, "__path__", [*theorems.__path__, str(tmp_path)])
+    registry.all_claims.cache_clear()
+    try:
+        code, out, err = _cli_in_process(capsys, "list")
+    finally:
+        registry.all_claims.cache_clear()
+        sys.modules.pop("theorems.zz_no_margin", None)
+    assert code == 2 and err.count("\n") == 1 and "zz_no_margin.py:5" in err and "without a margin" in err
+
+
+def test_a_margin_without_its_reason_is_refused_at_import(capsys, tmp_path, monkeypatch):
+    import theorems
+
+    (tmp_path / "zz_no_reason.py").write_text("from numerics.stats import Margin\n\nM = Margin(0.1, excludes='')\n")
+    monkeypatch.setattr(theorems, "__path__", [*theorems.__path__, str(tmp_path)])
+    registry.all_claims.cache_clear()
+    try:
+        code, out, err = _cli_in_process(capsys, "list")
+    finally:
+        registry.all_claims.cache_clear()
+        sys.modules.pop("theorems.zz_no_reason", None)
+    assert code == 2 and err.count("\n") == 1 and "alternative it excludes" in err

@@ -4,13 +4,16 @@ A numeric check body reads as the list of its decisions::
 
     ev = Evidence(ctx, decisions=2 * n_inst)          # alpha split over the decisions, declared up front
     for i in range(n_inst):
-        fit = ev.exponent(f"instance {i + 1}: exponent of E dist", ns, mean, se, target=-0.5, max_width=0.1)
+        fit = ev.exponent(f"instance {i + 1}: exponent of E dist", ns, mean, se, target=-0.5, margin=RATE_MARGIN)
     ev.figure("Distance vs n", fig, "caption")        # kept only when ctx.figures (off for negative controls)
     return ev.outcome(ns=ns)
 
 Each stochastic decision spends ``ctx.alpha / decisions`` (``ev.z``, ``ev.level``); making more decisions
 than declared is an error (the split would understate the false-alarm rate).  Exact (deterministic)
-decisions are recorded with :meth:`Evidence.exact` and do not spend alpha.  The check's status is the
+decisions are recorded with :meth:`Evidence.exact` and do not spend alpha.  An equality decision's record carries
+its margin, the alternative the margin excludes, and its power at the claim's own value at this interval's width
+(``numerics.stats.power_at_target``); its ``max_width`` is the width at which that power is 95 %, the size a pilot
+(``theorems.pilot``) grows a check to.  The check's status is the
 worst of its decisions (``theorems.claim.worst_status``); its summary joins the lines in order.
 """
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from numerics.stats import Decision, Fit, decide_exponent, loglog_slope
+from numerics.stats import Decision, Fit, Margin, decide_exponent, loglog_slope, power_at_target, width_for_power
 from theorems.claim import Context, Figure, Measurement, Outcome, worst_status
 
 
@@ -69,17 +72,23 @@ class Evidence:
         if measure:
             self.measurements.append(Measurement(name, v, decision.lo, decision.hi, claimed=decision.claimed,
                                                  level=self.level))
-        self.decisions.append({"name": name, "rule": decision.rule, "status": decision.status, "lo": decision.lo,
-                               "hi": decision.hi, "claimed": decision.claimed, "max_width": decision.max_width,
-                               "alpha": self.each.alpha})
+        row = {"name": name, "rule": decision.rule, "status": decision.status, "lo": decision.lo,
+               "hi": decision.hi, "claimed": decision.claimed, "max_width": decision.max_width,
+               "band": list(decision.band), "alpha": self.each.alpha}
+        if decision.margin is not None:
+            row.update(margin=decision.margin, excludes=decision.excludes)
+        if decision.equivalence:
+            row.update(max_width=width_for_power(decision.margin, self.z),
+                       power=power_at_target(decision.width, decision.margin, self.z))
+        self.decisions.append(row)
         if say:
             self.lines.append(line if line is not None else f"{name}: {v:.4g} {decision}")
         return decision
 
-    def exponent(self, name: str, x, y, se, *, target: float, max_width: float, resolution: float = 0.0) -> Fit:
-        """Fit ``log y = a + b log x`` (weighted; delta-method errors) and decide ``b = target``."""
+    def exponent(self, name: str, x, y, se, *, target: float, margin: Margin) -> Fit:
+        """Fit ``log y = a + b log x`` (weighted; delta-method errors) and decide ``b = target ± margin``."""
         fit = loglog_slope(x, y, se)
-        self.decide(name, decide_exponent(fit, self.z, target, max_width=max_width, resolution=resolution),
+        self.decide(name, decide_exponent(fit, self.z, target, margin=margin),
                     value=float(fit.coef[1]))
         return fit
 

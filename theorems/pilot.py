@@ -1,7 +1,10 @@
 """Sample-size re-estimation from a pilot (issue #13: checks sized from their power, not from one seed).
 
 A check whose intervals shrink like ``N^{-1/2}`` runs a pilot at its declared size; if the pilot's widest interval is
-above a declared fraction of its maximum width, it draws more of the same kind and decides on all draws pooled.  The
+above a declared fraction of its maximum width, it draws more of the same kind and decides on all draws pooled.  An
+equality decision's maximum width is the width at which it verifies a value at its target with probability 95 %
+(``numerics.stats.width_for_power``, recorded by ``theorems.evidence``), so a pilot sizes it for power; a bound's is
+the ``max_width`` its check declares.  The
 pilot sets only how many draws, from their spread, never from the estimate's distance to the claim, so the decision's
 coverage is as it was to first order (Stein 1945; Wittes and Brittain 1990).  Decisions and maxima are unchanged.
 """

@@ -95,7 +95,10 @@ def decision_kind(name: str) -> str:
 
 def detection_limits(check_records: dict[int, dict]) -> list[dict]:
     """Per decision kind of one check (``{seed: check record}``), the smallest deviation it detects at ``POWER`` of
-    the seeds, upward and downward, in the decision's own units (an exponent, a ratio, a probability).
+    the seeds, upward and downward, in the decision's own units (an exponent, a ratio, a probability); its margin and
+    the alternative the margin excludes; and its power: ``verified``, the rate at which every member verified over the
+    seeds, and ``predicted_power``, the median over seeds of its least powerful member's power at the claim's value
+    (``numerics.stats.power_at_target``, from the interval's width alone).
 
     The deviation is *planted by shift*: a claim off by ``delta`` moves the decision's estimate, and its interval
     ``[lo, hi]``, by ``delta`` with its spread unchanged; the decision then rejects when the shifted interval misses
@@ -117,8 +120,14 @@ def detection_limits(check_records: dict[int, dict]) -> list[dict]:
                 continue
             a, b = region
             k = per_kind.setdefault(decision_kind(d["name"]), {"rule": d.get("rule"), "claimed": d["claimed"],
-                                                                "up": {}, "down": {}, "members": set()})
+                                                                "up": {}, "down": {}, "members": set(),
+                                                                "margin": d.get("margin"),
+                                                                "excludes": d.get("excludes", ""),
+                                                                "passed": {}, "power": {}})
             k["members"].add(d["name"])
+            k["passed"][seed] = k["passed"].get(seed, True) and d.get("status") == "pass"
+            if d.get("power") is not None:
+                k["power"][seed] = min(k["power"].get(seed, 1.0), d["power"])
             k["up"][seed] = min(k["up"].get(seed, math.inf), b - lo)
             k["down"][seed] = min(k["down"].get(seed, math.inf), hi - a)
     out = []
@@ -129,6 +138,12 @@ def detection_limits(check_records: dict[int, dict]) -> list[dict]:
             q = v[max(0, math.ceil(POWER * len(v)) - 1)] if v else math.inf
             row[side] = max(q, 0.0) if math.isfinite(q) else None
         row["seeds"] = len(k["up"])
+        row["margin"], row["excludes"] = k["margin"], k["excludes"]
+        # measured power: the share of seeds at which every member verified (at the claim's value if it holds);
+        # predicted: the median over seeds of the least powerful member's power at its target (numerics.stats)
+        row["verified"] = Rate(sum(k["passed"].values()), len(k["passed"])).as_dict()
+        pw = sorted(k["power"].values())
+        row["predicted_power"] = pw[len(pw) // 2] if pw else None
         out.append(row)
     return out
 

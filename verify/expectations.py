@@ -26,8 +26,10 @@ rate and the diagnosis, so that a test at a fresh seed (``VERIFY_TEST_SEED``) st
 At a seed with no finding of its own, such a claim expects its ``[claims]`` verdict; a different verdict shows as an
 expected failure naming the measured rate, not as a pass.
 A diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
-verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` is never a
-reviewed expectation: a check that cannot decide is work to do, not a finding.
+verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` is never a claim's
+``[claims]`` expectation (a check that cannot decide is work to do); it may be a *finding* only when the diagnosis
+shows it is position, not power: the estimate sits at the edge of the claim's equivalence band, so no affordable
+sample decides it (``verdict = "inconclusive"``, the diagnosis saying where the estimate sits and what was measured).
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ from pathlib import Path
 
 PATH = Path(__file__).with_name("expectations.toml")
 VERDICTS = ("verified", "violated", "not checked")
+#: a finding may also be an undecided verdict, diagnosed as the estimate sitting at the edge of its band
+FINDING_VERDICTS = VERDICTS + ("inconclusive",)
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,8 @@ def load(path: Path = PATH) -> dict:
     findings = {cid: f if isinstance(f, list) else [f] for cid, f in findings.items()}
     for cid, entries in findings.items():
         for f in entries:
-            if f.get("verdict") not in VERDICTS or not f.get("diagnosis", "").strip():
-                raise ValueError(f"{path}: finding {cid} needs a verdict in {VERDICTS} and a diagnosis")
+            if f.get("verdict") not in FINDING_VERDICTS or not f.get("diagnosis", "").strip():
+                raise ValueError(f"{path}: finding {cid} needs a verdict in {FINDING_VERDICTS} and a diagnosis")
     unstable = {cid: u if isinstance(u, list) else [u] for cid, u in data.get("unstable", {}).items()}
     for cid, entries in unstable.items():
         for u in entries:

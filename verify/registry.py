@@ -24,11 +24,48 @@ def _natural_key(claim: Claim):
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", claim.id)]
 
 
+#: the equality rules of ``numerics.stats`` and the evidence method that calls one: each call must pass ``margin=``
+EQUALITY_CALLS = frozenset({"decide_interval", "decide_equal", "decide_close", "decide_exponent", "exponent"})
+
+
+def equality_calls_without_margin(source: str, filename: str) -> list[str]:
+    """``file:line: rule`` for every call of an equality rule that passes no ``margin=`` (or still passes the retired
+    ``max_width=`` / ``resolution=``): refused when the claims are imported, before any data is drawn."""
+    bad = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        if name not in EQUALITY_CALLS or (name == "exponent" and not isinstance(f, ast.Attribute)):
+            continue
+        kws = {k.arg for k in node.keywords}
+        if name == "exponent" and "target" not in kws:  # some other object's .exponent(), not Evidence's
+            continue
+        if None in kws:  # **kwargs: the margin may be inside; the rule refuses a missing one when it runs
+            continue
+        if "margin" not in kws or kws & {"max_width", "resolution"}:
+            bad.append(f"{filename}:{node.lineno}: {name}(...) without a margin (a numerics.stats.Margin naming the "
+                       "alternative it excludes)")
+    return bad
+
+
+def _refuse_undeclared_margins(mod) -> None:
+    file = getattr(mod, "__file__", None)
+    if file and file.endswith(".py"):
+        root = Path(theorems.__file__).parent.parent
+        rel = Path(file).relative_to(root) if Path(file).is_relative_to(root) else Path(file)
+        bad = equality_calls_without_margin(Path(file).read_text(), str(rel))
+        if bad:
+            raise ValueError(bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
+
+
 @functools.cache
 def all_claims() -> tuple[Claim, ...]:
     found: dict[str, Claim] = {}
     for info in pkgutil.walk_packages(theorems.__path__, prefix="theorems."):
         mod = importlib.import_module(info.name)
+        _refuse_undeclared_margins(mod)
         claims = list(getattr(mod, "CLAIMS", ())) + ([mod.CLAIM] if hasattr(mod, "CLAIM") else [])
         for c in claims:
             if c.id in found:

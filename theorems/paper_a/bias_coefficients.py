@@ -136,3 +136,10 @@ def untilted_limits(K, Sigma, xq) -> dict[str, torch.Tensor]:
     eq = torch.exp(mo.query_scale(K, Sigma, xq))
     return {k: v / (eq**2 if k == "ss2" else eq).reshape(-1, *[1] * (v.dim() - 1))
             for k, v in tilted_limits(K, Sigma, xq).items()}
+
+
+#: the limits and coefficients the softmax-row checks tell apart (name -> limits function): the derivation's and the
+#: one without the tilt factor e^q (the "tilt factor dropped" control's); a check decides against the nearest that
+#: differs from its own target, inside half the distance (``bias_decisions.alternative_margin``)
+ALTERNATIVE_LIMITS = {"the constant without the tilt factor e^q": untilted_limits,
+                      "the derived constant (with e^q)": tilted_limits}

@@ -31,7 +31,8 @@ Evidence: (1) symbolic: the exponent algebra for general ``n'`` and the Gaussian
 numeric: Monte Carlo of both moments at two queries and n = 8..256 against the bounds, with no tolerance: a cell
 passes when its whole confidence interval lies below the bound, fails when it lies above, and is undecided otherwise
 (issue 11 removed a 10% tolerance, ``PREREGISTERED``); (3) numeric: the fitted limit of ``n' x`` (i) against
-``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``bias_decisions.LIMIT_ORDER``), with the fit model's own truncation
+``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``bias_decisions.LIMIT_ORDER``), inside half the distance to 1, the
+limit without the tilt factor (the uniform weights' value, the control's), with the fit model's own truncation
 error reported beside it: ``n' E sum_j s_j^2`` depends on ``q`` alone and has an exact one-dimensional integral
 (``1/S^2 = int t e^{-tS} dt``, ``moments.scaled_ss_exact``), so the same fit applied to the exact finite-n values
 shows how far the omitted terms move the fitted limit (at q = 0.6: -0.0033 for two correction terms, 2.3 quick
@@ -62,7 +63,7 @@ from numerics.stats import decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
-from theorems.paper_a.bias_coefficients import tilted_limits, untilted_limits
+from theorems.paper_a.bias_coefficients import ALTERNATIVE_LIMITS, tilted_limits, untilted_limits
 from theorems.paper_a.bias_decisions import LIMIT_ORDER, limit_decisions, limit_plot, n_axes
 from theorems.paper_a.softmax_rows_setups import row_data
 from theorems.plots import new_figure
@@ -236,7 +237,11 @@ def check_limits(ctx: Context, data, limits=tilted_limits) -> Outcome:
     # (i) is decided; (ii) is reported only (DECIDED_LIMITS): its 1/n' expansion has coefficients growing like
     # e^{4kq} (the k-th order needs E w^{2k+2}), so at q = 0.6 no polynomial in 1/n' describes n <= 256 (see docstring)
     assert DECIDED_LIMITS == ("ss",)
-    limit_decisions(ev, data.ns, y[:, :Q], se[:, :Q], targets[:Q], labels[:Q])
+    # the margin: half the distance to the nearest of ALTERNATIVE_LIMITS other than the target (the constant without
+    # the tilt factor, 1; or, in the control, the derived e^q)
+    alternatives = {name: f(data.inst.K, data.inst.Sigma, data.inst.xq)["ss"].numpy()
+                    for name, f in ALTERNATIVE_LIMITS.items()}
+    limit_decisions(ev, data.ns, y[:, :Q], se[:, :Q], targets[:Q], labels[:Q], alternatives=alternatives)
     for b in range(Q):  # the fit model's own truncation error, from the exact finite-n values (q alone decides them)
         qb = float(data.inst.q[b])
         exact = np.array([mo.scaled_ss_exact(qb, n - 1) for n in data.ns])
@@ -279,7 +284,8 @@ CLAIM = Claim(
                   symbolic_derivation),
             Check("amgm-bounds", "numeric", "Monte Carlo E₋ᵢΣs² and E₋ᵢ(Σs²)² below the bounds (no tolerance) at two "
                   "queries, n = 8..256", check_bounds, uses={"data": row_data}),
-            Check("limits", "numeric", "n'·E Σs² → e^q (fitted a + b/n' + c/n'² + d/n'³; the fit's truncation error "
+            Check("limits", "numeric", "n'·E Σs² → e^q ± (e^q − 1)/2, half the distance to the untilted 1 (fitted a + "
+                  "b/n' + c/n'² + d/n'³; the fit's truncation error "
                   "reported from the exact finite-n values); n'²·E(Σs²)² vs e^{2q} reported",
                   check_limits, uses={"data": row_data})),
     controls=(Control("symbolic: off-by-one count", "derivation", "the other scores counted n' times instead of n'−1",

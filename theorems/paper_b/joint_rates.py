@@ -15,10 +15,6 @@ from numerics.stats import mean_se, per_run_slopes
 #: exponents are fitted on [WINDOW N, N]: the first fifth of a run holds the attention-saturation transient
 #: (s_opt still rising), and the last four fifths still span a factor 5 in t
 WINDOW = 0.2
-#: exponents are compared with a claim up to this resolution: the estimators resolve the asymptotic exponent only
-#: up to finite-horizon corrections of a few 1e-3 (second-order terms of the steps), and the claims to be told
-#: apart differ by >= 1/6 (1/3 vs 1/2 vs 2/3 vs 1)
-RESOLUTION = 0.02
 
 
 @dataclass

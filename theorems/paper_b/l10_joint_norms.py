@@ -18,8 +18,9 @@ what this claim decides.
 
 Evidence: on DM draws under Condition 1 (the shared main run of ``joint_setups``), the growth exponents of
 ``||W_t||`` and ``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run
-error + the drift between the two window halves): each must be at least the schedule's exponent minus the
-resolution 0.02 (``(1 - a) - 0.02``, ``(1 - b) - 0.02``: a one-sided decision, the upper side being implied).  The
+error + the drift between the two window halves): each must be at least the schedule's exponent (``1 - a``,
+``1 - b``; a one-sided decision, the upper side being implied): pass when the interval's lower end is above it less
+the tolerance ``NORM_TOLERANCE`` = 0.02, fail when the whole interval is below the exponent itself.  The
 fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
 reported.
 
@@ -31,11 +32,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.stats import decide_lower
+from numerics.stats import Margin, decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.joint_assumptions import condition1_assumptions
-from theorems.paper_b.joint_rates import RESOLUTION, tail_exponent
+from theorems.paper_b.joint_rates import tail_exponent
 from theorems.paper_b.joint_setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, dm_batch, eq10_update,
                                            joint_run)
 from theorems.plots import new_figure
@@ -51,6 +52,12 @@ STATEMENT = (
 #: a one-sided exponent interval wider than 0.1 could hold both the schedule's exponent (2/3 for W, 1/3 for u) and a
 #: growth slower by a sixth (1/2, 1/6): too vague to decide a lower bound
 MAX_WIDTH = 0.1
+#: a lower end down to 0.02 below the schedule's exponent still passes: the estimators resolve the exponent only up to
+#: finite-horizon corrections (second-order terms of the steps); the nearest slower growth the lower bound must
+#: exclude is slower by 1/6 (1/2 for W, 1/6 for u: the next law on the 1/6 grid of B.T2's claims), and 0.02 is well
+#: inside half that distance (1/12), so a pass still excludes it
+NORM_TOLERANCE = Margin(0.02, excludes="growth slower by 1/6 (1/2 for W, 1/6 for u); 0.02 < 1/12, half the "
+                                       "distance: the estimators' finite-horizon corrections")
 #: rounding allowance of the triangle bounds (relative)
 BOUND_TOL = 1e-12
 #: DM draws of the controls' runs (the main set-up's draws, more of them): the W-step mutant's norm stalls, so its
@@ -73,6 +80,10 @@ PREREGISTERED = {
                  "± 0.02) to the lower side only (>= 2/3 - 0.02, >= 1/3 - 0.02): issue #11, the upper side follows "
                  "from the step schedule (triangle inequality) and is now an implementation check; controls 'a = 0' "
                  "and 'claimed Theta(t)' replaced by the W-step without normalization and the u-step without 1/L",
+    "NORM_TOLERANCE": "value kept (joint_rates.RESOLUTION = 0.02, subtracted from the bound); issue #30: passed as "
+                      "a declared tolerance, so a whole interval below 1 - a (1 - b) itself now fails (before: below "
+                      "the shifted bound); still justified: below half the distance (1/12) to the nearest slower "
+                      "growth, 1/6 below",
     "CONTROL_RUNS": "new in issue #13 (before: the main set-up's 6 draws): the control 'W-step without normalization' "
                     "was not rejected at calibration seed 105 of 100-108; more runs for the controls, the decision "
                     "unchanged; validated on seeds 120-139",
@@ -86,8 +97,8 @@ def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
 
 
 def check_norms(ctx: Context, run: JointRun) -> Outcome:
-    """Lower bounds (decided): growth exponents of ||W_t|| and ||u_t|| at least the schedule's (1 - a, 1 - b) minus
-    RESOLUTION; upper bounds (the schedule's, checked exactly at every record).
+    """Lower bounds (decided): growth exponents of ||W_t|| and ||u_t|| at least the schedule's (1 - a, 1 - b), up to
+    NORM_TOLERANCE; upper bounds (the schedule's, checked exactly at every record).
 
     ``run``: the main run of (10); a control passes a mutant's run (more draws, the control horizon)."""
     traj, N = run.traj, run.n_steps
@@ -101,10 +112,9 @@ def check_norms(ctx: Context, run: JointRun) -> Outcome:
     eW = tail_exponent(steps, Wn, N, ev.z, increments=True)
     eu = tail_exponent(steps, un, N, ev.z, increments=True)
     for what, e, expo in (("||W_t||", eW, 1 - a), ("||u_t||", eu, 1 - b)):
-        d = decide_lower(e.lo, e.hi, expo - RESOLUTION, max_width=MAX_WIDTH)
+        d = decide_lower(e.lo, e.hi, expo, max_width=MAX_WIDTH, tolerance=NORM_TOLERANCE)
         ev.decide(f"growth exponent of {what} (lower bound: Θ)", d, value=e.est,
-                  line=f"{name}: {what} ~ t^{e.text()}, lower bound decided ≥ {expo:.3g} − {RESOLUTION:g} = "
-                       f"{expo - RESOLUTION:.3g} [{d.status}]")
+                  line=f"{name}: {what} ~ t^{e.text()}, lower bound decided {d.claimed} [{d.status}]")
     # the schedule's upper bounds, at every record (implementation check: true by the triangle inequality)
     bW = path_bound(steps, a, N)
     bu = path_bound(steps, b, N)[:, None] * R[None, :]                               # (K, B)
@@ -133,8 +143,9 @@ def check_norms(ctx: Context, run: JointRun) -> Outcome:
         ev.figure("Iterate norms under joint training", fig,
                   "One line per DM draw; dashed: the triangle-inequality bound of W's step sizes (true by the "
                   "schedule); the claim decided is that the norms keep a constant fraction of it.")
-    return ev.outcome(headline=f"lower bounds: ||W_t|| ~ t^{eW.text()} ≥ {1 - a - RESOLUTION:.3g}, ||u_t|| ~ "
-                               f"t^{eu.text()} ≥ {1 - b - RESOLUTION:.3g}",
+    tol = NORM_TOLERANCE.half_width
+    return ev.outcome(headline=f"lower bounds: ||W_t|| ~ t^{eW.text()} ≥ {1 - a:.3g} (− tolerance {tol:g}), "
+                               f"||u_t|| ~ t^{eu.text()} ≥ {1 - b:.3g} (− tolerance {tol:g})",
                       per_run_W_exponent=eW.per_run, per_run_u_exponent=eu.per_run)
 
 

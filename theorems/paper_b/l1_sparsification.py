@@ -28,9 +28,11 @@ shared Example-1 NGD runs (``example1_suite_setups``) the lemma's constant must 
 per run (deterministic given the runs).  The bracket ``1 - eps_t <= c_t <= 1 + eps_t + ...`` is algebra that holds
 for any W once W_mm is feasible (issue #11's audit: it cannot fail), so it is reported, not decided; (3) numeric,
 the rate: per run, the slope of ``log(1 - s_opt) ||W_mm|| / eta`` in t (computed from log-softmax: 1 - s_opt is
-e^{-900} at t = 1000, far below float64) must equal the derived -1 to the stated resolution 0.05 (finite-window
-corrections are O(1/t_1), about 2% at the quick budget's t_1 = 50); (4) probe over the assumptions (instances and
-classification shared with B.T1: the suite's single Ass 1 and Ass 2, Lemma 2's small init).  Fits use the upper
+e^{-900} at t = 1000, far below float64) must equal the derived -1: its interval must lie inside -1 ± 0.25
+(``fixed_head_rates.SATURATION_MARGIN``: half the distance to -1/2, the slope of a rate off by a factor 2; the
+finite-window corrections, O(1/t_1), about 2% at the quick budget's t_1 = 50, are well inside it); (4) probe over
+the assumptions (instances and classification shared with B.T1: the suite's single Ass 1 and Ass 2, Lemma 2's small
+init).  Fits use the upper
 envelope ``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``fixed_head_rates``,
 which also holds the slope rule: B.Fig2 decides with it).
 
@@ -180,7 +182,8 @@ def check_rate(ctx: Context, suite: S.Suite, run: S.SuiteRun) -> Outcome:
     r = rf.saturation_rate(ev, suite, run)
     ev.measure("exponent of −log(1 − s_opt) in t (mean over runs)", float(r["expo"].mean()), claimed="1 (Θ(t))")
     ev.measure("1 − s_opt at t = N, worst run (log₁₀)", float(r["log1m"][-1].max() / math.log(10)))
-    return ev.outcome(headline=f"slope {r['mean']:.3f} [{r['lo']:.3f}, {r['hi']:.3f}] (units η/‖W_mm‖), derived −1",
+    return ev.outcome(headline=f"slope {r['mean']:.3f} {r['decision']} (units η/‖W_mm‖; derived −1, the margin "
+                               f"excludes −1/2)",
                       slopes=r["slopes"].tolist(), algorithm=run.name)
 
 
