@@ -133,6 +133,21 @@ def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
     assert len(stored) == counts["ran"] and not any("check-a-" in f.name for f in stored)  # a rerun retries it
 
 
+
+def test_a_record_with_a_unit_that_could_not_run_is_redone_not_reused(tmp_path):
+    """A calibration reuses stored records; one whose units failed to run (a lost scheduler, say) must be redone,
+    else the failure would stand for that seed forever."""
+    claim = toy_claims.GOOD[0]
+    recs, _ = execute([claim], Context(seed=4), tmp_path, Executor(workers=1))
+    failed = json.loads(json.dumps(recs[0]))
+    failed["checks"][0]["details"] = {"unit_failed": True, "raised": True}
+    results.write_record(tmp_path, failed)
+    again, counts = execute([claim], Context(seed=4), tmp_path, Executor(workers=1), reuse_records=True)
+    assert not (again[0]["checks"][0]["details"] or {}).get("unit_failed") and counts["reused"] > 0
+    kept, counts = execute([claim], Context(seed=4), tmp_path, Executor(workers=1), reuse_records=True)
+    assert counts == {"ran": 0, "reused": 0, "failed": 0}  # a complete record is reused as it is
+
+
 def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_path, capfd, monkeypatch):
     # the error torch.func raised at random in Dask workers (verify.worker_guards.BROKEN_TORCH_STATE): the unit's outcome
     # would describe the process, so the worker leaves and a fresh one reruns the unit; the record is the serial one

@@ -81,6 +81,12 @@ def unit_task(unit: Unit, ctx: Context, fixtures: dict) -> dict:
                                  lambda: runner.run_unit(claim, unit, ctx, fixtures))
 
 
+def _has_failed_units(record: dict) -> bool:
+    """Whether a stored record holds a unit that could not be run: such a record is redone, never reused (its
+    failed units were not stored, so a rerun computes just those)."""
+    return any((e.get("details") or {}).get("unit_failed") for e in record["checks"] + record["controls"])
+
+
 def _failed_entry(claim: Claim, unit: Unit, ctx: Context, error: BaseException) -> dict:
     """The outcome of a unit that could not be run (its worker died repeatedly, the scheduler went away, ...)."""
     why = f"unit failed to run: {type(error).__name__}: {error}"[:500]
@@ -263,7 +269,7 @@ def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Exec
     for c in claims:
         r = stored.get(c.id)
         if (r and r["seed"] == ctx.seed and r["budget"] == ctx.budget and r["kinds"] == want_kinds
-                and r["code_hash"] == registry.code_hash(c)):
+                and r["code_hash"] == registry.code_hash(c) and not _has_failed_units(r)):
             records[c.id] = r
             continue
         have[c.id] = {}
