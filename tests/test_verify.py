@@ -216,11 +216,25 @@ def test_closed_pipe_ends_quietly():
     assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr
 
 
+def _list_with_extra_claim_module(capsys, tmp_path, monkeypatch, name: str, source: str) -> tuple[int, str]:
+    """``verify list`` with one more module ``theorems.<name>`` (``source``) among the claim modules: (exit code,
+    stderr); the registry's cache and the module are dropped afterwards."""
+    import theorems
+
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.setattr(theorems, "__path__", [*theorems.__path__, str(tmp_path)])
+    registry.all_claims.cache_clear()
+    try:
+        code, _, err = _cli_in_process(capsys, "list")
+    finally:
+        registry.all_claims.cache_clear()
+        sys.modules.pop(f"theorems.{name}", None)
+    return code, err
+
+
 def test_an_equality_decision_without_a_margin_is_refused_at_import(capsys, tmp_path, monkeypatch):
     """A claim module that calls an equality rule with no margin (or with the retired width/resolution) stops the
     registry when the claims are imported, with one line naming the file and line: before any data is drawn."""
-    import theorems
-
     src = ("from numerics.stats import decide_close\n\n\ndef check(ctx):\n"
            "    return decide_close(0.9, 1.1, 1.0, max_width=0.5)\n")
     assert registry.equality_calls_without_margin(src, "x.py") and "x.py:5" in \
@@ -228,26 +242,11 @@ def test_an_equality_decision_without_a_margin_is_refused_at_import(capsys, tmp_
     ok = src.replace("max_width=0.5", "margin=MARGIN")
     assert registry.equality_calls_without_margin(ok, "x.py") == []
     assert registry.equality_calls_without_margin("ev.exponent('s', x, y, se, target=-1)", "y.py")
-    (tmp_path / "zz_no_margin.py").write_text(src)
-    monkeypatch.setattr(theorems, "__path__", [*theorems.__path__, str(tmp_path)])
-    registry.all_claims.cache_clear()
-    try:
-        code, out, err = _cli_in_process(capsys, "list")
-    finally:
-        registry.all_claims.cache_clear()
-        sys.modules.pop("theorems.zz_no_margin", None)
+    code, err = _list_with_extra_claim_module(capsys, tmp_path, monkeypatch, "zz_no_margin", src)
     assert code == 2 and err.count("\n") == 1 and "zz_no_margin.py:5" in err and "without a margin" in err
 
 
 def test_a_margin_without_its_reason_is_refused_at_import(capsys, tmp_path, monkeypatch):
-    import theorems
-
-    (tmp_path / "zz_no_reason.py").write_text("from numerics.stats import Margin\n\nM = Margin(0.1, excludes='')\n")
-    monkeypatch.setattr(theorems, "__path__", [*theorems.__path__, str(tmp_path)])
-    registry.all_claims.cache_clear()
-    try:
-        code, out, err = _cli_in_process(capsys, "list")
-    finally:
-        registry.all_claims.cache_clear()
-        sys.modules.pop("theorems.zz_no_reason", None)
+    src = "from numerics.stats import Margin\n\nM = Margin(0.1, excludes='')\n"
+    code, err = _list_with_extra_claim_module(capsys, tmp_path, monkeypatch, "zz_no_reason", src)
     assert code == 2 and err.count("\n") == 1 and "alternative it excludes" in err

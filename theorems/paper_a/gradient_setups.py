@@ -18,7 +18,7 @@ import torch
 from numerics.paper_a import moments as mo
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, target_svd
-from theorems.fixture import fixture
+from theorems.fixture import Parts, fixture
 
 #: the name of the gradient Monte Carlo stream (seeds are derived from it, so its draws do not depend on other checks)
 DATA_ID = "A.T3-T5"
@@ -128,3 +128,13 @@ def regularizer_data(ctx, instance: GradientInstance) -> RegularizerData:
     i = instance
     dR = [mo.regularizer_bias_samples(i.V, i.K, i.Sigma, n, N, gen)[0] for n in GRAD_NS]
     return RegularizerData(list(GRAD_NS), dR, i.Sigma, i.V, i.K, N)
+
+
+@dataclass
+class PilotChunks:
+    """A claim's pilot over the shared batches ``data``: its later chunks (``more[c]``, c = 1, 2, ..., drawn on first
+    use and kept with the value, so the checks and controls that share it draw each chunk once).  Each claim draws
+    its chunks on its own stream (A.T3's ``more_samples``, A.T4's ``more_batches``)."""
+
+    data: object
+    more: Parts

@@ -49,7 +49,6 @@ of instance does not hide a violation of the paper's statement; it restricts our
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import torch
 
@@ -63,7 +62,7 @@ from theorems.paper_a.bias_coefficients import loss_bias_gradient, regularizer_b
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                              coefficient_decisions, coefficient_plot, headline, mean_square,
                                              rate_decisions)
-from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, blocks, gradient_data
+from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data
 from theorems.pilot import sized_by_pilot, widest_ratio
 
 ID = "A.T3"
@@ -179,22 +178,14 @@ def more_samples(ctx: Context, data, chunk: int) -> list:
     return [mo.gradient_bias_samples(data.V, data.K, data.Sigma, data.W, n, data.n_batches, gen) for n in data.ns]
 
 
-@dataclass
-class PilotSamples:
-    """The shared batches ``data`` and the pilot's later chunks (``more[c]``, drawn on first use)."""
-
-    data: object
-    more: Parts
-
-
 @fixture(uses={"data": gradient_data})
-def pilot_samples(ctx, data) -> PilotSamples:
+def pilot_samples(ctx, data) -> PilotChunks:
     """``data`` with this claim's later chunks drawn on demand and kept with the value: the rate and coefficient
     checks and their controls, which share it, draw each chunk once (the draws are the same whichever draws first)."""
-    return PilotSamples(data, Parts(functools.partial(more_samples, ctx, data)))
+    return PilotChunks(data, Parts(functools.partial(more_samples, ctx, data)))
 
 
-def pilot_sized(ctx: Context, batches: PilotSamples, draws_of, decide, decisions: int) -> tuple[Evidence, object, int]:
+def pilot_sized(ctx: Context, batches: PilotChunks, draws_of, decide, decisions: int) -> tuple[Evidence, object, int]:
     """``decide(ev, draws)`` (``decisions`` of them) on the shared batches' draws (``draws_of(samples)``), the pilot;
     above ``PILOT_TRIGGER`` of its 95 %-power width (or with a decision missing) on the draws of more batches pooled
     in, enough to bring it to ``PILOT_TARGET_WIDTH``, once re-planned if still too wide
@@ -211,7 +202,7 @@ def pilot_sized(ctx: Context, batches: PilotSamples, draws_of, decide, decisions
     return ev, result, growth
 
 
-def check_rate(ctx: Context, batches: PilotSamples, error: SquaredNorm = REGULARIZED_BIAS) -> Outcome:
+def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = REGULARIZED_BIAS) -> Outcome:
     """Exponent of the squared dual-norm bias = the derived -2 (the paper's envelope -1 reported); the control passes
     :data:`SINGLE_BATCH_ERROR` (the mean square in place of the squared mean: the single-batch error, which decays
     like 1/n).  Batches sized by a pilot (:func:`pilot_sized`)."""
@@ -232,7 +223,7 @@ def check_rate(ctx: Context, batches: PilotSamples, error: SquaredNorm = REGULAR
                       n_batches=growth * data.n_batches, pilot_growth=growth)
 
 
-def check_coefficient(ctx: Context, batches: PilotSamples, draws=regularized_draws) -> Outcome:
+def check_coefficient(ctx: Context, batches: PilotChunks, draws=regularized_draws) -> Outcome:
     """(n−1)·bias → ∇c + λc_R in factor coordinates, both blocks decided per point, on ``draws(data, samples)``; the
     control passes :func:`regularizer_at_sigma_draws` (the oracle's R̂ evaluated at Σ instead of the batch's Σ̂, so its
     bias λc_R/n is missing).  Batches sized by a pilot (:func:`pilot_sized`)."""

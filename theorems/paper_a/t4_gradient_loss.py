@@ -76,7 +76,6 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import sympy as sp
@@ -94,7 +93,7 @@ from theorems.paper_a.bias_coefficients import loss_bias_gradient
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                              alternative_margin, coefficient_decisions, coefficient_plot, headline,
                                              mean_square, rate_decisions)
-from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, blocks, gradient_data, gradient_instance
+from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data, gradient_instance
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.symbolic import Derivation
 
@@ -169,26 +168,18 @@ def more_batches(ctx: Context, data, chunk: int) -> list:
                                      include_self=data.include_self) for n in data.ns]
 
 
-@dataclass
-class PilotBatches:
-    """The shared batches ``data`` and the pilot's later chunks of the same kind (``more[c]``, drawn on first use)."""
-
-    data: object
-    more: Parts
-
-
 @fixture(uses={"data": gradient_data})
-def pilot_batches(ctx, data) -> PilotBatches:
+def pilot_batches(ctx, data) -> PilotChunks:
     """``data`` with its later chunks drawn on demand and kept with the value: the rate and coefficient checks, which
     share it, draw each chunk once."""
-    return PilotBatches(data, Parts(functools.partial(more_batches, ctx, data)))
+    return PilotChunks(data, Parts(functools.partial(more_batches, ctx, data)))
 
 
 #: wrong on purpose (control): the include-self softmax's batches and their chunks
 INCLUDE_SELF_BATCHES = pilot_batches.bind(data=INCLUDE_SELF_DATA)
 
 
-def pooled(batches: PilotBatches, growth: int) -> list[list]:
+def pooled(batches: PilotChunks, growth: int) -> list[list]:
     """Per n, the shared samples and those of chunks 1..growth-1."""
     return [[s, *more] for s, *more in zip(batches.data.samples, *(batches.more[c] for c in range(1, growth)))]
 
@@ -369,7 +360,7 @@ SQUARED_BIAS = SquaredNorm("‖E∇L̂ₙ − ∇L‖²_F", bias_draws)
 SINGLE_BATCH_ERROR = SquaredNorm("E‖∇L̂ₙ − ∇L‖²_F", single_batch_draws, mean_square)
 
 
-def check_rate(ctx: Context, batches: PilotBatches, error: SquaredNorm = SQUARED_BIAS) -> Outcome:
+def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = SQUARED_BIAS) -> Outcome:
     """Exponent of the squared gradient bias = the derived -2 (the paper's envelope -1 reported); the control passes
     :data:`SINGLE_BATCH_ERROR` (the mean square in place of the squared mean, the single-batch error
     ``E||grad Lhat_n - grad L||^2``), which decays like 1/n.  Batches sized by a pilot (as :func:`check_coefficient`)."""
@@ -414,7 +405,7 @@ def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, di
     return ev, series
 
 
-def check_coefficient(ctx: Context, batches: PilotBatches) -> Outcome:
+def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
     """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point, on the batches ``batches`` (leave-one-out;
     the control passes :data:`INCLUDE_SELF_BATCHES`).
 
