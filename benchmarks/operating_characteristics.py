@@ -1,6 +1,6 @@
-"""Issue 13's acceptance run: every claim at N consecutive seeds, judged against the reviewed expectations.
+"""Issue 13's acceptance run: every claim at its N confirmation seeds, judged against the reviewed expectations.
 
-    python benchmarks/operating_characteristics.py [--budget quick] [--seeds 20] [--first-seed 100] [--workers 2]
+    python benchmarks/operating_characteristics.py [--budget quick] [--seeds 20] [--first-seed S] [--workers 2]
                                                    [--results DIR] [--summary FILE]
 
 Runs ``verify calibrate`` (resuming: finished units in ``--results`` are reused; ``--summary FILE`` judges an
@@ -11,10 +11,9 @@ existing summary instead, e.g. the published ``verify/calibration/quick.json``) 
 - no check was inconclusive at any seed; a check of a claim reviewed as *verified* passed at every seed (a claim
   reviewed as *violated* may fail its checks: that is the finding).
 
-Prints one line per claim that misses (and a count of those that do not) and exits 1 if any misses; the seeds used
-are printed so the run can be repeated.  At ``--first-seed 100`` it replays the published calibration's seeds, which
-chose sizes and thresholds; seeds that chose nothing (e.g. 600-619, session 10) measure what the suite does at a
-seed a researcher picks.
+Prints one line per claim that misses (and a count of those that do not) and exits 1 if any misses.  By default each
+claim runs at the confirmation seeds its code hash derives (``verify.calibrate.confirmation_seeds``), which nobody
+chose; ``--first-seed S`` runs every claim at the development seeds S, S+1, ... instead.
 """
 from __future__ import annotations
 
@@ -55,8 +54,9 @@ def misses(summary: dict, expected) -> dict[str, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", default="quick", choices=("quick", "standard", "full"))
-    ap.add_argument("--seeds", type=int, default=20)
-    ap.add_argument("--first-seed", type=int, default=100)
+    ap.add_argument("--seeds", type=int, default=None, help="seeds per claim (default: the published count)")
+    ap.add_argument("--first-seed", type=int, default=None, help="development seeds S, S+1, ... (default: "
+                    "confirmation seeds)")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--results", type=Path, default=ROOT / "reports" / "results")
     ap.add_argument("--summary", type=Path, default=None, help="judge this calibration summary; run nothing")
@@ -65,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.summary is None:
         from verify.cli import main as verify
-        cmd = ["calibrate", "--budget", args.budget, "--seeds", str(args.seeds), "--first-seed", str(args.first_seed),
-               "--results", str(args.results)] + (["--workers", str(args.workers)] if args.workers else [])
+        cmd = (["calibrate", "--budget", args.budget, "--results", str(args.results)]
+               + (["--seeds", str(args.seeds)] if args.seeds else [])
+               + (["--first-seed", str(args.first_seed)] if args.first_seed is not None else [])
+               + (["--workers", str(args.workers)] if args.workers else []))
         if verify(cmd) != 0:
             return 2
         args.summary = calibrate.summary_path(args.results, args.budget)
@@ -76,9 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"operating_characteristics: cannot read {args.summary}: {e}", file=sys.stderr)
         return 2
     found = misses(summary, expectations.expected)
-    seeds = summary["seeds"]
     judged = sum(1 for c in summary["claims"] if c["checks"])
-    print(f"{summary['budget']} budget, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}): {judged - len(found)} of "
+    print(f"{summary['budget']} budget, {calibrate.describe_seeds(summary)}: {judged - len(found)} of "
           f"{judged} claims at their reviewed verdict at every seed, every control rejected, no check inconclusive")
     for cid, why in found.items():
         print(f"  {cid}: " + "; ".join(why))

@@ -21,7 +21,7 @@ def test_rates_intervals_and_stability(tmp_path):
     claims = [toy_claims.toy(1, seconds=0.0), FLAKY]
     for c in claims[:1]:
         object.__setattr__(c, "module", "toy_claims")
-    s = calibrate.calibrate(claims, "quick", SEEDS, tmp_path, Executor(workers=1))
+    s = calibrate.calibrate(claims, "quick", tmp_path, Executor(workers=1), seeds=SEEDS)
     steady, flaky = s["claims"]
     assert steady["stable"] and set(steady["verdicts"].values()) == {"verified"}
     assert steady["checks"]["a"]["pass_rate"]["k"] == len(SEEDS)
@@ -41,9 +41,9 @@ def test_rates_intervals_and_stability(tmp_path):
 def test_a_repeated_calibration_reuses_every_record(tmp_path):
     claim = toy_claims.toy(2, seconds=0.0)
     object.__setattr__(claim, "module", "toy_claims")
-    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Executor(workers=1))
+    calibrate.calibrate([claim], "quick", tmp_path, Executor(workers=1), seeds=SEEDS[:3])
     seen = []
-    calibrate.calibrate([claim], "quick", SEEDS[:3], tmp_path, Executor(workers=1),
+    calibrate.calibrate([claim], "quick", tmp_path, Executor(workers=1), seeds=SEEDS[:3],
                         on_seed=lambda seed, counts: seen.append(counts["ran"]))
     assert seen == [0, 0, 0]
 
@@ -52,6 +52,7 @@ def test_a_repeated_calibration_reuses_every_record(tmp_path):
     (["calibrate", "--seeds", "0"], "--seeds must be at least 1"),
     (["calibrate", "--seeds", "2", "--first-seed", "-1"], "--first-seed must be a non-negative integer"),
     (["calibrate", "--seeds", "2", "-k", "A.L12"], "no checked claim matches"),
+    (["calibrate", "--seeds", "2", "--first-seed", "5", "--publish"], "--publish takes confirmation seeds only"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
@@ -127,7 +128,7 @@ def test_a_rate_off_by_delta_moves_the_exponent_interval_by_exactly_delta():
 def test_the_published_calibration_is_read_when_the_results_have_none(tmp_path, monkeypatch):
     claim = toy_claims.toy(3, seconds=0.0)
     object.__setattr__(claim, "module", "toy_claims")
-    calibrate.calibrate([claim], "quick", SEEDS[:2], tmp_path / "ran", Executor(workers=1))
+    calibrate.calibrate([claim], "quick", tmp_path / "ran", Executor(workers=1), seeds=SEEDS[:2])
     published = tmp_path / "published"
     published.mkdir()
     (published / "quick.json").write_text(calibrate.summary_path(tmp_path / "ran", "quick").read_text())
@@ -139,24 +140,80 @@ def test_the_published_calibration_is_read_when_the_results_have_none(tmp_path, 
         tmp_path / "empty", "standard")["published"]
 
 
-def test_a_partial_calibration_is_merged_into_the_published_one_at_the_same_seeds(tmp_path, monkeypatch):
-    """Re-calibrating one claim (``-k``) replaces its row and keeps the others; the paper totals follow."""
+def test_a_partial_calibration_is_merged_into_the_published_one(tmp_path, monkeypatch):
+    """Re-calibrating one claim (``-k``) replaces its row and keeps the others (each row stands alone: a claim at
+    its own confirmation seeds); the paper totals follow.  Development seeds are never published."""
     claims = [toy_claims.toy(i, seconds=0.0) for i in (5, 6)]
     for c in claims:
         object.__setattr__(c, "module", "toy_claims")
     monkeypatch.setattr(calibrate, "PUBLISHED", tmp_path / "published")
-    both = calibrate.calibrate(claims, "quick", SEEDS[:2], tmp_path / "a", Executor(workers=1))
+    both = calibrate.calibrate(claims, "quick", tmp_path / "a", Executor(workers=1), confirmations=2)
     calibrate.publish(both, ["T.5", "T.6"])
-    one = calibrate.calibrate(claims[1:], "quick", SEEDS[:2], tmp_path / "b", Executor(workers=1))
+    one = calibrate.calibrate(claims[1:], "quick", tmp_path / "b", Executor(workers=1), confirmations=2)
     one["claims"][0]["marker"] = True  # tell the new row from the old
     merged = json.loads(calibrate.publish(one, ["T.5", "T.6"]).read_text())
     assert [c["id"] for c in merged["claims"]] == ["T.5", "T.6"] and merged["claims"][1].get("marker")
     assert merged["papers"] == both["papers"]
-    # at other seeds the rows would describe different runs: refused, and the published file is unchanged
-    other = calibrate.calibrate(claims[1:], "quick", SEEDS[2:4], tmp_path / "c", Executor(workers=1))
-    with pytest.raises(ValueError, match="cannot be merged"):
-        calibrate.publish(other, ["T.5", "T.6"])
+    dev = calibrate.calibrate(claims[1:], "quick", tmp_path / "c", Executor(workers=1), seeds=SEEDS[2:4])
+    with pytest.raises(ValueError, match="only a confirmation calibration is published"):
+        calibrate.publish(dev, ["T.5", "T.6"])
     assert json.loads((tmp_path / "published" / "quick.json").read_text()) == merged
+
+
+def test_confirmation_seeds_are_derived_from_the_code_hash_and_move_with_it(tmp_path, monkeypatch):
+    """Each claim runs at the seeds its own code hash derives (sha256 of "<hash>:<i>", first 8 bytes, 63 bits); a
+    change to the code moves every one of them, so no seed seen before the change measures the changed code."""
+    import hashlib
+
+    from verify import registry
+
+    seeds = calibrate.confirmation_seeds("0123456789abcdef", 3)
+    assert seeds[1] == int.from_bytes(hashlib.sha256(b"0123456789abcdef:1").digest()[:8], "big") & (2**63 - 1)
+    assert len(set(seeds)) == 3 and all(0 <= s < 2**63 for s in seeds)
+    assert not set(seeds) & set(calibrate.confirmation_seeds("0123456789abcdee", 50))
+    claims = [toy_claims.toy(i, seconds=0.0) for i in (7, 8)]
+    for c in claims:
+        object.__setattr__(c, "module", "toy_claims")
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: f"hash-of-{c.id}")
+    s = calibrate.calibrate(claims, "quick", tmp_path, Executor(workers=1), confirmations=3)
+    assert s["mode"] == "confirmation" and s["n_seeds"] == 3 and "seeds" not in s
+    for c, row in zip(claims, s["claims"]):
+        assert row["seeds"] == sorted(calibrate.confirmation_seeds(f"hash-of-{c.id}", 3))
+        assert calibrate.confirmed(row)
+        for i, seed in enumerate(calibrate.confirmation_seeds(f"hash-of-{c.id}", 3)):  # stored per index
+            assert json.loads((calibrate.confirmation_dir(tmp_path, "quick", i) / f"{c.id}.json").read_text())[
+                "seed"] == seed
+    assert not calibrate.confirmed({**s["claims"][0], "code_hash": "hash-of-something-else"})
+
+
+def _published_rows():
+    for budget in ("quick", "standard"):
+        path = calibrate.PUBLISHED / f"{budget}.json"
+        if path.exists():
+            summary = json.loads(path.read_text())
+            for row in summary["claims"]:
+                yield budget, summary, row
+
+
+def test_published_rates_come_from_confirmation_seeds():
+    """What ships in verify/calibration/ was measured at the confirmation seeds of the code hash each row records,
+    with at least the published count of seeds (20 quick, 5 standard): never at seeds a developer chose."""
+    bad = [f"{budget} {row['id']}" for budget, summary, row in _published_rows()
+           if summary.get("mode") != "confirmation" or not calibrate.confirmed(row)
+           or len(row["seeds"]) < calibrate.CONFIRMATION_SEEDS[budget]]
+    assert not bad, "published rows not at their code hash's confirmation seeds: " + ", ".join(bad)
+
+
+@pytest.mark.slow
+def test_every_claim_has_a_current_published_calibration():
+    """Before a release (the slow tier): every checked claim has a published quick and standard row measured on its
+    current code (its code hash, hence its seeds).  Between re-publications the report marks changed rows stale."""
+    from verify import registry
+
+    rows = {(budget, row["id"]): row for budget, _, row in _published_rows()}
+    missing = [f"{budget} {c.id}" for c in registry.all_claims() if c.checks for budget in ("quick", "standard")
+               if (budget, c.id) not in rows or rows[budget, c.id]["code_hash"] != registry.code_hash(c)]
+    assert not missing, "no current confirmation calibration for: " + ", ".join(missing)
 
 
 def test_each_seed_computes_its_fixtures_once_and_keeps_none(tmp_path, monkeypatch):
@@ -164,7 +221,18 @@ def test_each_seed_computes_its_fixtures_once_and_keeps_none(tmp_path, monkeypat
     memory does not grow with the seeds (no worker restarts between them)."""
     log = tmp_path / "computed.txt"
     monkeypatch.setenv("TOY_FIXTURE_LOG", str(log))
-    calibrate.calibrate(toy_claims.SHARING, "quick", SEEDS[:3], tmp_path, Executor(workers=1))
+    calibrate.calibrate(toy_claims.SHARING, "quick", tmp_path, Executor(workers=1), seeds=SEEDS[:3])
     lines = log.read_text().splitlines()
     assert sorted(lines) == sorted(f"{what} seed={s}" for s in SEEDS[:3]
                                    for what in ("draws n=3 scale=1.0", "draws n=3 scale=10.0", "doubled"))
+
+
+def test_a_confirmation_calibration_on_a_cluster_matches_the_serial_one(tmp_path):
+    """Claims at different seeds share one executor (their units are mixed on the cluster, fixtures per run): the
+    records are those of the serial run."""
+    claims = toy_claims.SHARING
+    serial = calibrate.calibrate(claims, "quick", tmp_path / "serial", Executor(workers=1), confirmations=2)
+    with Executor(workers=2) as ex:
+        cluster = calibrate.calibrate(claims, "quick", tmp_path / "cluster", ex, confirmations=2)
+    for a, b in zip(serial["claims"], cluster["claims"]):
+        assert a["seeds"] == b["seeds"] and a["verdicts"] == b["verdicts"] and a["checks"] == b["checks"]

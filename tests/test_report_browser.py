@@ -59,7 +59,8 @@ def report_file(tmp_path_factory):
     # an operating-characteristics section from these records read as four calibration seeds (the section's layout
     # and links are what is tested here; its numbers are tested in test_calibrate.py)
     claims = [*(registry.get(cid) for cid in REAL), *synthetic_claims()]
-    summary = calibrate.summarize(claims, {s: records for s in range(100, 104)}, "quick")
+    summary = calibrate.summarize(claims, {c.id: {s: r for s in range(100, 104)} for c, r in zip(claims, records)},
+                                  "quick", "development")
     out = tmp_path_factory.mktemp("browser") / "report.html"
     report.write_report(out, records, ctx, command="verify report (browser test)", calibration=summary)
     return out, records

@@ -1,20 +1,29 @@
 """Operating characteristics: how each check and each control behaves over many seeds, measured.
 
 A verdict at one seed says as much about the seed as about the paper unless the checks behind it are stable.
-``verify calibrate`` runs the selected claims at ``N`` consecutive seeds (on the same executor as ``verify run``:
-in-process, a local Dask cluster or a remote scheduler) and counts, per check, how often it passed, failed or was
-inconclusive, and per negative control how often the same decision rejected it; each rate with its exact
-(Clopper–Pearson) 95 % interval.  Per claim, the verdicts over the seeds: a claim is *stable* when it came back with
-the same verdict at every seed.
+``verify calibrate`` runs the selected claims at ``N`` seeds (on the same executor as ``verify run``: in-process, a
+local Dask cluster or a remote scheduler) and counts, per check, how often it passed, failed or was inconclusive, and
+per negative control how often the same decision rejected it; each rate with its exact (Clopper–Pearson) 95 %
+interval.  Per claim, the verdicts over the seeds: a claim is *stable* when it came back with the same verdict at every
+seed.
 
-Storage.  Each seed is a results directory of its own, ``<results>/calibration/<budget>/seed<S>/``, holding the
-claim records and the finished units exactly as ``verify run`` writes them: an interrupted calibration resumes
-(finished units are not recomputed) and a repeated one reuses every record whose code hash, budget and seed are
-unchanged.  The summary, ``<results>/calibration/<budget>.json``, is rewritten atomically after each seed; the
-report reads it (its *Operating characteristics* section).
+Which seeds.  A seed that prompted a change (a miss investigated, a size raised) cannot also measure how the changed
+code behaves.  So the rates that are *published* come from **confirmation seeds**, which the code chooses: claim
+``c``'s ``i``-th seed is the first 8 bytes of ``sha256("<code hash of c>:<i>")`` (:func:`confirmation_seeds`).  Any
+change to the code that decides ``c`` (its module, its fixtures, ``numerics/``) changes its code hash and so every one
+of its seeds; a developer cannot pick them, and no seed seen before the change is among them but by a 2^-63 accident.
+Development runs (``--first-seed S``: seeds ``S, S+1, ...`` for every claim) are for investigating, never published.
+
+Storage.  Each seed (development) or confirmation index is a results directory of its own,
+``<results>/calibration/<budget>/seed<S>/`` or ``.../confirmation<i>/``, holding the claim records and the finished
+units exactly as ``verify run`` writes them: an interrupted calibration resumes (finished units are not recomputed)
+and a repeated one reuses every record whose code hash, budget and seed are unchanged.  The summary,
+``<results>/calibration/<budget>.json``, is rewritten atomically after each seed; the report reads it (its *Operating
+characteristics* section).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -32,8 +41,25 @@ CALIBRATION = "calibration"
 CONFIDENCE = 0.95
 
 
+#: the confirmation seeds a published calibration has per claim, by budget: 20 at quick bounds a per-seed failure
+#: rate seen 0 times below 17 % (95 % exact), 5 at standard below 52 % (a standard seed costs ~4x a quick one)
+CONFIRMATION_SEEDS = {"quick": 20, "standard": 5, "full": 5}
+
+
+def confirmation_seeds(code_hash: str, n: int) -> list[int]:
+    """The ``n`` seeds at which a claim whose code hashes to ``code_hash`` is confirmed: the ``i``-th is the first
+    8 bytes of sha256 over ``"<code_hash>:<i>"``, big-endian, as a 63-bit integer (a valid torch seed)."""
+    return [int.from_bytes(hashlib.sha256(f"{code_hash}:{i}".encode()).digest()[:8], "big") & (2**63 - 1)
+            for i in range(n)]
+
+
 def seed_dir(results_dir: Path, budget: str, seed: int) -> Path:
     return Path(results_dir) / CALIBRATION / budget / f"seed{seed}"
+
+
+def confirmation_dir(results_dir: Path, budget: str, index: int) -> Path:
+    """Where the records of every claim at its ``index``-th confirmation seed are kept."""
+    return Path(results_dir) / CALIBRATION / budget / f"confirmation{index}"
 
 
 def summary_path(results_dir: Path, budget: str) -> Path:
@@ -179,11 +205,17 @@ def characteristics(claim: Claim, records: dict[int, dict]) -> dict:
             "checks": checks, "controls": controls}
 
 
-def summarize(claims: list[Claim], by_seed: dict[int, list[dict]], budget: str) -> dict:
-    """The calibration summary: per claim its characteristics, and per paper the pooled rates."""
-    per_claim = [characteristics(c, {s: recs[i] for s, recs in by_seed.items()}) for i, c in enumerate(claims)]
-    return {"budget": budget, "seeds": sorted(by_seed), "confidence": CONFIDENCE, "power": POWER,
-            "papers": paper_totals(per_claim), "claims": per_claim, "written": results.now_utc()}
+def summarize(claims: list[Claim], records: dict[str, dict[int, dict]], budget: str, mode: str) -> dict:
+    """The calibration summary (``records``: per claim id, its records by seed): per claim its characteristics, and
+    per paper the pooled rates.  ``mode`` is ``"confirmation"`` (each claim at the seeds its code derives) or
+    ``"development"`` (every claim at the same consecutive seeds)."""
+    per_claim = [characteristics(c, records[c.id]) for c in claims if records.get(c.id)]
+    n = {len(r) for r in records.values()}
+    out = {"budget": budget, "mode": mode, "n_seeds": min(n) if n else 0, "confidence": CONFIDENCE, "power": POWER,
+           "papers": paper_totals(per_claim), "claims": per_claim, "written": results.now_utc()}
+    if mode == "development":
+        out["seeds"] = sorted({s for r in records.values() for s in r})
+    return out
 
 
 def paper_totals(per_claim: list[dict]) -> dict:
@@ -201,20 +233,34 @@ def paper_totals(per_claim: list[dict]) -> dict:
     return papers
 
 
-def calibrate(claims: list[Claim], budget: str, seeds: list[int], results_dir: Path, executor, device: str = "cpu",
-              on_seed=lambda seed, counts: None) -> dict:
-    """Run ``claims`` at every seed of ``seeds`` (resuming and reusing stored work) and write the summary."""
+def calibrate(claims: list[Claim], budget: str, results_dir: Path, executor, *, seeds: list[int] | None = None,
+              confirmations: int | None = None, device: str = "cpu", on_seed=lambda label, counts: None) -> dict:
+    """Run ``claims`` at ``confirmations`` seeds each, derived from each claim's code hash (:func:`confirmation_seeds`;
+    the published kind), or at the development ``seeds`` (the same for every claim), resuming and reusing stored
+    work; write the summary after each seed and return it.  ``on_seed(label, counts)`` after each seed."""
     from verify.execution import execute
 
-    by_seed: dict[int, list[dict]] = {}
+    if (seeds is None) == (confirmations is None):
+        raise ValueError("calibrate: give the development seeds or the number of confirmation seeds, not both")
+    if confirmations is not None:
+        seeds_of = {c.id: confirmation_seeds(registry.code_hash(c), confirmations) for c in claims}
+        steps = [({c.id: Context(seed=seeds_of[c.id][i], budget=budget, device=device) for c in claims},
+                  confirmation_dir(results_dir, budget, i), f"confirmation seed {i + 1} of {confirmations}")
+                 for i in range(confirmations)]
+        mode = "confirmation"
+    else:
+        steps = [(Context(seed=s, budget=budget, device=device), seed_dir(results_dir, budget, s), f"seed {s}")
+                 for s in seeds]
+        mode = "development"
+    records: dict[str, dict[int, dict]] = {c.id: {} for c in claims}
     summary = {}
-    for seed in seeds:
-        ctx = Context(seed=seed, budget=budget, device=device)
-        recs, counts = execute(claims, ctx, seed_dir(results_dir, budget, seed), executor, reuse_records=True,
-                               bar_label=f"calibrate {budget}, seed {seed}")
-        by_seed[seed] = recs
-        on_seed(seed, counts)
-        summary = summarize(claims, by_seed, budget)
+    for ctx, directory, label in steps:
+        recs, counts = execute(claims, ctx, directory, executor, reuse_records=True,
+                               bar_label=f"calibrate {budget}, {label}")
+        for c, rec in zip(claims, recs):
+            records[c.id][rec["seed"]] = rec
+        on_seed(label, counts)
+        summary = summarize(claims, records, budget, mode)
         results.atomic_write_text(summary_path(results_dir, budget), json.dumps(summary, indent=1, default=float))
     return summary
 
@@ -227,27 +273,34 @@ PUBLISHED = Path(__file__).with_name("calibration")
 def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
     """Write ``summary`` as the published calibration of its budget (atomically); returns the path.
 
-    A summary of some claims only (``-k``) at the published seeds is merged: its rows replace those claims' rows and
-    the other claims' rows stay, in ``claim_order`` (the registry's), with the per-paper totals recomputed.  At other
-    seeds a partial summary cannot be merged (the rows would describe different seeds): ``ValueError``."""
+    Only a confirmation calibration is published (``ValueError`` otherwise): its rows each stand alone (a claim at
+    its own seeds), so a calibration of some claims (``-k``) replaces their rows and keeps the others', in
+    ``claim_order`` (the registry's), with the per-paper totals recomputed."""
+    if summary.get("mode") != "confirmation":
+        raise ValueError("publish: only a confirmation calibration is published (seeds derived from each claim's code "
+                         "hash); development seeds (--first-seed) are for investigating")
     path = PUBLISHED / f"{summary['budget']}.json"
     try:
         old = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         old = None
     ids = {c["id"] for c in summary["claims"]}
-    kept = [c for c in (old or {}).get("claims", []) if c["id"] not in ids]
-    if kept and old.get("seeds") != summary["seeds"]:
-        raise ValueError(f"publish: the {summary['budget']} calibration is published at seeds "
-                         f"{old['seeds'][0]}..{old['seeds'][-1]}; a partial one ({len(ids)} claims) at seeds "
-                         f"{summary['seeds'][0]}..{summary['seeds'][-1]} cannot be merged: calibrate every claim")
+    kept = [c for c in (old or {}).get("claims", []) if c["id"] not in ids] if (old or {}).get("mode") == "confirmation" \
+        else []
     if kept:
         rank = {cid: i for i, cid in enumerate(claim_order or [])}
         rows = sorted(kept + summary["claims"], key=lambda c: rank.get(c["id"], len(rank)))
-        summary = {**summary, "claims": rows, "papers": paper_totals(rows)}
+        summary = {**summary, "claims": rows, "papers": paper_totals(rows),
+                   "n_seeds": min(len(c["seeds"]) for c in rows)}
     PUBLISHED.mkdir(exist_ok=True)
     results.atomic_write_text(path, json.dumps(summary, indent=1, default=float))
     return path
+
+
+def confirmed(row: dict) -> bool:
+    """Whether a calibration row's seeds are the confirmation seeds of the code hash it records."""
+    return isinstance(row.get("code_hash"), str) and sorted(row["seeds"]) == sorted(
+        confirmation_seeds(row["code_hash"], len(row["seeds"])))
 
 
 def load_summary(results_dir: Path, budget: str) -> dict | None:
@@ -262,7 +315,10 @@ def load_summary(results_dir: Path, budget: str) -> dict | None:
     else:
         return None
     summary["published"] = published
+    summary.setdefault("mode", "development")  # written before confirmation seeds existed
+    summary.setdefault("n_seeds", len(summary.get("seeds") or []))
     for c in summary.get("claims", []):
+        c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
         try:
             c["stale"] = c["code_hash"] != registry.code_hash(registry.get(c["id"]))
         except LookupError:  # a claim since removed or renamed
@@ -270,10 +326,18 @@ def load_summary(results_dir: Path, budget: str) -> dict | None:
     return summary
 
 
+def describe_seeds(summary: dict) -> str:
+    """"20 confirmation seeds per claim (derived from its code hash)" or "development seeds 100..119 (20)"."""
+    if summary.get("mode") == "confirmation":
+        return f"{summary['n_seeds']} confirmation seeds per claim (derived from its code hash)"
+    seeds = summary.get("seeds") or [0]
+    return f"development seeds {seeds[0]}..{seeds[-1]} ({len(seeds)})"
+
+
 def table(summary: dict) -> list[str]:
     """Plain-text lines: per claim its verdicts over the seeds and its weakest check and control."""
-    lines = [f"operating characteristics, {summary['budget']} budget, seeds {summary['seeds'][0]}..{summary['seeds'][-1]}"
-             f" ({len(summary['seeds'])}); rates with exact {summary['confidence']:.0%} intervals"]
+    lines = [f"operating characteristics, {summary['budget']} budget, {describe_seeds(summary)}; rates with exact "
+             f"{summary['confidence']:.0%} intervals"]
     for c in summary["claims"]:
         if not c["checks"]:
             continue

@@ -172,30 +172,34 @@ def cmd_readme(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    """Run the claims at N consecutive seeds; print and store their operating characteristics."""
+    """Run the claims at their confirmation seeds (or at development seeds); print and store their operating
+    characteristics."""
     from verify import calibrate, registry
 
-    if args.seeds < 1:
+    n = calibrate.CONFIRMATION_SEEDS[args.budget] if args.seeds is None else args.seeds
+    if n < 1:
         raise UsageError("--seeds must be at least 1")
-    if args.first_seed < 0:
+    if args.first_seed is not None and args.first_seed < 0:
         raise UsageError("--first-seed must be a non-negative integer")
+    if args.publish and args.first_seed is not None:
+        raise UsageError("--publish takes confirmation seeds only (derived from the code): drop --first-seed")
     claims = [c for c in registry.select(args.k) if c.checks]
     if not claims:
         raise UsageError(f"no checked claim matches -k {' -k '.join(args.k or [])}")
     results_dir = ensure_writable_dir(args.results, "results")
-    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    plan = ({"confirmations": n} if args.first_seed is None
+            else {"seeds": list(range(args.first_seed, args.first_seed + n))})
 
-    def said(seed, counts):
-        print(f"seed {seed}: units {counts['ran']} ran, {counts['reused']} reused, {counts['failed']} failed",
+    def said(label, counts):
+        print(f"{label}: units {counts['ran']} ran, {counts['reused']} reused, {counts['failed']} failed",
               file=sys.stderr)
 
     with _executor(args) as executor:
-        summary = calibrate.calibrate(claims, args.budget, seeds, results_dir, executor,
-                                      device=resolve_device(args.device), on_seed=said)
+        summary = calibrate.calibrate(claims, args.budget, results_dir, executor, device=resolve_device(args.device),
+                                      on_seed=said, **plan)
     print("\n".join(calibrate.table(summary)))
     print(f"calibration written to {calibrate.summary_path(results_dir, args.budget)}")
     if args.publish:
-        # a partial calibration (-k) at the published seeds is merged; at other seeds: a one-line error (ValueError)
         print(f"published to {calibrate.publish(summary, [c.id for c in registry.all_claims()])}")
     return 0
 
@@ -272,9 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_readme)
     s = sub.add_parser("calibrate", help="operating characteristics: every check and control over N seeds")
     common(s, seed=False)
-    s.add_argument("--seeds", type=int, required=True, help="how many consecutive seeds")
-    s.add_argument("--first-seed", type=int, default=100, help="the first seed (default 100: seeds 0-4 chose "
-                   "sizes and thresholds, so calibration starts elsewhere)")
+    s.add_argument("--seeds", type=int, default=None, help="how many seeds per claim (default: the published "
+                   "count, 20 at quick and 5 at standard)")
+    s.add_argument("--first-seed", type=int, default=None, help="development: every claim at the consecutive seeds "
+                   "S, S+1, ... (never published); default: each claim at the confirmation seeds its code hash derives")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (calibration/ inside)")
     s.add_argument("--publish", action="store_true", help="also write the summary to verify/calibration/ (the "
                    "calibration a fresh clone's report shows; commit it after review)")

@@ -20,7 +20,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from theorems import fixture as fx
 from theorems.claim import Claim, Context, Outcome
@@ -180,54 +180,59 @@ class Executor:
             raise ValueError(f"cannot reach the Dask scheduler at {self.scheduler}: {e}" if self.scheduler
                              else f"cannot start a local Dask cluster: {e}") from None
 
-    def run(self, todo: list[tuple[Claim, Unit]], ctx: Context, on_done: Callable[[Claim, Unit, dict, bool], None],
+    def run(self, todo: list[tuple[Claim, Unit, Context]], on_done: Callable[[Claim, Unit, dict, bool], None],
             progress: Callable[[str], None] = lambda s: None) -> None:
-        """Run every unit of ``todo`` and call ``on_done(claim, unit, entry, ok)`` as each finishes (any order)."""
+        """Run every unit of ``todo`` (each with the run it belongs to) and call ``on_done(claim, unit, entry, ok)`` as
+        each finishes (any order).  Units of different runs (seeds) may be mixed: fixture values are per run."""
         if not todo:
             return
         if not self.distributed:
-            memo = fx.Memo(ctx)
-            memo.expect(r for claim, u in todo for r in runner.unit_requests(claim, u).values())
-            for claim, u in todo:
-                progress(u.label)
-                on_done(claim, u, runner.run_unit(claim, u, ctx, memo), True)
-                memo.release(runner.unit_requests(claim, u).values())
+            by_run: dict[Context, list[tuple[Claim, Unit]]] = {}
+            for claim, u, ctx in todo:
+                by_run.setdefault(ctx, []).append((claim, u))
+            for ctx, units in by_run.items():
+                memo = fx.Memo(ctx)
+                memo.expect(r for claim, u in units for r in runner.unit_requests(claim, u).values())
+                for claim, u in units:
+                    progress(u.label)
+                    on_done(claim, u, runner.run_unit(claim, u, ctx, memo), True)
+                    memo.release(runner.unit_requests(claim, u).values())
             return
         self._start()
-        self._collect(self._submit(todo, ctx), ctx, on_done, progress)
+        self._collect(self._submit(todo), on_done, progress)
 
-    def _submit(self, todo: list[tuple[Claim, Unit]], ctx: Context) -> dict:
+    def _submit(self, todo: list[tuple[Claim, Unit, Context]]) -> dict:
         """One task per fixture value (per run key) and one per unit, taking its fixtures' futures as inputs.  The
         fixture futures are not kept here: Dask frees each value once its last consumer has run."""
         tag = os.urandom(4).hex()  # this call's keys: never a value of another run or command
         values: dict[tuple, object] = {}
 
-        def future_of(r: fx.Request):
+        def future_of(r: fx.Request, ctx: Context):
             k = fx.run_key(r, ctx)
             if k not in values:
-                deps = {name: future_of(d) for name, d in r.dependencies().items()}
+                deps = {name: future_of(d, ctx) for name, d in r.dependencies().items()}
                 digest = hashlib.sha256(repr(k).encode()).hexdigest()[:12]
                 values[k] = self.client.submit(fixture_task, r, fx.fixture_context(ctx), deps, pure=False,
                                                retries=1, key=f"fixture|{r.fixture.short_name}|{digest}|{tag}")
             return values[k]
 
         futures = {}
-        for claim, u in todo:
-            inputs = {name: future_of(r) for name, r in runner.unit_requests(claim, u).items()}
+        for claim, u, ctx in todo:
+            inputs = {name: future_of(r, ctx) for name, r in runner.unit_requests(claim, u).items()}
             f = self.client.submit(unit_task, u, ctx, inputs, pure=False, retries=1,
                                    key=f"{u.claim}|{u.kind}|{u.name}|{ctx.budget}|s{ctx.seed}|{tag}")
-            futures[f] = (claim, u)
+            futures[f] = (claim, u, ctx)
         return futures
 
-    def _collect(self, futures: dict, ctx: Context, on_done, progress) -> None:
+    def _collect(self, futures: dict, on_done, progress) -> None:
         """Hand each unit's entry to ``on_done`` as it completes (a unit that failed gets an inconclusive entry)."""
         from distributed import as_completed
 
         pending: dict[str, int] = {}
-        for _, u in futures.values():
+        for _, u, _ in futures.values():
             pending[u.claim] = pending.get(u.claim, 0) + 1
         for f in as_completed(list(futures)):
-            claim, u = futures.pop(f)
+            claim, u, ctx = futures.pop(f)
             try:
                 entry, ok = f.result(), True
             except Exception as e:  # noqa: BLE001 -- a unit that cannot run is reported, never hangs the command
@@ -241,45 +246,50 @@ class Executor:
             progress(", ".join(running[:3]) + (" …" if len(running) > 3 else ""))
 
 
-def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Executor | None = None, *,
-            reuse_records: bool = False, rerun: bool = False, kinds: set[str] | None = None,
-            bar_label: str | None = None, write_records: bool = True) -> tuple[list[dict], dict]:
+def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_dir: Path,
+            executor: Executor | None = None, *, reuse_records: bool = False, rerun: bool = False,
+            kinds: set[str] | None = None, bar_label: str | None = None,
+            write_records: bool = True) -> tuple[list[dict], dict]:
     """Run (or reuse) what ``claims`` need and return their records, in order, and what was done.
 
-    ``reuse_records``: a stored claim record with the same code, seed, budget and kinds is used as it is (``verify
-    report``).  Units stored by an earlier (possibly interrupted) run of the same code, seed and budget are reused
-    unless ``rerun``.  The second value counts ``{"ran": ..., "reused": ..., "failed": ...}`` units.
+    ``ctx`` is the run (seed, budget, device) of every claim, or a run per claim id (a confirmation calibration runs
+    each claim at seeds its own code derives; the units of all of them share the executor).  ``reuse_records``: a
+    stored claim record with the same code, seed, budget and kinds is used as it is (``verify report``).  Units stored
+    by an earlier (possibly interrupted) run of the same code, seed and budget are reused unless ``rerun``.  The second
+    value counts ``{"ran": ..., "reused": ..., "failed": ...}`` units.
     """
     results_dir = Path(results_dir)
     executor = executor or Executor(workers=1)
+    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, Mapping) else (lambda c: ctx)
     stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if reuse_records else {}
     want_kinds = sorted(kinds) if kinds else "all"
     records: dict[str, dict] = {}
     have: dict[str, dict[Unit, dict]] = {}
     planned: dict[str, int] = {}
-    todo: list[tuple[Claim, Unit]] = []
+    todo: list[tuple[Claim, Unit, Context]] = []
     counts = {"ran": 0, "reused": 0, "failed": 0}
 
     def finish(claim: Claim) -> None:
-        rec = runner.assemble(claim, ctx, have[claim.id], kinds)
+        rec = runner.assemble(claim, run_of(claim), have[claim.id], kinds)
         if write_records:
             results.write_record(results_dir, rec)
         records[claim.id] = rec
 
     for c in claims:
+        run = run_of(c)
         r = stored.get(c.id)
-        if (r and r["seed"] == ctx.seed and r["budget"] == ctx.budget and r["kinds"] == want_kinds
+        if (r and r["seed"] == run.seed and r["budget"] == run.budget and r["kinds"] == want_kinds
                 and r["code_hash"] == registry.code_hash(c) and not _has_failed_units(r)):
             records[c.id] = r
             continue
         have[c.id] = {}
-        directory = results.unit_dir(results_dir, c, ctx)
+        directory = results.unit_dir(results_dir, c, run)
         units = runner.plan(c, kinds)
         planned[c.id] = len(units)
         for u in units:
             entry = None if rerun else results.load_unit(results.unit_path(directory, u))
             if entry is None:
-                todo.append((c, u))
+                todo.append((c, u, run))
             else:
                 have[c.id][u] = entry
                 counts["reused"] += 1
@@ -288,7 +298,7 @@ def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Exec
 
     def on_done(claim: Claim, u: Unit, entry: dict, ok: bool) -> None:
         if ok:
-            results.save_unit(results.unit_path(results.unit_dir(results_dir, claim, ctx), u), entry)
+            results.save_unit(results.unit_path(results.unit_dir(results_dir, claim, run_of(claim)), u), entry)
             counts["ran"] += 1
         else:
             counts["failed"] += 1
@@ -297,9 +307,12 @@ def execute(claims: list[Claim], ctx: Context, results_dir: Path, executor: Exec
         if len(have[claim.id]) == planned[claim.id]:
             finish(claim)
 
-    bar = progress_bar(len(todo), bar_label or f"units ({ctx.budget}, seed {ctx.seed})")
+    if bar_label is None:
+        runs = {(run_of(c).budget, run_of(c).seed) for c in claims}
+        bar_label = "units ({}, seed {})".format(*runs.pop()) if len(runs) == 1 else "units"
+    bar = progress_bar(len(todo), bar_label)
     try:
-        executor.run(todo, ctx, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+        executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
     finally:
         bar.close()
     return [records[c.id] for c in claims], counts

@@ -392,6 +392,7 @@ def calibration_view(summary: dict | None) -> dict | None:
         controls = [{"name": k, **row["rejection_rate"]} for k, row in c["controls"].items()]
         detection = [{"check": k, **d} for k, row in c["checks"].items() for d in row.get("detection", [])]
         rows[c["id"]] = {"id": c["id"], "anchor": _anchor(c["id"]), "stable": c["stable"], "stale": c.get("stale", False),
+                         "confirmed": c.get("confirmed", False),
                          "verdicts": ", ".join(f"{k} {v}" for v, k in sorted(counts.items(), key=lambda kv: kv[0])),
                          "weakest_check": min(checks, key=lambda r: r["k"]),
                          "weakest_control": min(controls, key=lambda r: r["k"]) if controls else None,
@@ -400,7 +401,8 @@ def calibration_view(summary: dict | None) -> dict | None:
     papers = {p: {**row, "exponent_limits": _limit_range([rows[c["id"]]["exponent_limit"] for c in summary["claims"]
                                                           if c["id"] in rows and c["paper"] == p])}
               for p, row in summary["papers"].items()}
-    return {"budget": summary["budget"], "seeds": summary["seeds"], "confidence": summary["confidence"],
+    return {"budget": summary["budget"], "seeds": calibrate.describe_seeds(summary), "mode": summary.get("mode"),
+            "confidence": summary["confidence"],
             "power": summary.get("power", 0.95), "papers": papers, "rows": rows,
             "published": summary.get("published", False), "written": summary.get("written", "")}
 
