@@ -161,8 +161,9 @@ def test_a_partial_calibration_is_merged_into_the_published_one(tmp_path, monkey
 
 
 def test_confirmation_seeds_are_derived_from_the_code_hash_and_move_with_it(tmp_path, monkeypatch):
-    """Each claim runs at the seeds its own code hash derives (sha256 of "<hash>:<i>", first 8 bytes, 63 bits); a
-    change to the code moves every one of them, so no seed seen before the change measures the changed code."""
+    """Each claim runs at the seeds its code derives (sha256 of "<basis>:<i>", first 8 bytes, 63 bits; the basis
+    hashes its code hash with its fixture partners'); a change to the code moves every one of them, so no seed seen
+    before the change measures the changed code.  Claims that share a fixture share their seeds."""
     import hashlib
 
     from verify import registry
@@ -171,19 +172,26 @@ def test_confirmation_seeds_are_derived_from_the_code_hash_and_move_with_it(tmp_
     assert seeds[1] == int.from_bytes(hashlib.sha256(b"0123456789abcdef:1").digest()[:8], "big") & (2**63 - 1)
     assert len(set(seeds)) == 3 and all(0 <= s < 2**63 for s in seeds)
     assert not set(seeds) & set(calibrate.confirmation_seeds("0123456789abcdee", 50))
-    claims = [toy_claims.toy(i, seconds=0.0) for i in (7, 8)]
-    for c in claims:
+    claims = [toy_claims.toy(i, seconds=0.0) for i in (7, 8)] + toy_claims.SHARING[:2]
+    for c in claims[:2]:
         object.__setattr__(c, "module", "toy_claims")
-    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: f"hash-of-{c.id}")
+    version = {"v": "1"}
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: f"hash-of-{c.id}-{version['v']}")
     s = calibrate.calibrate(claims, "quick", tmp_path, Executor(workers=1), confirmations=3)
     assert s["mode"] == "confirmation" and s["n_seeds"] == 3 and "seeds" not in s
     for c, row in zip(claims, s["claims"]):
-        assert row["seeds"] == sorted(calibrate.confirmation_seeds(f"hash-of-{c.id}", 3))
-        assert calibrate.confirmed(row)
-        for i, seed in enumerate(calibrate.confirmation_seeds(f"hash-of-{c.id}", 3)):  # stored per index
+        want = calibrate.confirmation_seeds(calibrate.seed_basis(c, claims), 3)
+        assert row["seeds"] == sorted(want) and calibrate.confirmed(row)
+        for i, seed in enumerate(want):  # stored per index
             assert json.loads((calibrate.confirmation_dir(tmp_path, "quick", i) / f"{c.id}.json").read_text())[
                 "seed"] == seed
-    assert not calibrate.confirmed({**s["claims"][0], "code_hash": "hash-of-something-else"})
+    rows = {row["id"]: row for row in s["claims"]}
+    assert rows["T.7"]["seeds"] != rows["T.8"]["seeds"]
+    assert rows[claims[2].id]["seeds"] == rows[claims[3].id]["seeds"]  # fixture partners: one set-up per seed
+    assert not calibrate.confirmed({**rows["T.7"], "seed_basis": "something-else"})
+    before = {c.id: calibrate.seed_basis(c, claims) for c in claims}
+    version["v"] = "2"  # the code changed
+    assert all(calibrate.seed_basis(c, claims) != before[c.id] for c in claims)
 
 
 def _published_rows():
@@ -196,7 +204,7 @@ def _published_rows():
 
 
 def test_published_rates_come_from_confirmation_seeds():
-    """What ships in verify/calibration/ was measured at the confirmation seeds of the code hash each row records,
+    """What ships in verify/calibration/ was measured at the confirmation seeds of the seed basis each row records,
     with at least the published count of seeds (20 quick, 5 standard): never at seeds a developer chose."""
     bad = [f"{budget} {row['id']}" for budget, summary, row in _published_rows()
            if summary.get("mode") != "confirmation" or not calibrate.confirmed(row)
@@ -212,7 +220,8 @@ def test_every_claim_has_a_current_published_calibration():
 
     rows = {(budget, row["id"]): row for budget, _, row in _published_rows()}
     missing = [f"{budget} {c.id}" for c in registry.all_claims() if c.checks for budget in ("quick", "standard")
-               if (budget, c.id) not in rows or rows[budget, c.id]["code_hash"] != registry.code_hash(c)]
+               if (budget, c.id) not in rows or rows[budget, c.id]["code_hash"] != registry.code_hash(c)
+               or rows[budget, c.id]["seed_basis"] != calibrate.seed_basis(c)]
     assert not missing, "no current confirmation calibration for: " + ", ".join(missing)
 
 

@@ -9,9 +9,10 @@ seed.
 
 Which seeds.  A seed that prompted a change (a miss investigated, a size raised) cannot also measure how the changed
 code behaves.  So the rates that are *published* come from **confirmation seeds**, which the code chooses: claim
-``c``'s ``i``-th seed is the first 8 bytes of ``sha256("<code hash of c>:<i>")`` (:func:`confirmation_seeds`).  Any
-change to the code that decides ``c`` (its module, its fixtures, ``numerics/``) changes its code hash and so every one
-of its seeds; a developer cannot pick them, and no seed seen before the change is among them but by a 2^-63 accident.
+``c``'s ``i``-th seed is the first 8 bytes of ``sha256("<basis of c>:<i>")`` (:func:`confirmation_seeds`), where the
+basis hashes ``c``'s code hash with those of the claims it shares a fixture with (:func:`seed_basis`).  Any change to
+the code that decides ``c`` (its module, its fixtures, ``numerics/``) changes its code hash and so every one of its
+seeds; a developer cannot pick them, and no seed seen before the change is among them but by a 2^-63 accident.
 Development runs (``--first-seed S``: seeds ``S, S+1, ...`` for every claim) are for investigating, never published.
 
 Storage.  Each seed (development) or confirmation index is a results directory of its own,
@@ -46,11 +47,27 @@ CONFIDENCE = 0.95
 CONFIRMATION_SEEDS = {"quick": 20, "standard": 5, "full": 5}
 
 
-def confirmation_seeds(code_hash: str, n: int) -> list[int]:
-    """The ``n`` seeds at which a claim whose code hashes to ``code_hash`` is confirmed: the ``i``-th is the first
-    8 bytes of sha256 over ``"<code_hash>:<i>"``, big-endian, as a 63-bit integer (a valid torch seed)."""
-    return [int.from_bytes(hashlib.sha256(f"{code_hash}:{i}".encode()).digest()[:8], "big") & (2**63 - 1)
+def confirmation_seeds(basis: str, n: int) -> list[int]:
+    """The ``n`` confirmation seeds of a claim whose seed basis (:func:`seed_basis`) is ``basis``: the ``i``-th is the
+    first 8 bytes of sha256 over ``"<basis>:<i>"``, big-endian, as a 63-bit integer (a valid torch seed)."""
+    return [int.from_bytes(hashlib.sha256(f"{basis}:{i}".encode()).digest()[:8], "big") & (2**63 - 1)
             for i in range(n)]
+
+
+def seed_basis(claim: Claim, claims: list[Claim] = ()) -> str:
+    """What a claim's confirmation seeds derive from: a hash of its code hash together with the code hashes of the
+    claims it shares a fixture with (``registry.sharing_groups`` over every registered claim and ``claims``).
+
+    Any change to the code that decides the claim changes its code hash and so this basis.  The group is in it so
+    that claims sharing a set-up run at the same seeds and compute it once per seed (B.Fig5-B.Fig7's training runs are
+    most of a standard calibration); the price is that a change to one member moves its partners' seeds too."""
+    pool = {c.id: c for c in registry.all_claims()}
+    pool.update({c.id: c for c in claims})
+    pool.setdefault(claim.id, claim)
+    groups = registry.sharing_groups(pool.values())
+    members = sorted(cid for cid, g in groups.items() if g == groups[claim.id])
+    text = ";".join(f"{cid}={registry.code_hash(pool[cid])}" for cid in members)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def seed_dir(results_dir: Path, budget: str, seed: int) -> Path:
@@ -243,7 +260,8 @@ def calibrate(claims: list[Claim], budget: str, results_dir: Path, executor, *, 
     if (seeds is None) == (confirmations is None):
         raise ValueError("calibrate: give the development seeds or the number of confirmation seeds, not both")
     if confirmations is not None:
-        seeds_of = {c.id: confirmation_seeds(registry.code_hash(c), confirmations) for c in claims}
+        basis = {c.id: seed_basis(c, claims) for c in claims}
+        seeds_of = {c.id: confirmation_seeds(basis[c.id], confirmations) for c in claims}
         steps = [({c.id: Context(seed=seeds_of[c.id][i], budget=budget, device=device) for c in claims},
                   confirmation_dir(results_dir, budget, i), f"confirmation seed {i + 1} of {confirmations}")
                  for i in range(confirmations)]
@@ -261,6 +279,8 @@ def calibrate(claims: list[Claim], budget: str, results_dir: Path, executor, *, 
             records[c.id][rec["seed"]] = rec
         on_seed(label, counts)
         summary = summarize(claims, records, budget, mode)
+        for row in summary["claims"] if mode == "confirmation" else ():
+            row["seed_basis"] = basis[row["id"]]
         results.atomic_write_text(summary_path(results_dir, budget), json.dumps(summary, indent=1, default=float))
     return summary
 
@@ -298,9 +318,9 @@ def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
 
 
 def confirmed(row: dict) -> bool:
-    """Whether a calibration row's seeds are the confirmation seeds of the code hash it records."""
-    return isinstance(row.get("code_hash"), str) and sorted(row["seeds"]) == sorted(
-        confirmation_seeds(row["code_hash"], len(row["seeds"])))
+    """Whether a calibration row's seeds are the confirmation seeds of the seed basis it records."""
+    return isinstance(row.get("seed_basis"), str) and sorted(row["seeds"]) == sorted(
+        confirmation_seeds(row["seed_basis"], len(row["seeds"])))
 
 
 def load_summary(results_dir: Path, budget: str) -> dict | None:
