@@ -304,14 +304,17 @@ def introduced(path: Path, name: str, hist: list[tuple[str, dict[str, str]]]) ->
     commit = fixed_at(hist, name, consts[name]["expr"])
     if not hist or commit != hist[0][0]:
         return commit
-    line = path.read_text().splitlines()[consts[name]["line"] - 1].strip()
+    line = path.read_text().splitlines()[consts[name]["line"] - 1].split("  #")[0].strip()
     if not line.startswith(name) or "=" not in line:
         return commit
     if subprocess.run(["git", "grep", "-c", "-F", line, "--", "theorems/"], cwd=ROOT, capture_output=True,
                       text=True).stdout.count("\n") != 1:
         return commit
     hits = _git("log", "-S", line, "--format=%h", "--reverse", "--", "theorems/").split()
-    return hits[0] if hits else commit
+    if hits and hits[0] != commit and subprocess.run(["git", "merge-base", "--is-ancestor", hits[0], commit],
+                                                     cwd=ROOT).returncode == 0:
+        return hits[0]
+    return commit
 
 
 def draft(module: str) -> str:
