@@ -90,19 +90,19 @@ def test_readme_without_markers_is_an_error(tmp_path):
         readme.update(md, [])
 
 
-def test_records_carry_findings_and_preregistered_constants():
+def test_records_carry_findings_and_the_decision_ledger():
     rec = runner.run_claim(registry.get("B.T1"), Context(), kinds={"symbolic"})
-    assert rec["claim"]["findings"] and rec["claim"]["preregistered"]
-    names = {p["name"] for p in rec["claim"]["preregistered"]}
+    assert rec["claim"]["findings"] and rec["claim"]["ledger"]
+    names = {p["name"] for p in rec["claim"]["ledger"]}
     assert "CONVERGED" in names
 
 
-def test_report_shows_expectation_findings_and_preregistered_decisions():
+def test_report_shows_expectation_findings_and_the_decision_ledger():
     from verify import report
 
     rec = runner.run_claim(registry.get("B.T1"), Context(), kinds={"symbolic"})
     html = report.render([rec], Context(), "verify report")
-    assert "Reviewed expectation:" in html and "Pre-registered decisions" in html and "CONVERGED" in html
+    assert "Reviewed expectation:" in html and "Decision ledger" in html and "CONVERGED" in html
     assert rec["claim"]["findings"][0][:40] in html
 
 

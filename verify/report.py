@@ -15,6 +15,8 @@ renders the same tomorrow):
 * **counterexamples**: a check (not a control) whose probe shrank one, or whose
   four-cell accounting has instances in the counterexample cell;
 * **constants** a check chose (``details["constants"]``), shown as a table;
+* the claim's **decision ledger** (``claim["ledger"]``): each decision constant's value, reason, the commit that
+  fixed it, before or after seeing the data, and its changes; tallied per claim, per paper and at the top;
 * an **interval glyph** per measurement (interval, point, claimed value or envelope).
 """
 from __future__ import annotations
@@ -34,7 +36,7 @@ from markupsafe import Markup
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
-from verify import calibrate, results
+from verify import calibrate, ledger, results
 
 VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 KINDS = ("symbolic", "numeric", "probe")
@@ -412,6 +414,19 @@ def _limit_range(limits: list[float | None]) -> dict | None:
     return {"n": len(v), "min": v[0], "median": v[len(v) // 2], "max": v[-1]} if v else None
 
 
+def _ledger(rec: dict) -> list[dict]:
+    """The claim's decision ledger as its record carries it (records before the ledger carry none)."""
+    return rec["claim"].get("ledger") or []
+
+
+def ledger_tallies(records: list[dict]) -> dict:
+    """The ledger's tallies over the report's claims, and per paper (each module.NAME once)."""
+    out = {"all": ledger.tally([c for r in records for c in _ledger(r)])}
+    for p in sorted({r["claim"]["paper"] for r in records}):
+        out[p] = ledger.tally([c for r in records if r["claim"]["paper"] == p for c in _ledger(r)])
+    return out
+
+
 def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
@@ -419,7 +434,7 @@ def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:
     constants = [(c["name"], c["constants"]) for c in checks if c["constants"]]
     return {"r": rec, "id": rec["claim"]["id"], "anchor": _anchor(rec["claim"]["id"]),
             "expectation": _expectation(rec), "findings": rec["claim"].get("findings", []),
-            "preregistered": rec["claim"].get("preregistered", []),
+            "ledger": _ledger(rec), "ledger_tally": ledger.tally(_ledger(rec)),
             "headline": headline(rec), "evidence": evidence(rec), "counterexamples": counterexamples(rec),
             "figure": is_figure(rec), "checks": checks, "controls": controls, "constants": constants,
             "verdict_class": rec["verdict"].replace(" ", "-"),
@@ -485,7 +500,8 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
         counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
         alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views),
-        violations=[v for v in views if v["r"]["verdict"] == "violated"], calibration=calibration)
+        violations=[v for v in views if v["r"]["verdict"] == "violated"], calibration=calibration,
+        ledger_tallies=ledger_tallies(records))
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None) -> None:

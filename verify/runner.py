@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from theorems import fixture as fx
 from theorems.claim import Claim, Context, Control, Outcome
-from verify import preregistration, registry, results
+from verify import ledger, registry, results
 
 Progress = Callable[[str], None]
 
@@ -185,8 +185,7 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
                   "fidelity": claim.fidelity, "fidelity_note": claim.fidelity_note, "module": claim.module,
                   "assumptions": [{"name": a.name, "description": a.description} for a in claim.assumptions],
                   "findings": list(claim.findings),
-                  "preregistered": (preregistration.claim_constants(claim)
-                                    if claim.module.startswith("theorems.") else [])},
+                  "ledger": ledger.claim_constants(claim) if claim.module.startswith("theorems.") else []},
         "verdict": v,
         "reason": reason,
         "checks": checks,

@@ -66,68 +66,6 @@ REGULARIZER_COEFFICIENT_ORDER = 2
 #: fit by 0.4-0.65 (exact quadrature of n'·E Σs², moments.scaled_ss_exact; PREREGISTERED)
 LIMIT_ORDER = 3
 
-PREREGISTERED = {
-    "LIMIT_ORDER": "was 1 (a + b/m), then 2: the 1/m² term was added after the fit with b/m alone missed the derived "
-                   "n'·Var(x̄x̄ᵀ) limit by 4 standard errors at q = 0.6 (standard tier: 171 at n = 8 → 144 at n = 256 "
-                   "towards the derived 139). Diagnosis: the fit model, not a bug or the estimator: the row statistics "
-                   "are convex combinations of Gaussian points (all moments finite, the SE is honest); the series in "
-                   "1/n' has coefficients growing like e^{kq}, large at q = 0.6. "
-                   "Is 3 (issue 11, second pass), changed AFTER seeing quick seed 2, where A.L9 (i), A.L10 and "
-                   "A.L20/A.L23 missed at q = 0.6 only (n'·E Σs²: [1.809, 1.820] vs e^q = 1.8221; n'·MSE(M2): "
-                   "[1242, 1340] vs 1350), all below the limit. Diagnosis, measured: (1) n'·E Σs² depends on q "
-                   "alone and has an exact one-dimensional integral (1/S² = ∫ t e^{-tS} dt; "
-                   "moments.scaled_ss_exact): 1.5050, 1.6355, 1.7175, 1.7658, 1.7927, 1.8071 at n = 8..256, "
-                   "1.8183 at 1024; the two-term fit of these exact values lands at 1.8188, 0.0033 below e^q: "
-                   "2.3 quick (4 standard) standard errors of seed-independent truncation error of the model, "
-                   "to which seed 2's Monte Carlo added -2.6 SE at n = 256 (seeds 0, 1 missed by -0.7, -1.2 SE). "
-                   "The three-term fit of the exact values lands at 1.8214 (0.4 quick, 0.65 standard SE), the "
-                   "four-term at 1.8220. (2) High-power runs at seed 2's instance (200k contexts per n, 60k at "
-                   "n = 1024): n'·MSE(M2) is 1294 ± 5 at n = 256 and 1336 ± 7 at n = 1024 against the derived 1350 "
-                   "(a 1/m term of about -1.2e4: the limit holds), and the two-term fit of n = 8..256 lands 2.4 of "
-                   "its SE below (≈ 0.7 quick SE), the three-term 0.9 of its SE (≈ 0.3 quick SE); x̄x̄ᵀ and x̄ "
-                   "alike. No bug, no discrepancy with the derived limits: the fit model. Three terms (not four, "
-                   "whose single degree of freedom over 6 points more than doubles the SE) keep the derived "
-                   "truncation below one standard error at both tiers; A.L9's record states the exact truncation "
-                   "at each query. Applies to the bias coefficients of A.L13/18/22 too (one fit model).",
-    "LOSS_COEFFICIENT_ORDER": "was 2 (shared with LIMIT_ORDER), with the K-block (A.T4) and B-block (A.T3) fitted and "
-                              "'reported, not decided' after their Monte Carlo drifted (0.25 vs the derived 0.32 at "
-                              "n = 256; 0.63 ± 0.11 at n = 1024); is 3, every block decided. Diagnosis (issue 11): the "
-                              "drift was the estimator, not the derivation: the control variate L_o left an O(n^-1/2) "
-                              "softmax fluctuation shared by the queries of a batch (the K-projection's standard "
-                              "deviation grew 0.4 → 2.2 from n = 8 to 512), now removed by the linear term of "
-                              "moments.softmax_linear_terms (0.25-0.37 at every n); with it (seed 0, 8000 batches per "
-                              "n) the scaled K-projection is 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at "
-                              "n = 8..512 against the derived 0.316: a slow approach that a + b/m + c/m² misfits "
-                              "(χ²/dof 8-14) and a + b/m + c/m² + d/m³ fits (χ²/dof ≈ 1; limit 0.310 ± 0.014). Chosen "
-                              "with those diagnostic runs (seeds 0, 1) in view.",
-    "ALTERNATIVE_SHARE": "new in issue 30; replaces COEFFICIENT_RESOLUTION and COEFFICIENT_REL_WIDTH for every "
-                         "coefficient and limit decided here (A.T3-T5, A.L9-A.L11, A.L13-A.L15, A.L18-A.L20, A.L22, "
-                         "A.L23). The old rule passed an interval that touched target ± 5% (coefficients) or the "
-                         "target itself (limits) and was at most 50% of the target wide, so it tolerated 5% + 50%. "
-                         "COEFFICIENT_RESOLUTION = 5% had been sized after seeing data (session 11: A.T4's K-block "
-                         "sat 3-4% low over fresh quick seeds 600-619; 5% was that deviation rounded up; diagnosed "
-                         "as the three-term fit's truncation). Now the half-width is half the distance from the "
-                         "derived value to the nearest alternative its module's controls already named before "
-                         "issue 30 (no new mutant was added to set a margin): the constant without e^q (A.L9-A.L23), "
-                         "the V-block without the covariance term and the K-block without the tilted third moment "
-                         "(A.T4; the loss gap without the covariance term Z tr(VΣVᵀ), the same slip one level up), "
-                         "one Isserlis pairing (A.T5), λc_R dropped (A.T3). The rule was fixed by issue 30's brief; the "
-                         "old rule's seed-0 records were in view, which is why the set of alternatives is the one "
-                         "the controls already had, not one picked now. Values at quick seed 0 (from the instance, "
-                         "before any run of the new rule): A.T4 K-block ±70% of 0.316, V-block ±50%, "
-                         "c ±45%; A.T3 A-block ±7.3% / ±14%, B-block ±23% / ±26%; A.T5 ±33-35%; the lemmas "
-                         "±11% (q = 0.25) and ±23% (q = 0.6); A.L10's weights ±50%. So the K-block statement is "
-                         "'within 70% of the derived value', not the old '5%': what the checks exclude, said.",
-    "RATE_MARGIN": "was RATE_RESOLUTION = 0.1 with RATE_MAX_WIDTH = 0.5 (issue 11, chosen with the exploratory fits "
-                   "of seeds 0-2 in view: the first-correction fit leaves the q = 0.6 bias exponents at "
-                   "-1.93..-1.96 at high power); the old rule passed an interval touching -2 ± 0.1 up to 0.5 wide "
-                   "(tolerating -2 ± 0.6). 0.1 was a fit precision, not an alternative: under the inclusion rule "
-                   "(issue 30) it would need half-widths below ~0.05 with a truncation offset of ~0.05, power near 0 "
-                   "at quick. The alternative the exponent must exclude is -1 (the paper's envelope, the controls' "
-                   "mean squares): half the distance, 0.5 (issue 30). It does not tell -2 from -1.5 (a bias "
-                   "O(n^-3/4)); the old rule's claim to did not hold at its widths either.",
-}
-
 
 def n_axes(ax, ns, logy: bool = False) -> None:
     """Log2 x-axis labelled at the context sizes (and optionally a log y-axis) with plain tick labels:

@@ -42,12 +42,6 @@ SETTING = f"d={D}, r={R}, σ={NOISE}, η={ETA}, N={N_DATA}, b={BATCH}"
 #: unless the observed fraction falls below ≈ 0.60
 FIG_DRAWS = (384, 768, 768)
 
-PREREGISTERED = {
-    "FIG_DRAWS": "was (96, 192, 384), is (384, 768, 768): raised in issue 11 after the quick tier at seed 1 came back "
-                 "inconclusive for both figures (A.Fig1 (c) 68/96, A.Fig2 62/96: intervals across 1/2); the thresholds "
-                 "(CONVERGED, TYPICAL, A.Fig1's SLIGHTLY) are unchanged.",
-}
-
 
 @dataclass(frozen=True)
 class Method:

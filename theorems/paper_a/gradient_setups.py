@@ -42,17 +42,6 @@ INCLUDE_SELF_SHARE = 3
 #: rate rule's width (its U-statistic has a relative error ~30% per n at 2000 batches)
 REG_BATCHES = (20000, 60000)
 
-PREREGISTERED = {
-    "M_OP": "was 0.25 (σ₁(M*) of the oracle's unit tests), is 0.1: changed when A.T3 was written, after its derived "
-            "leading term missed at 0.25 (‖B‖op ≈ 0.52, so E e^{3q} = ∞ and the O(n⁻²) remainder is not O(n⁻²): the "
-            "dual-norm bias was 2-3× below ‖∇c + λc_R‖/(n−1) over n ≤ 128 and its squared exponent ≈ −1.7, inside "
-            "the paper's Õ(1/n) but not at our derived −2). Kept in issue 11: the checks decide our derived leading "
-            "term, which needs ‖B‖op² < 1/6; the instance is recorded as a scope limit in A.T3's findings.",
-    "GRAD_NS": "was n = 8..128 at quick, is 8..256 (as standard): issue 11's narrower rate rule needs the longer range.",
-    "GRAD_BATCHES": "was (1500, 4000), is (2000, 6000): raised in issue 11 with the linear control variate, for the "
-                    "narrower rate rule and the newly decided K-block.",
-}
-
 
 def blocks(first: str = "V", second: str = "K") -> dict[str, slice]:
     """The two parameter blocks of a flattened gradient (``r d`` value entries, then ``d d`` key-query entries)."""

@@ -28,12 +28,6 @@ ALG_D, ALG_R, MIN_RATIO = 3, 4, 0.5  # Algorithm 1's instances (A.L4, A.T2): d, 
 #: 80% of the unconditioned family passes it (1% falls below 0.02).
 SPECTRAL_MIN_RATIO = 0.1
 
-PREREGISTERED = {
-    "SPECTRAL_MIN_RATIO": "new in issue #13 (before: the unconditioned family) after calibration seed 102 drew "
-                          "sigma_d/sigma_1 = 0.02 and A.L5's exponent read -0.454; set from a sweep on a design "
-                          "generator (above); A.L3, A.L5 and A.L6 are re-calibrated on seeds 120-139 as well",
-}
-
 
 def instances(gen: torch.Generator, count: int):
     """``count`` instances ``(Sigma, W*)`` of the spectral-initialization family above, batched (rejection

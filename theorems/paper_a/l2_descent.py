@@ -76,12 +76,6 @@ PROBE_EXAMPLES = (25, 100, 300)
 #: the probe is deterministic (no Monte Carlo): every drawn instance is decided; 20 is most of the quick budget
 PROBE_MIN_DECIDED = 20
 
-PREREGISTERED = {
-    "SMALL_SCALE": "chosen with the control (commit 1dc548c) where beta/2 < sqrt(beta)/2, i.e. sqrt(beta(rho)) < 1: "
-                   "at the check's own scales beta/2 is looser and the control could not fail (recorded in issue 11, "
-                   "not changed)",
-}
-
 
 def descent_bound(sigma_1, dist):
     """The lemma's right-hand side over ``dist^2``: ``sqrt(beta(dist)) / 2``."""

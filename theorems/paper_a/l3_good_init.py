@@ -94,11 +94,6 @@ LOWER_MAX_WIDTH = 0.2
 #: the rate of the errors in n behind the prediction: A.L5's n^(-1/2) (the control claims n^(-1))
 RATE = 0.5
 
-PREREGISTERED = {
-    "N_REF": "new in issue 11 (the old check decided P at n = 1e8 only); 1e3 was chosen after a look at one seed's "
-             "quantiles at 1e3 and 1e4 (the 1e3 prediction overestimates n0 by 5-15%)",
-}
-
 
 def predicted_n0(dist, e, rho, e0, n_ref: int, delta: float, rate: float = RATE) -> int:
     """``n_pred(delta)``: the smallest ``n`` at which the ``(1 - delta)``-quantile of ``max(dist/rho', e/e0)``, scaled

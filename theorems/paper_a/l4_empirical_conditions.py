@@ -122,18 +122,6 @@ MIN_INFORMATIVE = 4
 COMPANION_MIN_TOP_EIG = 2.0
 COMPANION_MAX_DRAWS = 200  # about two in three draws qualify (19 of the 29 seeds' instances in PREREGISTERED)
 
-PREREGISTERED = {
-    "COMPANION_MIN_TOP_EIG": "new (session 7): the control 'one-sided preconditioner (oracle)' was not rejected at "
-                             "fresh seed 207 of 200-209 (every calibration seed 100-119 rejected it). Diagnosis: the "
-                             "mutant's step is too long only along Σ's eigenvalues above 1 (what (4a) catches) and "
-                             "too short below 1 (which (3a) catches only where the oracle's ε slack is small); seed "
-                             "207's Σ has eigenvalues 0.51, 0.65, 1.055, so the mutant is nearly Algorithm 1 there. "
-                             "Over seeds 100-119 and 200-208 the (4a) violations at n = 8 were 0-4 of 32 points for a "
-                             "top eigenvalue below 1.6 and 8-32 above 1.7. The check's own instance is unchanged; the "
-                             "control now runs the same decision on a companion instance where the mutant is wrong "
-                             "(a deterministic condition, chosen before the validation seeds 300-319).",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic

@@ -59,12 +59,6 @@ RATIO_MARGIN = Margin(0.125, excludes="exponent +1/4 (the ratio when the distanc
                       "in the errors); half the distance from 0")
 N_INST = (3, 5, 8)  # instances at quick / standard / full
 
-PREREGISTERED = {
-    "RATE_MARGIN": "issue 30 (new): was MAX_WIDTH = 0.1 with no margin (an interval at most 0.1 wide that contained "
-                   "-1/2 passed); now -1/2 ± 1/8, half the distance to -1/4, fixed from that alternative (the recorded "
-                   "intervals, ±0.005 at quick seed 0, did not set it)",
-    "RATIO_MARGIN": "issue 30 (new): was MAX_WIDTH = 0.1 with no margin; now 0 ± 1/8 (the same alternative, n^{+1/4})",
-}
 DRAWS = (1000, 4000, 10000)  # exactly sampled training sets per n: SE of E dist ~3% per point at quick
 
 

@@ -83,16 +83,6 @@ EXPONENT_MARGIN = Margin(0.25, excludes="exponent -1 (the squared error's rate 1
                          "claims); half the distance from -1/2")
 
 
-PREREGISTERED = {
-    "EXPONENT_MARGIN": "issue 30 (new): was EXPONENT_MAX_WIDTH = 0.1 with no margin (an interval at most 0.1 wide that "
-                       "contained -1/2 passed); now -1/2 ± 1/4, half the distance to -1, fixed from that alternative "
-                       "(the recorded intervals, ±0.005 at quick seed 0, did not set it)",
-    "SCALING_NS": "was 1e2..1e5, is 1e3..1e6 (issue #13): after the spectral family was conditioned (init_instances) "
-                  "quick seed 0 read -0.507 [-0.512, -0.501]; diagnosed as the finite-n factor of s_min(X) ~ "
-                  "sqrt(n) - sqrt(d), which biases the 1e2..1e5 exponent by -0.005 (~3 SE at quick: a seed-"
-                  "dependent verdict), measured on a design generator (comment above), not on a test seed",
-}
-
 
 def least_squares_without_inverse(XtX, XtY, n: int):
     """Negative control: ``What = Y^T X / n``, least squares with ``(X^T X)^{-1}`` dropped (it estimates ``W* Sigma``,

@@ -108,27 +108,6 @@ CLOSED_FORM_TOL = 1e-9  # the two closed forms agree to float64 rounding (relati
 #: [1/4, 1.5] with equal weight, so most examples fall inside (measured: 30-50 of the quick budget's 50)
 PROBE_MIN_DECIDED = 10
 
-PREREGISTERED = {
-    "MC_MARGIN_RULE": "issue 30 (new): was MC_REL_WIDTH = 0.05, no margin (an interval up to ±5% of the value wide "
-                      "passed when it contained the closed form: the exponent -1 mutant, 0.5-18% away at quick seed "
-                      "0's instances, could pass where it was nearer than that); now each instance's interval must "
-                      "lie inside half the distance to the nearer control mutant there (the check and the probe)",
-    "MC_REST": "issue 30 (new, with MC_MARGIN_RULE): the Monte Carlo check's quadratic instances had the divergence "
-               "check's [-mu, mu/2]; [-mu/4, mu/2] keeps det(I - 2N) away from 1 (derived bound: the exponent -1 "
-               "mutant at least 4% away), chosen from that bound, not from the Monte Carlo",
-    "PROBE_MC_PAIRS": "issue 30: was 40 000; with MC_MARGIN_RULE's margin the probe decided 18 of 50 quick examples at "
-                      "seed 0 (31 not decided: s‖B‖ below ~0.12); raised for power from the margin's and the "
-                      "interval's scaling in s‖B‖ (comment), not from a position",
-    "TAIL_MAX_WIDTH": "was inf (any interval wholly on one side of 1 passed); 0.8 since issue 11, set after seeing "
-                      "widths <= 0.50 at quick and <= 0.32 at standard, seed 0",
-    "PROBE_MC_SCOPE": "the probe's draw of sb was split at this value (half inside the Monte Carlo scope) in commit "
-                      "7931bcb, after the probe's control (exponent -1) was not rejected at some seeds",
-    "PROBE_EXAMPLES": "was (25, 100, 300); quick 50 since session 13: at fresh seed 641 only 8 of 25 examples fell "
-                      "inside the region (11 were repeats of two instances outside it), below "
-                      "PROBE_MIN_DECIDED: inconclusive.  Chosen on seeds 1000-1099 (25 examples: 15-25 decided; 50: "
-                      "30-50), the decision rule unchanged; 50 gives 32 at 641 and >= 31 at 620-659",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation

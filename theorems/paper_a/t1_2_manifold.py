@@ -74,14 +74,6 @@ GD_RUNS = (16, 48, 128)  # random inits per instance at quick / standard / full
 #: GD steps: the "R with I" control's runs (its objective does not match Algorithm 1's preconditioner) need the most;
 #: at 5000 steps at least 11 of its 32 quick runs converged at each of 100 fresh seeds (PREREGISTERED)
 GD_STEPS = (5000, 5000, 8000)
-PREREGISTERED = {
-    "GD_STEPS": "session 10 (issue #13): quick was 2000. At fresh seed 613 the 'regularizer with I (GD)' control had "
-                "0 of 32 runs converged (its objective does not match the Sigma-preconditioner, so its runs are the "
-                "slowest), so no minimizer to find off Mfold: inconclusive, not rejected. Over 100 seeds that chose "
-                "nothing (2000-2099) the control's fewest converged runs were 3, 3, 4 of 32 at 2000 steps and 11, 13, "
-                "16 at 5000 (the standard budget's count, taken as it was, not tuned); every control rejected and "
-                "every check passed at all 100 at both. Cost: ~1 s more per quick run",
-}
 ETA, INIT_SCALE = 0.05, 0.3  # GD step (stable: eta < 2/lambda_max(Hess) on these instances) and init scale
 OBJ_TOL, DIST_TOL = 1e-14, 1e-5  # converged: objective within 1e-14 ||M*||^2 of L*; on Mfold: dist <= 1e-5 ||M*||^{1/2}
 #: fewer converged runs than this fraction: too few minimizers found to say where minimizers lie (inconclusive)

@@ -112,12 +112,6 @@ PROBE_MIN_DECIDED = 8
 QUARTER_TURN = {"d": 2, "r": 2, "Sigma": np.eye(2), "M": np.eye(2), "Q": np.array([[0.0, -1.0], [1.0, 0.0]]),
                 "H": np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), "frac": 1.0, "direction": "normal"}
 
-PREREGISTERED = {
-    "PROBE_EXAMPLES": "was (25, 100, 300); quick 50 since session 13: the quick sweeps left 11 decided (of 8 declared) "
-                      "at fresh seeds 622, 639 and 647, and 7 at one of seeds 1000-1059 (inconclusive); 50 decides "
-                      "24-50 there, the decision rule unchanged",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation

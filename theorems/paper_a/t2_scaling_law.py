@@ -135,65 +135,6 @@ STATEMENT = (
 
 N_TRAIN = 4000  # training-set size behind Sigmahat and the spectral init
 
-PREREGISTERED = {
-    "MIN_GAP": "set when the check was written (commit c742dbe), after near-degenerate instances made the half-window "
-               "comparison inconclusive (docstring): it restricts the rate check's instances",
-    "FLOOR_MAX_WIDTH": "issue 11: was ABLE_TO_REJECT = 0.6 for straddling intervals and unbounded for intervals below "
-                       "-1 (widths 0.33-0.66 seen at quick seeds 0-2); replaced by 0.5 for every pass, and "
-                       "FLOOR_REPLICAS raised from (4, 5, 8)",
-    "FLOOR_REPLICAS": "issue 11 raised it from (4, 5, 8) to (12, 12, 16); issue #13 raised it to (24, 24, 32) after "
-                      "calibration seed 115's floor interval was 0.69 wide (declared 0.5; widths 0.21-0.49 at the "
-                      "other 19 seeds 100-119): at 24 the widths at seeds 100-119 were 0.15-0.30 (one seed lost to a "
-                      "diverged replica: DIVERGED_EXCESS); validated at seeds 120-139",
-    "DIVERGED_EXCESS": "issue #13 (new, with MAX_DROPPED_FRACTION): at 24 replicas, calibration seed 105 had one replica "
-                       "kicked from excess 2.7e-4 to 0.62 in one step at n = 8 by a heavy-tailed draw of the Monte "
-                       "Carlo oracle; it diverged to NaN and the non-finite interval decided 'fail'. The paper's "
-                       "oracle is the exact expectation, so such a replica measures our estimator, not Algorithm 1",
-    "FLOOR_BIG_N": "issue 11: the decided exponent moved from the fit over all n to n >= 32 (until then a reported "
-                   "measurement) after seeing the all-n power law misspecified (local slopes -1.1 to -2.0, chi2/dof "
-                   "30-70, Birge-widened intervals 0.65-0.7 wide even with 12 replicas); the all-n exponent is reported",
-    "PROBE_STRATA": "the stratified draw was introduced in commit 7931bcb after the probe's control was not rejected at "
-                    "some seeds; in issue 11 the training-set sizes moved up one decade (inside: 10^5.5-10^6.5, was "
-                    "10^4-10^5.5) because the assumptions now include Lemma 3's e <= e0, which the old inside stratum "
-                    "mostly missed (5 of 40 quick examples inside)",
-    "PROBE_EXAMPLES": "issue 11: was (20, 80, 250); raised with the Lemma 3 event (e <= e0) added to the assumptions, "
-                      "so that PROBE_MIN_DECIDED instances inside the assumptions are reached at quick; issue #13: "
-                      "quick 40 -> 80 after calibration seed 106 decided 7 (< 8) of 40; validated on seeds 120-139",
-    "PROBE_MIN_DECIDED": "issue 11 (new): first 5, raised to 8 after seeing 16 decided at quick seed 0 with the new "
-                         "strata",
-    "RATE_REL_WIDTH": "unchanged at ±2%, but issue #13 moved the prediction it is around from the slowest mode's rate "
-                      "to the rate of the linearized excess curve over the same window (module docstring), after "
-                      "calibration seed 115's run 6 fitted 0.0907 against the slowest mode's 0.0640 and the curve's "
-                      "0.090744 (diagnosed with the run's own trajectory); window and tolerances unchanged; "
-                      "validated at seeds 120-139",
-    "RATE_MARGIN": "issue 30: was RATE_RESOLUTION (the same 0.5%), a non-rejection band (pass when the interval met "
-                   "the prediction ± 0.5% and was at most ±2% wide); now an equivalence margin (the interval inside "
-                   "± 0.5%), value kept: the alternative it excludes is the no-preconditioner control's rate, 3-70% "
-                   "off the prediction (seeds 115, 312), so half its smallest departure is 1.5% and 0.5% lies inside "
-                   "that; the linearization's own deterministic error (<= 1e-4 relative) is 50x smaller. The value was "
-                   "set after fresh seed 502 (history below) and existed before this issue; it was kept, not re-sized. "
-                   "RATE_RESOLUTION's history: session 10 (new; issue #13): fresh seed 502's run 1 fitted 0.0748327 "
-                   "against the curve's 0.0748307 but was inconclusive: the error counted the difference of the two "
-                   "half-windows' rates (4.4% of c, two slow modes bending the decay) as misfit, although the curve "
-                   "bends the same way (4.39%). The rate is now decided on each half-window against the curve's rate "
-                   "there, its error from the residuals of log(excess / curve) (rate_against_curve), so curvature the "
-                   "curve predicts is no longer error; that error is ~1e-7 relative, below the linearization's own "
-                   "deterministic deviations (<= 1e-4 relative at seeds 312, 502), hence an equivalence margin of "
-                   "0.5%, 6x below the control's smallest departure (3%). A first attempt (session 9: the half-window "
-                   "difference minus the curve's, as error) made the control inconclusive at fresh seed 312 and was "
-                   "reverted. The envelope decision reads the slower half's interval. Decisions per run: 3 (were 2). "
-                   "Validated at fresh seeds that chose nothing: quick 1000-1500 and standard 1000-1039, every check "
-                   "passed and every control rejected; the old rule at quick 1000-1500: 10 inconclusive and 3 false "
-                   "'violated' (1191, 1223, 1489: intervals of +-1e-6 relative, narrower than the linearization's "
-                   "error)",
-    "CURVE_ROUNDING": "issue #13 (new): the standard calibration's seeds 100-101 took the log of the linearized curve's "
-                      "negative rounding (-1e-37) in the no-preconditioner control, whose window is longer than the "
-                      "two-sided curve's decay; only the control's curves reach it, so no passing decision changed",
-    "PROBE_DRAW": "issue 11 (new): 'inside' drawn twice after quick seed 1 decided only 5 of 40 examples with each "
-                  "stratum once (16-23 decided at quick seeds 0-4 since). Session 7: drawn by theorems.strata."
-                  "fair_sampled_from, no longer hypothesis's sampled_from, whose bias varies per run (9 and 12 decided "
-                  "at two of 30 quick seeds 100-119, 200-208, against the declared 8; validated at 300-319)",
-}
 ETA_FLOOR = 0.3  # step of the floor runs (< 2/mu_max)
 MIN_GAP = 1.4  # rate check: sigma_{d-1} >= 1.4 sigma_d separates the two slowest modes (module docstring)
 FIT_WINDOW = (1e-27, 1e-20)  # the asymptotic tail of the excess above float64's floor (~1e-31)

@@ -102,23 +102,6 @@ PILOT_TRIGGER = 0.8
 PILOT_TARGET_WIDTH = 0.6
 PILOT_MAX_GROWTH = 4
 
-PREREGISTERED = {
-    "PILOT_TARGET_WIDTH": "new (session 9, issue #13), after the fresh quick seed 500 left A.T3 inconclusive (point 1's "
-                          "B-block coefficient interval 0.158 wide against its maximum 0.157), the mechanism A.T4 and "
-                          "A.T5 had shown on the same batches; their rule and fraction, not chosen on seed 500's data; "
-                          "decisions and maxima unchanged, the pilot sets only how many batches.",
-    "PILOT_MAX_GROWTH": "new (session 9): 4-fold, as A.T4, A.T5 and A.T1.1; a stage still too wide to decide is "
-                        "re-planned once from its own width, up to this cap, as in A.T4 (fresh quick seed 501).",
-    "PILOT_TRIGGER": "new (session 9), a cost choice made after a first version grew the batches at seed 0 too: A.T3's "
-                     "quick intervals are wider relative to their maxima than A.T4's or A.T5's (widest per check at "
-                     "quick seeds 100-119 and 500-502: rate 0.38-0.93, coefficient 0.40-1.00, about half above 0.6, "
-                     "all decided but seed 500's), so growing at 0.6 would double the claim's time at half the seeds "
-                     "for no change of verdict; growing only above 0.8 catches the near misses (rate 4, coefficient 2 "
-                     "of those 22 seeds).  Like the target, it reads only the intervals' widths, never their position. "
-                     "Values kept in issue 30, where the width they are fractions of became each decision's "
-                     "95 %-power width (theorems.evidence), no longer a declared maximum.",
-}
-
 # ---------------------------------------------------------------------------
 # 1. The regularized objective's draws and derived coefficient (factor coordinates)
 # ---------------------------------------------------------------------------

@@ -135,25 +135,6 @@ TWO_ROUTES_TOL = 1e-9
 PILOT_TARGET_WIDTH = 0.6
 PILOT_MAX_GROWTH = 4
 
-PREREGISTERED = {
-    "PILOT_TARGET_WIDTH": "new (session 8, issue #13), after the quick calibration found A.T4 inconclusive at 3 of 20 "
-                          "seeds (coefficient intervals 1.1-1.7 of their maximum at seeds 111 and 119, heavy-tailed "
-                          "K-projections; the rate exponent's 0.56 against 0.5 at seed 117); the same pilot rule and "
-                          "fraction as A.T1.1's n-law; decisions and maxima unchanged, the pilot sets only how many "
-                          "batches (theorems.pilot).  First applied to the coefficient check only; the rate check's "
-                          "seed-117 miss was then seen in the recalibration and given the same rule.  Value kept in "
-                          "issue 30, where the width it is a fraction of became the 95 %-power width of each "
-                          "decision's margin (theorems.evidence), no longer a declared maximum.",
-    "PILOT_MAX_GROWTH": "new (session 8): 4-fold, as A.T1.1's n-law; the cost is up to 3 more batch sets of the shared "
-                        "size on the seeds that need them.",
-    "PILOT_REPLAN": "session 9: at fresh quick seed 501 the pilot (0.85 of the maximum) planned 2-fold and the pooled "
-                    "K-block interval of point 2 came out at 1.00 of its maximum (heavy-tailed draws widen an "
-                    "interval as more come in): a stage still too wide to decide is now re-planned once from its own "
-                    "width, up to the same cap (theorems.pilot.sized_by_pilot).  The extra batches are drawn in "
-                    "chunks of the shared size, chunk c on the stream (A.T4, 'more batches', include_self, c), cached "
-                    "so both checks share them (before: one stream per growth).",
-}
-
 
 #: wrong on purpose (control): the include-self softmax's batches, the query kept in its own context
 INCLUDE_SELF_DATA = gradient_data.bind(include_self=True)

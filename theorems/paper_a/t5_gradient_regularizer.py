@@ -82,24 +82,6 @@ FINDINGS = (
 #: predicted at 60%, at most 4-fold in all
 PILOT_TARGET_WIDTH = 0.6
 PILOT_MAX_GROWTH = 4
-PREREGISTERED = {
-    "PILOT_TARGET_WIDTH": "new (session 9, issue #13), after CI's seed 815026 left A.T5 inconclusive at the first look "
-                          "(point 1's V-block coefficient interval 0.0506 wide against 0.0484: a 25% width on a small "
-                          "coefficient, 0.097); A.T4's rule and fraction; decisions and maxima unchanged, the pilot "
-                          "sets only how many batches.  Before it, the widest at quick seeds 100-119: coefficient 0.89 "
-                          "(one seed above 0.6), rate 0.52 of the maximum; standard 100-104: at most 0.34.  Value "
-                          "kept in issue 30, where the width it is a fraction of became each decision's 95 %-power "
-                          "width (theorems.evidence), no longer a declared maximum.",
-    "PILOT_MAX_GROWTH": "new (session 9): 4-fold, as A.T4 and A.T1.1; regularizer-only batches are cheap (no softmax). "
-                        "Extra batches in chunks of the shared size (stream (A.T5, 'more batches', chunk)), and a "
-                        "stage still too wide re-planned once, as A.T4 after fresh quick seed 501.",
-    "RATE_MUTANT": "the natural control (the mean square in place of the squared mean: the single-batch error "
-                   "E‖∇R̂ − ∇R‖², asymptotically 1/n, against a claimed n⁻² envelope) was replaced when this module "
-                   "was written because it was not rejected; then 'squared bias claimed O(1/n³)' (a changed claim, not "
-                   "a mutant); is the isotropic population regularizer R(θ; I) (issue 11). Diagnosis of the miss (not a "
-                   "bug): near the manifold the single-batch error's 1/n term is small (see the module docstring), so "
-                   "over n = 8..256 it decays like n⁻².",
-}
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation

@@ -30,15 +30,6 @@ from numerics.paper_b import data, runs, svm
 from theorems.fixture import fixture, per_budget
 from theorems.paper_b.fixed_head_assumptions import ass1
 
-PREREGISTERED = {
-    "SUITE_RUNS": "was (12, 32, 96), is (32, 32, 96): at 12 runs B.T6's GD exponent interval was wider than its "
-                  "declared width at quick seeds 1-2 (inconclusive); raised for power, nothing widened",
-    "ENVELOPE_STEPS": "new in issue #11 (before: the suite's 500 / 8000 / 20000 steps, whose quick window [50, 500] "
-                      "allowed <= -0.60): the horizon where the log^2 allowance is below MAX_ALLOWANCE",
-    "PS_CAP": "1e4 was chosen (before issue #11) so that 'PS fastest early' holds: with cap 1 PS is GD from the first "
-              "step; kept, and B.Fig2 now says that its 'early' is 'until this cap binds' (the paper's own words)",
-}
-
 # ---------------------------------------------------------------------------
 # Constants (the seed lost the paper's; ours)
 # ---------------------------------------------------------------------------

@@ -52,15 +52,6 @@ STATEMENT = (
     r"1-\langle\bar W_t,\bar W_{mm}\rangle;\ \text{PS fastest early};\ \text{rates as Thm. 1, Lem. 1}"
 )
 
-PREREGISTERED = {
-    "EARLY_MIN": "the early window was EARLY = 5 (t <= 5), chosen after NGD was seen to overtake PS near t ~ 10-20; is 'until the cap binds' "
-             "(per run, t_cap = 7-8 on the suite), the paper's own words, adopted in issue #11 with that history known",
-    "FAR_FASTER": "unchanged (-1, 10x); issue #11 decides it on every run (exact) instead of on the mean over runs "
-                  "with no declared width (max_width = inf): NGD's L - L* is 1e-160 of GD's, so a width in decades "
-                  "means nothing there",
-    "EARLY_MAX_WIDTH": "new in issue #11 (before: no width, max_width = inf)",
-}
-
 ALGS = ("GD", "NGD", "NGD+momentum", "Polyak (capped)")  # the four algorithms of the paper's Figure 2 (its colours)
 #: the figure's NGD + momentum (heavy ball on the normalized step, beta = BETA)
 MOMENTUM_RUN = S.suite_run.bind(algorithm=A.Algorithm("NGD+momentum", A.ngd_momentum(S.ETA, S.BETA)))

@@ -81,11 +81,6 @@ PS_CAP_CONTROL = 1.0
 #: the second control's PS: capped at PS_CAP_CONTROL
 PS_CAPPED = Update(repr(("ps", PS_CAP_CONTROL)), A.polyak, (("eta_max", PS_CAP_CONTROL),))
 
-PREREGISTERED = {
-    "DRAWS": "was the shared set-up's 6 at the quick budget; is 12: at quick seed 2 the joint NGD − GD interval on "
-             "log(1 − corr(W)) was [−5.87, 0.13] (inconclusive); issue #11 asks to raise power, not to move a window",
-}
-
 
 #: the figure's draws: the main batch's first draws, then more (DRAWS of them)
 FIG3_BATCH = dm_batch.bind(B=per_budget(*DRAWS))

@@ -37,14 +37,6 @@ MAX_WIDTH = math.inf
 ADAM_MARGIN = Margin(math.log(2) / 2, excludes="Adam's run-averaged train loss a factor 2 below (or above) SGD's, "
                                                "±log 2; half the distance")
 
-PREREGISTERED = {
-    "ADAM_MARGIN": "was log 2 with ADAM_MAX_WIDTH = 2 log 2, an interval that only had to touch ±log 2 (Adam 2-6x "
-                   "worse could pass), set after the seeds-0-4 grid had Adam 0.2-0.5 below SGD (audit 2, §2.3); "
-                   "the factor 2 as the meaning of 'significant' is that reading, kept; issue #30: an equivalence "
-                   "(interval inside the band) at (log 2)/2 = half the distance to the factor 2 that 'a significant "
-                   "gain' names; ADAM_MAX_WIDTH removed; fixed before the issue-30 runs",
-}
-
 
 def check_sps_error(ctx: Context, vision: tuple, sps: Variant = SPS) -> Outcome:
     """Paired run-averaged log train error, SPS minus SGD, < 0; ``sps``: the variant whose runs play SPS (control: the

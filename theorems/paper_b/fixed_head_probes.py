@@ -10,12 +10,6 @@ from __future__ import annotations
 
 from numerics.paper_b import data, runs, svm
 
-PREREGISTERED = {
-    "PROBE_EXAMPLES": "was (10, 60, 200), is (40, 120, 300): issue #11 requires a declared minimum of decided "
-                      "instances inside the assumptions, and 10 examples decided only 2-6 there (B.L3-B.L5, quick "
-                      "seeds 0-2)",
-}
-
 #: examples at quick / standard / full (each runs a 30-step training on a small instance, ~0.05 s): 40 at quick put
 #: 10-25 instances inside the assumptions of B.L3-B.L5 (each probe declares its own minimum of decided instances)
 PROBE_EXAMPLES = (40, 120, 300)

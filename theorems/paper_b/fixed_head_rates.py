@@ -51,29 +51,6 @@ from theorems.paper_b.example1_suite_setups import ETA, INIT_NORM, SIZES, Suite,
 from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1, ass2_holds
 from theorems.plots import new_figure
 
-PREREGISTERED = {
-    "LINEAR_GROWTH_RATIO": "new in issue #13, replacing GROWTH_FRACTION = 1/2 (growth >= eta/2 per step, not derived; "
-                           "quick seed 4 met NGD zigzagging at 0.46 eta per step): a scale-free test of linear "
-                           "against log growth, set from the two laws before the 20-seed calibration (seeds 100-119)",
-    "MAX_WIDTH": "was 0.5, is 0.25 (issue #11: 0.5 let an interval reach from t^-1 to t^-1/2; the audit asks ~0.25)",
-    "PROBE_STEPS": "was 150 with a window in t; is 300 with the window in the run's own clock (issue #11: B.T7's "
-                   "standard seed-1 counterexample was a time offset of ~1300 steps, see probe_rate)",
-    "PROBE_EXAMPLES": "was (5, 50, 200), is (60, 120, 300): issue #11 requires a declared minimum of decided "
-                      "instances inside the assumptions (MIN_DECIDED); 40 decided only 9-12 there at quick seed 0",
-    "LATER": "new in this session, after the 20-seed quick calibration: B.T1's probe failed at quick seeds 113 and "
-             "114 (2/20) and standard seed 3 on runs that start exactly on W_mm's line and rise to their C/t^2 "
-             "asymptote by t ~ 300-700 before decaying as t^-2 (diagnosed by continuing the recorded instances to "
-             "t = 3000); the window and the bound are unchanged, a failing run is looked at once more a decade later; "
-             "validated at fresh seeds 120-139",
-    "SATURATION_MARGIN": "was SATURATION_RESOLUTION = 0.05 with an interval at most 0.1 wide that only had to touch "
-                         "-1 ± 0.05 (a pass could sit 0.15 from -1); 0.05 was the expected finite-window correction, "
-                         "not an alternative. Issue #30: an equivalence (interval inside the band) at 0.25 = half the "
-                         "distance from -1 to -1/2, the slope of a rate that loses a factor 2 (c = 1/2, or NGD's norm "
-                         "growing by eta/2 per step in a period-2 zigzag); fixed before the issue-30 runs",
-    "IN_SCOPE_RHO": "first (0, 1e-6, 1e-5), is (0, 1e-9, 1e-8): Polyak runs take first steps ~1-3 long, which "
-                    "puts nu* near 1e-7 (seen in a tally of draws, before any conclusion was evaluated)",
-}
-
 # ---------------------------------------------------------------------------
 # Constants (the seed lost the paper's; ours)
 # ---------------------------------------------------------------------------

@@ -75,20 +75,6 @@ CONTROL_BATCH = dm_batch.bind(B=CONTROL_RUNS)
 RAW_W_RUN = joint_run.bind(batch=CONTROL_BATCH, update=RAW_W, n_steps=N_CTRL, keep_params=True)
 NO_1_OVER_L_RUN = joint_run.bind(batch=CONTROL_BATCH, update=NO_1_OVER_L, n_steps=N_CTRL)
 
-PREREGISTERED = {
-    "MAX_WIDTH": "value unchanged (0.1); the decisions it bounds changed from two-sided (exponent = 2/3 and = 1/3, "
-                 "± 0.02) to the lower side only (>= 2/3 - 0.02, >= 1/3 - 0.02): issue #11, the upper side follows "
-                 "from the step schedule (triangle inequality) and is now an implementation check; controls 'a = 0' "
-                 "and 'claimed Theta(t)' replaced by the W-step without normalization and the u-step without 1/L",
-    "NORM_TOLERANCE": "value kept (joint_rates.RESOLUTION = 0.02, subtracted from the bound); issue #30: passed as "
-                      "a declared tolerance, so a whole interval below 1 - a (1 - b) itself now fails (before: below "
-                      "the shifted bound); still justified: below half the distance (1/12) to the nearest slower "
-                      "growth, 1/6 below",
-    "CONTROL_RUNS": "new in issue #13 (before: the main set-up's 6 draws): the control 'W-step without normalization' "
-                    "was not rejected at calibration seed 105 of 100-108; more runs for the controls, the decision "
-                    "unchanged; validated on seeds 120-139",
-}
-
 
 def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
     """eta sum_{s<t} (s+1)^{-power} at the recorded steps (K,): the triangle bound of a norm grown by such steps."""

@@ -103,19 +103,6 @@ SCAN_DRAWS = (400, 1000, 2000)
 #: found once stays one, so the verdict does not depend on whether a seed's own draws hold one
 KNOWN_VIOLATION_SEED = 102 * 100003 + 8
 
-PREREGISTERED = {
-    "PROBE_EXAMPLES": "was (8, 60, 200); is (30, 100, 300): with a declared minimum of decided instances, 8 quick "
-                      "draws decided only 2-4 inside Condition 1 (issue #11: probes must be able to be inconclusive). "
-                      "Quick 60 since session 13: 30 decided 4 inside at fresh seed 634 (inconclusive; 6-22 over seeds "
-                      "1000-1059); 60 decides at least 11 there, the decision rule unchanged. Since session 14 a probe below its "
-                      "minimum draws again (theorems.probe.ROUNDS)",
-    "MIN_DECIDED": "new (issue #11); 5 set after a quick run at seed 0 decided 10 of 30 draws inside Condition 1",
-    "SCAN_STEPS": "new (session 8, issue #13), set after the quick calibration found the seed-102 violation at t = 1 -> 2",
-    "SCAN_DRAWS": "new (session 8, issue #13): sized from the violation rate the calibration measured (1 of 120 draws)",
-    "KNOWN_VIOLATION_SEED": "new (session 8, issue #13): the draw the quick calibration found at seed 102 (a finding "
-                            "whose appearance depended on the seed; replayed so that it does not)",
-}
-
 #: the every-step run of (10) on the main batch (EVERY_STEP_RUN steps, every step recorded), shared by the check and
 #: its nonzero-init control (which reads its batch)
 EVERY_STEP = joint_run.bind(n_steps=per_budget(*EVERY_STEP_RUN), every_step=True)

@@ -87,20 +87,6 @@ OVERSHOOT = eq10_update(ETA, EQ10[0], 1.25, EQ10[2])
 #: quarter each run's share
 HESSIAN_RUNS = 24
 
-PREREGISTERED = {
-    "BAND": "was SLOPE_MAX = 1/4 ('bounded' = slope < 1/4, a vague pass: t^0.24 counted as bounded); is 0.05 one-sided "
-            "(issue #11). B_t's slope (0.07 at quick, 0.04 at standard) does not meet it at our horizons; B_t's "
-            "boundedness follows from the schedule, so it is now reported, and (2) is decided on the measured margin "
-            "change M_t instead",
-    "MAX_WIDTH": "was 0.5; is 0.25 with the band",
-    "HESSIAN_RUNS": "new in issue #13 (before: the main set-up's 6 runs) for the control 'W-step without "
-                    "normalization', which was not rejected (interval straddling the band) at 3 of calibration seeds "
-                    "100-104; with 24 runs it is at 100-105 (lo >= 0.13); validated on seeds 120-139.  Session 13: the "
-                    "check itself (6 runs until then) was inconclusive at fresh seeds 637 and 638 (hi 0.053, 0.052): "
-                    "the drift between window halves (0.022, 0.025) came from one run of six with a late bump "
-                    "(per-run slope 0.032); the check now runs on the same 24 draws (was HESSIAN_CONTROL_RUNS)",
-}
-
 
 #: the main batch's draws, HESSIAN_RUNS of them (its first draws are the main batch's)
 HESSIAN_BATCH = dm_batch.bind(B=HESSIAN_RUNS)

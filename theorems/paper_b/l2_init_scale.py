@@ -73,15 +73,6 @@ LOG_TOKEN_SCALE = (-0.5, 1.0)
 #: strategy no longer reaches the lemma's domain)
 MIN_DECIDED = 10
 
-PREREGISTERED = {
-    "L2_EXAMPLES": "was PROBE_EXAMPLES (10, 60, 200), is (40, 150, 400): the probe control 'dropped R² factor' was "
-                   "not rejected at quick seeds 1, 2 and standard seed 0 (issue #11); more examples, no weaker check",
-    "LOG_MULT": "was a uniform multiplier on [0.2, 5] (1/6 of the draws inside the assumption), is log-uniform "
-                "0.1 .. 5 (issue #11, same reason)",
-    "LOG_TOKEN_SCALE": "new in issue #11: Example 1's tokens only had R ~ 1.4, where dropping R² moves σ by ~2×, "
-                       "inside the lemma's slack (σ_δ/σ₀ ~ 2.3); the lemma is stated for any R",
-}
-
 
 # Lemma 2's scale sigma0 (and eps, delta) is in fixed_head_assumptions: B.L3, B.L4, B.L6 and B.Fig9 start from it.
 

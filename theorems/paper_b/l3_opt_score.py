@@ -93,20 +93,6 @@ MIN_DECIDED = 10
 #: tail at the minimum: hypothesis spends runs of examples mutating one instance)
 PROBE_EXAMPLES = (80, 120, 300)
 
-PREREGISTERED = {
-    "PROBE_EXAMPLES": "new in session 13 (before: the shared PROBE's (40, 120, 300)): 40 examples at quick left "
-                      "9 decided at one of seeds 1000-1059 (>= 15 elsewhere); 80 chosen on those seeds (>= 28 "
-                      "decided), the decision rule unchanged",
-    "MIN_DECIDED": "new in issue #11 (probes must decide a declared minimum); the strategy got an in-scope half "
-                   "(IN_SCOPE_RHO, IN_SCOPE_LOG_ETA) after 40 unstratified examples decided only 3 inside the "
-                   "assumptions at quick seed 1",
-    "IN_SCOPE_COIN": "was st.booleans(), is theorems.strata.fair_sampled_from (session 7): fresh seed 208 decided "
-                     "only 9 instances inside the assumptions (inconclusive); hypothesis (6.170) draws the boolean "
-                     "with a bias that varies per run: the composite strategy aimed 4-32 of 40 draws in scope over "
-                     "seeds 200-214 with st.booleans(), 17-35 with the parity (measured on the strategy alone, "
-                     "before the validation seeds 300-319).",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic

@@ -84,17 +84,6 @@ MIN_DECIDED = 10
 #: tail at the minimum: hypothesis spends runs of examples mutating one instance)
 PROBE_EXAMPLES = (80, 120, 300)
 
-PREREGISTERED = {
-    "PROBE_EXAMPLES": "new in session 13 (before: the shared PROBE's (40, 120, 300)): 40 examples at quick left "
-                      "12 decided at three of seeds 1000-1059 and 13 at fresh seed 647, 2-3 above the minimum; 80 "
-                      "chosen on those seeds (>= 31 decided at 1000-1029), the decision rule unchanged",
-    "MIN_DECIDED": "new in issue #11; the strategy's spread became half 0 / half broken (was 2 in 5 zero) after 40 "
-                   "examples decided only 6 inside the assumptions at quick seed 0",
-    "IN_SCOPE_COIN": "was st.booleans(), is theorems.strata.fair_sampled_from (session 7): over 30 quick seeds "
-                     "(100-119, 200-208) the probe decided as few as 10 inside (the declared minimum); hypothesis "
-                     "varies the boolean's bias per run (theorems/strata.py); validated at 300-319",
-}
-
 
 class TeX(sp.Symbol):
     """A display-only symbol whose LaTeX is its name verbatim (the report renders it with latex2mathml)."""

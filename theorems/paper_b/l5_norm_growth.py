@@ -62,13 +62,6 @@ MIN_DECIDED = 10
 #: the assumptions on average, but calibration seed 111 decided 5 of 40; 30-step runs are cheap
 EXAMPLES = (100, 120, 300)
 
-PREREGISTERED = {
-    "MIN_DECIDED": "new in issue #11; the strategy's spread became half 0 / half broken (was 1 in 2 zero) with it, "
-                   "so that the minimum is met by design rather than by luck",
-    "EXAMPLES": "new in issue #13 (before: the shared PROBE's 40 at quick): calibration seed 111 decided 5 (< 10) of "
-                "40 inside the assumptions; validated on seeds 120-139",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic

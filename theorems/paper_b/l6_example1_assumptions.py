@@ -83,22 +83,6 @@ RATE_MARGIN = Margin(0.25, excludes="exponent −1 (ν ~ 1/d: d ~ 1/ν* would su
 DRAWS = (4000, 20000, 60000)
 CONTROL_COMMON = 1.0  # the control's common noise direction (a unit vector times this) added to every token
 
-PREREGISTERED = {
-    "DELTAS": "was NU0 = (0.25, 0.15) (fixed nu levels at d <= 2048, with delta = 0.05), is Ass 1 of "
-              "fixed_head_assumptions at our derived d_1(delta) for delta = 0.05, 0.01; changed in issue #11 after the "
-              "audit showed the old levels were not Ass 1 (B.L3 calls them insufficient)",
-    "RATE_LOG10_D": "was RATE_FROM_D = 64 on d = 64 .. 512 (2048 standard) with the direct generator, is 10^4 .. "
-                    "10^8 through the Gram sampler; the lower end chosen after looking at E[nu] sqrt(d) on "
-                    "10^2 .. 10^8 (1.81, 1.67, 1.63, 1.62, 1.62, 1.61, 1.61: the correction is 12 % at 10^2, 3 % at "
-                    "10^3, ~1 % at 10^4)",
-    "RATE_MARGIN": "was RATE_TOLERANCE = inf with decide_upper (a pass for any narrow interval not wholly above "
-                   "-1/2); issue #11: RATE_RESOLUTION = 0.01 with an interval at most RATE_MAX_WIDTH = 0.02 wide "
-                   "that only had to touch -1/2 ± 0.01 (0.01 named no alternative: '-0.45 or -0.55'); issue #30: "
-                   "an equivalence (interval inside the band) at 0.25 = half the distance to -1 and to 0, the "
-                   "rates the lemma's d ~ 1/nu*^2 must exclude; RATE_MAX_WIDTH removed; fixed before the issue-30 "
-                   "runs",
-}
-
 STATEMENT = (
     r"\Pr\Big[\tfrac{\nu}{1-3\nu}\le\nu^*(X)\Big]\ge1-\delta\ \text{ for } d\ge d_1(\delta)\ "
     r"\big(d_1\sim\log(nT/\delta)/\nu^{*2}\big),\qquad \mathbb E\,\nu\propto d^{-1/2},\qquad "

