@@ -36,6 +36,8 @@ from theorems import fixture as _fx
 Fidelity = Literal["exact", "reconstructed", "qualitative"]
 Status = Literal["pass", "fail", "inconclusive", "out of scope"]
 Kind = Literal["symbolic", "numeric", "probe"]
+#: what a check is evidence for: the paper's claim, or only our code (it holds by algebra once the code is right)
+EvidenceFor = Literal["paper", "implementation"]
 BUDGETS = ("quick", "standard", "full")
 
 #: Family-wise false-alarm budget for one full run, split by Bonferroni over at
@@ -171,6 +173,11 @@ class Check:
     ``fn(**params, **fixtures)``.  ``uses`` maps parameter names to fixtures (``theorems.fixture``), whose values
     the runner computes once per run and injects.  A negative control re-runs a check with some of its parameters
     overridden (:class:`Control`), so the decision that must reject the wrong variant is the check's own.
+
+    ``evidence``: ``"paper"`` (default) for evidence about the paper's claim; ``"implementation"`` for a check that
+    holds by algebra once our code is right (a triangle inequality, a bound implied by another lemma we also check):
+    it can fail only through a bug, so it still fails the claim, but it is not counted as evidence for the paper.  An
+    implementation check names, in one line, why it holds by algebra (``by_algebra``); it is refused otherwise.
     """
 
     name: str
@@ -180,8 +187,20 @@ class Check:
     params: Mapping[str, Any] = field(default_factory=dict)
     stochastic: bool | None = None  # counts against the false-alarm budget; default: every kind but symbolic
     uses: Mapping[str, Any] = field(default_factory=dict)
+    evidence: EvidenceFor = "paper"
+    by_algebra: str = ""  # for an implementation check: one line, why it holds by algebra once the code is right
 
     def __post_init__(self):
+        if self.evidence not in ("paper", "implementation"):
+            raise ValueError(f"check {self.name!r}: evidence must be 'paper' or 'implementation', got "
+                             f"{self.evidence!r}")
+        reason = self.by_algebra.strip() if isinstance(self.by_algebra, str) else None
+        if self.evidence == "implementation" and (not reason or "\n" in reason):
+            raise ValueError(f"check {self.name!r}: an implementation check needs a one-line reason why it holds by "
+                             "algebra once the code is right (by_algebra='...')")
+        if self.evidence == "paper" and self.by_algebra:
+            raise ValueError(f"check {self.name!r}: by_algebra is given but the check is labelled evidence for the "
+                             "paper (evidence='implementation' if it holds by algebra)")
         if self.stochastic is None:
             object.__setattr__(self, "stochastic", self.kind != "symbolic")
         _check_parameters(self.fn, self.params, f"check {self.name!r}")

@@ -22,7 +22,8 @@ def _cell(text: str) -> str:
 
 
 def _evidence(rec: dict) -> str:
-    return ", ".join(f"controls {e['label']} rejected" if e["kind"] == "controls" else e["kind"] for e in evidence(rec))
+    return ", ".join(f"controls {e['label']} rejected" if e["kind"] == "controls"
+                     else f"{e['kind']} ({e['label']})" if "label" in e else e["kind"] for e in evidence(rec))
 
 
 def render(records: list[dict]) -> str:

@@ -123,8 +123,25 @@ def _measurement_headline(m: dict) -> str:
     return s
 
 
+#: the note a claim's headline carries when every check that passed is an implementation check
+IMPLEMENTATION_LEVEL = "implementation-level: holds by algebra once the code is right"
+
+
+def implementation_level(rec: dict) -> bool:
+    """Whether every check of the claim that passed is an implementation check (``Check.evidence``): then its passes
+    say our code is right, not that the paper is."""
+    passed = [c for c in rec.get("checks", []) if c["status"] == "pass"]
+    return bool(passed) and all(c.get("evidence") == "implementation" for c in passed)
+
+
 def headline(rec: dict) -> str:
-    """One number a reader can quote: a check's own headline, else its first measured interval."""
+    """One number a reader can quote: a check's own headline, else its first measured interval; a claim whose passing
+    checks are all implementation checks says so first."""
+    text = _headline(rec)
+    return f"[{IMPLEMENTATION_LEVEL}] {text}" if implementation_level(rec) else text
+
+
+def _headline(rec: dict) -> str:
     if rec["verdict"] == "not checked":
         return rec.get("reason") or "not checked"
     checks = rec.get("checks", [])
@@ -153,8 +170,14 @@ def evidence(rec: dict) -> list[dict]:
         cs = [c for c in rec.get("checks", []) if c["kind"] == kind]
         if cs:
             worst = worst_status(c["status"] for c in cs)
-            out.append({"kind": kind, "status": worst, "n": len(cs),
-                        "title": "; ".join(f"{c['name']}: {c['status']}" for c in cs)})
+            impl = sum(c.get("evidence") == "implementation" for c in cs)
+            e = {"kind": kind, "status": worst, "n": len(cs),
+                 "title": "; ".join(f"{c['name']}: {c['status']}"
+                                    + (" (implementation check)" if c.get("evidence") == "implementation" else "")
+                                    for c in cs)}
+            if impl:
+                e["label"] = f"{len(cs) - impl} paper + {impl} impl." if impl < len(cs) else f"impl.{' ×%d' % impl if impl > 1 else ''}"
+            out.append(e)
     ctl = rec.get("controls", [])
     if ctl:
         rej = sum(bool(k["rejected"]) for k in ctl)

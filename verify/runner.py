@@ -67,7 +67,15 @@ def verdict(claim: Claim, checks: list[dict], controls: list[dict]) -> tuple[str
         why = [f"{c['name']}: {c['summary']}" for c in vague]
         why += [f"control '{c['name']}' was not rejected by '{c['target']}'" for c in unrejected]
         return "inconclusive", "; ".join(why)
-    return "verified", f"{len(checks)} checks passed, {len(controls)} negative controls rejected"
+    return "verified", f"{evidence_count(checks)} passed, {len(controls)} negative controls rejected"
+
+
+def evidence_count(checks: list[dict]) -> str:
+    """"k checks for the paper, j implementation checks": implementation checks (``Check.evidence``) are not counted
+    as evidence for the paper."""
+    impl = sum(c.get("evidence") == "implementation" for c in checks)
+    return (f"{len(checks) - impl} check{'s' * (len(checks) - impl != 1)} for the paper, {impl} implementation "
+            f"check{'s' * (impl != 1)}")
 
 
 @dataclass(frozen=True)
@@ -162,7 +170,8 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     if unit.kind == "check":
         c = claim.check(unit.name)
         entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic,
-                                                           "uses": uses})
+                                                           "uses": uses, "evidence": c.evidence,
+                                                           "by_algebra": c.by_algebra})
     else:
         k = claim.control(unit.name)
         entry = results.outcome_dict(k.name, "control", out, {

@@ -387,10 +387,14 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Young step, (4′) and ‖T − I‖ ≤ 2e + e² (sympy)", symbolic_derivation),
         Check("population-oracle", "numeric",
               "(3a), (4a) with ε = 0 for Algorithm 1's step on ∇L_λ at isotropic and adversarial points",
-              check_population_oracle, stochastic=False, uses={"samples": drawn_samples}),
+              check_population_oracle, stochastic=False, uses={"samples": drawn_samples}, evidence="implementation",
+              by_algebra="(3a), (4a) follow from A.T1.3's (3), (4) (checked by A.T1.3), ‖T − I‖ ≤ κ and Cauchy-Schwarz "
+                         "for any gradient vector: the check tests our step and geometry code"),
         Check("monte-carlo-oracle", "numeric",
               "(3a), (4a) for Algorithm 1's step on the Monte Carlo oracle (n = 8 and 256) with its plug-in ε",
-              check_monte_carlo_oracle, stochastic=False, uses={"samples": drawn_samples}),
+              check_monte_carlo_oracle, stochastic=False, uses={"samples": drawn_samples}, evidence="implementation",
+              by_algebra="as the population oracle's: (3a), (4a) hold for any ĝ with its plug-in ε = ‖ĝ − ∇L_λ‖_* "
+                         "once A.T1.3's (3), (4) and ‖T − I‖ ≤ κ hold"),
     ),
     controls=(
         Control("symbolic: wrong Young constant", "derivation", "ε² coefficient (1 + κ²)/(2α) in place of (1 + κ²)/α",

@@ -270,7 +270,9 @@ def _claim(lemma: str) -> Claim:
         checks=(
             Check("poincare-inequality", "numeric", "Var₋ᵢ f ≤ Σⱼ E‖∇_{x_j} f‖²_Σ, both sides by paired Monte "
                   "Carlo (autograd for the gradients), two queries, n = 8..32 (quick), 8..128 (standard)",
-                  check_inequality, params={"lemma": lemma}, uses={"data": poincare_data}),
+                  check_inequality, params={"lemma": lemma}, uses={"data": poincare_data}, evidence="implementation",
+                  by_algebra="the Gaussian Poincaré inequality is a textbook theorem: both sides estimated from our "
+                             "f and its autograd gradients can break it only through our code or the Monte Carlo"),
             Check("one-over-n", "numeric", "n'·Var₋ᵢ f → derived constant (fitted a + b/n' + c/n'² + d/n'³, n = 8..256)",
                   check_one_over_n, params={"lemma": lemma}, uses={"rows": row_data, "data": poincare_data}),
         ),

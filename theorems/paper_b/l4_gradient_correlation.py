@@ -427,7 +427,9 @@ CLAIMS = [
             Check("derivation", "symbolic", "⟨−∇L, W_mm⟩ = LB + nonnegative remainder, by sympy", derivation_l4),
             Check("trajectories-and-samples", "numeric",
                   "Every step of GD/NGD/Polyak (the shared trajectory bank) and sampled W: ⟨−∇L, W_mm⟩ > 0 and ≥ LB(W)",
-                  check_l4, stochastic=False, uses={"bank": trajectory_bank}),
+                  check_l4, stochastic=False, uses={"bank": trajectory_bank}, evidence="implementation",
+                  by_algebra="⟨−∇L, W_mm⟩ = LB + a nonnegative remainder is an identity under Ass 2 (the derivation, "
+                             "by sympy): on the bank's instances it can fail only through our gradient code"),
             Check("probe", "probe", "Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
                   "⟨−∇L, W_mm⟩ ≥ LB(W)",
                   probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l4_instances(),

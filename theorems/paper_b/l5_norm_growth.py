@@ -254,7 +254,9 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "Telescoping identity and Cauchy-Schwarz (Lagrange identity) by sympy",
               derivation),
         Check("bounds", "numeric", "Both bounds at every NGD step (η = 0.2 and 10, ‖W‖ up to ~2000, saturated softmax)",
-              check_bounds, stochastic=False, uses={"bank": trajectory_bank}),
+              check_bounds, stochastic=False, uses={"bank": trajectory_bank}, evidence="implementation",
+              by_algebra="the upper bound is the triangle inequality on a step of length η; the lower bound follows "
+                         "from B.L4's floor ⟨−∇L, W_mm⟩ ≥ LB, itself an identity (B.L4's derivation)"),
         Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η",
               probe_check, params=PROBE | dict(examples=EXAMPLES, strategy=l5_instances(), conclusion=l5_conclusion,
                                                assumptions=svm_probe_assumptions, parameters=l5_parameters,
