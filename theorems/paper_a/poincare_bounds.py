@@ -31,13 +31,15 @@ The instance and the rows are fixtures shared with A.L9-A.L22 (``theorems/paper_
 paired draws of (1) a fixture of this module (:func:`poincare_data`), the derived constants in
 ``theorems/paper_a/bias_coefficients.py``.
 Controls (mutants of the inequality's right side, passed as the function that reads it off the draws): the ``Sigma``
-weight dropped (``sum_j E ||J_j||_F^2``; the instance has ``Sigma >= 2 I``, so this under-weights every direction, and that is a
-gauge, not a favourable case: the control's description derives why; :func:`identity_weighted_bound`), the softmax weights frozen in the Jacobian (the chain rule through the weights
-dropped: for the weight vector itself the bound becomes 0; :func:`frozen_softmax_bound`; run on all four lemmas:
-for x̄ the frozen sum t·Σⱼs²ⱼ undercuts the variance e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2
-the frozen right side still exceeds the variance (the bound has slack ~2), so there the inequality cannot tell a
-frozen softmax from the true one and the control is not rejected: a stated limitation, not a reason to drop it), and, for (2), the constant without the tilt factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the frozen
-softmax.
+weight dropped (``sum_j E ||J_j||_F^2``, :func:`identity_weighted_bound`; the instance has ``Sigma >= 2 I``, so it
+under-weights every direction, and that is a gauge, not a favourable case: the control's description derives why);
+the softmax weights frozen in the Jacobian (the chain rule through the weights dropped, :func:`frozen_softmax_bound`;
+for the weight vector itself the bound becomes 0), run on all four lemmas: for x̄ the frozen sum t·Σⱼs²ⱼ undercuts the
+variance e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2 the frozen right side still exceeds the
+variance (the bound has slack ~2), so there the inequality cannot tell a frozen softmax from the true one and the
+control is not rejected: a stated limitation, not a reason to drop it; and, for (2), the constant without the tilt
+factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the
+frozen softmax.
 """
 from __future__ import annotations
 
