@@ -135,7 +135,8 @@ def _assert_decided(claim, name, budget):
 def _assert_rejected(claim, name, budget):
     k = next(k for k in claim_record(claim.id, budget)["controls"] if k["name"] == name)
     exp = expectations.expected(claim.id, budget, SEED)
-    if k["status"] != "fail" and exp.verdict == "inconclusive":  # a diagnosed finding: the control its check cannot reject
+    # a diagnosed inconclusive finding: a control its check cannot reject
+    if k["status"] != "fail" and exp.verdict == "inconclusive":
         pytest.xfail(f"finding: {exp.diagnosis}")
     if k["status"] != "fail":
         _known_unstable(exp, f"control {name!r} not rejected")

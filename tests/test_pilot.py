@@ -1,5 +1,5 @@
 """theorems.pilot (sample-size re-estimation); B.L11's known violating draw, replayed at every seed (issue 13); A.T1.3's
-probe stratum of far rotations, which its Q = I control's own search uses, with no known instance fed to it (issue 31)."""
+probe stratum of far rotations, which its Q = I control's own search uses, no known instance fed to it (issue 31)."""
 import math
 
 import torch

@@ -59,7 +59,8 @@ the oracle's O(1/n) bias dominates); Algorithm 1's step with the one-sided preco
 Sigmahat^{-1} g_K)`` (in factor coordinates the key block becomes ``M G_B Sigma``: off by ``||Sigma - I||``, far more
 than ``kappa``; with the Monte Carlo oracle, whose ``eps`` terms add slack, it is decided on the check's own draw moved
 by the claim's gauge ``(Sigma, W*) -> (c Sigma, W*/sqrt(c))`` to ``lambda_max(Sigma) >= 2``, since on a Sigma near I
-(seed 207) the mutant nearly is Algorithm 1, and Lemma 4 itself does not see the scale of Sigma); a wrong Young constant (half the ``eps^2`` coefficient) in the derivation.
+(seed 207) the mutant nearly is Algorithm 1, and Lemma 4 itself does not see the scale of Sigma); a wrong Young
+constant (half the ``eps^2`` coefficient) in the derivation.
 
 Instance: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
 A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry_constants``.  The instance, its

@@ -30,7 +30,8 @@ Evidence (exact sampling of ``X^T X``, ``X^T Y``, ``numerics.paper_a.experiments
 What the coverage check can and cannot catch.  Coverage of a conservative (union-bound) bound cannot fail when the
 bound is loose, and ours is: the empirical quantile is 0.3-0.5 of ``b`` (the tightness ``q/b``, reported).  So the
 coverage check can only catch a bound that is *too small* -- a wrong constant or a missing factor (``sigma``,
-``lam_min(Sigma)``, the finite-``n`` factor of ``s_min``: the control), a faster rate than least squares has, or an estimator worse than least
+``lam_min(Sigma)``; the finite-``n`` factor of ``s_min`` is the control), a faster rate than least squares has, or an
+estimator worse than least
 squares -- never a loose one.  The lemma's rate content is decided by check 2, whose exponent can fail both ways (the
 dropped-``(X^T X)^{-1}`` control levels off at slope 0).  Its control shows how little the coverage check can
 catch: the bound derived with ``s_min(X)`` at its population value (Gordon's finite-``n`` factor dropped, the bound

@@ -300,7 +300,8 @@ CLAIM = Claim(
                       "variance of the scores xᵢᵀKxⱼ, as if xⱼ ~ N(0, I)). The lemma is invariant under Σ → cΣ, K → K/c "
                       "(every score unchanged), so the scale of Σ is a gauge of the claim; the mutant breaks it and "
                       "understates q exactly where Σ > I along Kᵀxᵢ, which the shared instance's Σ ≥ 2I is. Where "
-                      "Σ ≤ I it overstates q, a looser bound no upper-bound check can reject", {"scale": query_scale_without_sigma}),
+                      "Σ ≤ I it overstates q, a looser bound no upper-bound check can reject",
+                      {"scale": query_scale_without_sigma}),
               Control("untilted limits", "limits", "limits 1 (uniform weights 1/n', no exponential tilt)",
                       {"limits": untilted_limits})),
 )
