@@ -1,5 +1,5 @@
-"""theorems.pilot (sample-size re-estimation) and the claims that replay a known instance instead of hoping a seed
-draws it: B.L11's violating draw, A.T1.3's Q = I control instance (issue 13)."""
+"""theorems.pilot (sample-size re-estimation); B.L11's known violating draw, replayed at every seed (issue 13); A.T1.3's
+probe stratum of far rotations, which its Q = I control's own search uses, no known instance fed to it (issue 31)."""
 import math
 
 import torch
@@ -55,19 +55,25 @@ def test_b_l11_known_draw_is_inside_condition1_and_breaks_invariant_iii():
     assert not inv["(iii) s_opt non-decreasing"][0] and inv["s_opt_drop_max"][0] > 1e-4  # far above rounding
 
 
-def test_a_t1_3_control_tries_the_known_instance_first_and_it_separates_the_mutant():
-    from hypothesis import given, seed, settings
+def test_a_t1_3_probe_and_its_control_run_one_search_with_a_far_rotation_stratum():
+    """No known instance is fed to the control: it overrides only the projection, and the shared strategy draws
+    rotations far from I (the quarter-turn stratum), where the Q = I mutant separates from the claim."""
+    import numpy as np
+    from hypothesis import given, settings
 
-    seen = []
+    from theorems import strategies as S
 
-    @settings(max_examples=3, database=None, deadline=None)
-    @seed(12345)
-    @given(t13.probe_instances_known_first())
-    def first(inst):
-        seen.append(inst)
+    control = next(c for c in t13.CLAIM.controls if c.name == "probe: Q = I projection")
+    assert set(control.overrides) == {"mutant"}
 
-    first()
-    assert seen[0] is t13.QUARTER_TURN
-    assert t13.probe_conclusion(t13.QUARTER_TURN, 1e-6)[0]                           # the claim holds there
-    assert not t13.probe_conclusion(t13.QUARTER_TURN, 1e-6, projection="identity")[0]  # the mutant fails there
-    assert all(t13.probe_assumptions(t13.QUARTER_TURN).values())                     # inside the assumptions
+    @settings(max_examples=30, database=None, deadline=None)
+    @given(S.quarter_turn(3, t13.FAR_ROTATION_JITTER))
+    def far(Q):
+        assert np.allclose(Q @ Q.T, np.eye(3)) and np.linalg.norm(Q - np.eye(3)) > 1.0
+
+    far()
+    quarter = {"d": 2, "r": 2, "Sigma": np.eye(2), "M": np.eye(2), "Q": np.array([[0.0, -1.0], [1.0, 0.0]]),
+               "H": np.array([[0.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), "frac": 1.0, "direction": "normal"}
+    assert all(t13.probe_assumptions(quarter).values())
+    assert t13.probe_conclusion(quarter, 1e-6)[0]                               # the claim holds there
+    assert not t13.probe_conclusion(quarter, 1e-6, projection="identity")[0]    # the mutant fails there

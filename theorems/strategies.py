@@ -12,6 +12,8 @@ Pieces (compose them with ``st.composite`` / ``flatmap`` in a claim module):
 * :func:`spectrum` -- ``k`` values in ``[lo, hi]`` (eigenvalues, singular values);
 * :func:`rotation` -- an orthogonal ``k x k`` matrix: the Cayley transform ``(I - S)(I + S)^{-1}`` of a
   skew-symmetric ``S`` with bounded entries, times an optional reflection; ``S = 0`` gives ``I``;
+* :func:`quarter_turn` -- an orthogonal ``k x k`` matrix far from ``I``: a quarter turn in a drawn coordinate plane,
+  times a small Cayley rotation (``-1`` for ``k = 1``);
 * :func:`matrix` -- an ``m x n`` matrix with bounded entries;
 * :func:`spd` -- ``O diag(spectrum) O^T``;
 * :func:`with_singular_values` -- ``U diag(s) V^T`` (``m x k``, ``m >= k``);
@@ -75,6 +77,29 @@ def rotation(k: int, bound: float = 2.0, reflections: bool = True) -> st.SearchS
     n_upper = k * (k - 1) // 2  # only the entries above the diagonal are drawn: nothing to shrink that is unused
     upper = st.lists(_entries(bound), min_size=n_upper, max_size=n_upper)
     return st.tuples(upper, st.booleans() if reflections else st.just(False)).map(build)
+
+
+def quarter_turn(k: int, jitter: float) -> st.SearchStrategy[np.ndarray]:
+    """An orthogonal ``k x k`` matrix far from ``I``: the rotation by a quarter turn in the plane of coordinates
+    ``(i, j)`` (``i < j`` drawn), times a :func:`rotation` with skew entries in ``[-jitter, jitter]`` and no reflection
+    (shrinks to the exact quarter turn in the plane ``(0, 1)``).  For ``k = 1`` O(1) has no quarter turn; its element
+    farthest from ``I``, ``-1``, stands in.
+
+    :func:`rotation` reaches these too, but hypothesis draws its entries towards 0 (``I``) and the edges; this piece
+    is a stratum of rotations at Frobenius distance about 2 from ``I``, for a composed ``one_of``.
+    """
+    if k == 1:
+        return st.just(-np.eye(1))
+
+    def build(args):
+        (i, j), R = args
+        T = np.eye(k)
+        T[[i, j], [i, j]] = 0.0
+        T[i, j], T[j, i] = -1.0, 1.0
+        return T @ R
+
+    plane = st.integers(0, k - 2).flatmap(lambda i: st.tuples(st.just(i), st.integers(i + 1, k - 1)))
+    return st.tuples(plane, rotation(k, jitter, reflections=False)).map(build)
 
 
 def spd(k: int, lo: float, hi: float) -> st.SearchStrategy[np.ndarray]:

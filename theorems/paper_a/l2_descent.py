@@ -243,7 +243,11 @@ CLAIM = Claim(
     controls=(
         Control("symbolic: β/2", "derivation", "β/2 in place of √β/2 is not homogeneous of degree 2 in M*",
                 {"form": "beta"}),
-        Control("β/2 at small scale", "descent-bound", "β/2 in place of √β/2 on an instance with σ₁(M*) = 0.05",
+        Control("β/2 at small scale", "descent-bound", "β/2 in place of √β/2 on an instance with σ₁(M*) = 0.05. The "
+                "lemma is homogeneous of degree 2 under M* → cM* (both sides scale as c²), so every scale is the "
+                "claim's instance; β/2 scales as c³, and at dist → 0 it lies below the attained ratio 2σ₁ exactly where "
+                "8σ₁² < 2σ₁, i.e. σ₁(M*) < 1/4 (derived: √β(0) = 4σ₁). σ₁ = 0.05 is such a scale; the check's own "
+                "σ₁ = 0.5, 1, 2 are not, and there β/2 is a looser, true bound",
                 {"bound": beta_half_bound, "instances": SMALL_SCALE}),
         Control("λ = 1 in L_λ", "descent-bound", "the regularization weight 1 in place of 1/4 (the bound is the one "
                 "derived for λ = 1/4): the regularizer's curvature 16λσ₁ along [A*vvᵀ; −B*vvᵀ] exceeds it",

@@ -31,11 +31,15 @@ The instance and the rows are fixtures shared with A.L9-A.L22 (``theorems/paper_
 paired draws of (1) a fixture of this module (:func:`poincare_data`), the derived constants in
 ``theorems/paper_a/bias_coefficients.py``.
 Controls (mutants of the inequality's right side, passed as the function that reads it off the draws): the ``Sigma``
-weight dropped (``sum_j E ||J_j||_F^2``; the instance has ``Sigma >= 2 I``, so this under-weights every direction;
-:func:`identity_weighted_bound`), the softmax weights frozen in the Jacobian (the chain rule through the weights
-dropped: for the weight vector itself the bound becomes 0; A.L10 only, see ``FROZEN_CONTROL_LEMMAS``;
-:func:`frozen_softmax_bound`), and, for (2), the constant without the tilt factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the frozen
-softmax.
+weight dropped (``sum_j E ||J_j||_F^2``, :func:`identity_weighted_bound`; the instance has ``Sigma >= 2 I``, so it
+under-weights every direction, and that is a gauge, not a favourable case: the control's description derives why);
+the softmax weights frozen in the Jacobian (the chain rule through the weights dropped, :func:`frozen_softmax_bound`;
+for the weight vector itself the bound becomes 0), run on all four lemmas: for x̄ the frozen sum t·Σⱼs²ⱼ undercuts the
+variance e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2 the frozen right side still exceeds the
+variance (the bound has slack ~2), so there the inequality cannot tell a frozen softmax from the true one and the
+control is not rejected: a stated limitation, not a reason to drop it; and, for (2), the constant without the tilt
+factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the
+frozen softmax.
 """
 from __future__ import annotations
 
@@ -68,10 +72,6 @@ POINCARE_NS = ([8, 16, 32], [8, 16, 32, 64, 128])
 POINCARE_DRAWS = (4000, 5000)
 #: a bound holds at a cell's confidence once the whole interval lies below it; no width limit, no tolerance
 BOUND_MAX_WIDTH = math.inf
-#: the lemmas whose inequality must reject the frozen-softmax mutant: the weight vector, whose gradient is all chain
-#: rule through the softmax (frozen: the bound is 0); for x̄ the frozen sum t·Σⱼs²ⱼ undercuts the variance
-#: e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2 it still exceeds it (the bound has slack ~2)
-FROZEN_CONTROL_LEMMAS = ("A.L10",)
 
 
 # ---------------------------------------------------------------------------
@@ -277,11 +277,16 @@ def _claim(lemma: str) -> Claim:
                   check_one_over_n, params={"lemma": lemma}, uses={"rows": row_data, "data": poincare_data}),
         ),
         controls=(
-            *((Control("softmax frozen in the Jacobian", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_Σ with the weights "
-                       "sᵢⱼ treated as constants (the chain rule through the softmax dropped)",
-                       {"bound": frozen_softmax_bound}),)
-              if lemma in FROZEN_CONTROL_LEMMAS else ()),
-            Control("Σ weight dropped", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_F (identity weight; Σ ≥ 2I here)",
+            Control("softmax frozen in the Jacobian", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_Σ with the weights sᵢⱼ "
+                    "treated as constants (the chain rule through the softmax dropped); run on every lemma. Where it "
+                    "is not rejected the frozen right side is itself an upper bound on the variance here, so the "
+                    "inequality cannot tell a frozen softmax from the true one (a limitation of this evidence)",
+                    {"bound": frozen_softmax_bound}),
+            Control("Σ weight dropped", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_F (identity weight). The lemma is "
+                    "invariant under Σ → cΣ, K → K/c (x → √c x: every score and weight unchanged, both sides covariant), "
+                    "so the scale of Σ is a gauge of the claim; the mutant breaks it (‖J‖_F² scales as 1/c against "
+                    "tr(JΣJᵀ)) and under-weights every direction exactly where Σ > I, which the shared instance's "
+                    "Σ ≥ 2I is (where Σ ≤ I it over-weights: a looser bound no upper-bound check can reject)",
                     {"bound": identity_weighted_bound}),
             Control("tilt factor dropped", "one-over-n", "the derived constant without e^q (for the weights: the "
                     "uniform-weight value 0)", {"limits": untilted_limits}),
