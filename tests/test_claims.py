@@ -134,8 +134,11 @@ def _assert_decided(claim, name, budget):
 
 def _assert_rejected(claim, name, budget):
     k = next(k for k in claim_record(claim.id, budget)["controls"] if k["name"] == name)
+    exp = expectations.expected(claim.id, budget, SEED)
+    if k["status"] != "fail" and exp.verdict in ("violated", "inconclusive") and f"control '{name}'" in exp.diagnosis:
+        pytest.xfail(f"finding (the check's power): {exp.diagnosis}")  # a diagnosed control the check cannot reject
     if k["status"] != "fail":
-        _known_unstable(expectations.expected(claim.id, budget, SEED), f"control {name!r} not rejected")
+        _known_unstable(exp, f"control {name!r} not rejected")
         _second_look(claim, budget, lambda r: _status(r, "controls", name, "fail"),
                      f"control {name!r} not rejected: {k['summary']}")
     assert k["status"] == "fail", (f"{claim.id}: negative control {name!r} was not rejected by "
