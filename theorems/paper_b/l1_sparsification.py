@@ -43,8 +43,8 @@ rate check (3), whose GD control (log(1 - s_opt) ~ -log t) must fail.
 
 Negative controls (overrides of their checks' parameters): for the bound, c_t computed with a wrong W_mm (the W-SVM
 with its most-loaded constraint dropped, ``suite_wrong_w_mm``: an error in the lemma's reference, whose norm sets
-the constant; the smaller ||W_mm'|| scales c_t down to about ||W_mm'||/||W_mm||, so it is rejected only on runs where
-that ratio is below C0 = 1/2: a finding about the bound's power, not a reason to move C0); GD's runs in place of NGD's for the rate
+the constant; the smaller ||W_mm'|| scales c_t down to about ||W_mm'||/||W_mm||, so it is rejected only if that ratio
+is below C0 = 1/2 on some run: where it is not, that is a finding about the bound's power, not a reason to move C0); GD's runs in place of NGD's for the rate
 (log(1 - s_opt) ~ -log t, slope -> 0); GD in place of NGD in the probe (its normalized slope of log(1 - s_opt) in t is ~0, not <= -1/2); the
 softmax identity with one exponential dropped (sympy).  (Before issue #11: the bound check decided the bracket and
 the probe's control was a claimed c >= 2, a rescaled claim rather than a mutant; before issue 31 the bound's control
