@@ -61,6 +61,8 @@ THETA_MAX_DEG = 90.0
 TOP_FRACTION = 0.5
 
 PREREGISTERED = {
+    "control 'gradient without the softmax centering'": "new in issue 31 (audit 2 section 4: B.L7 had one control, a "
+                                                        "wrong W_mm), declared before any run with it",
     "THETA_MAX_DEG": "was TAU_MAX = 1 (direction normalize(Wbar_mm + tau G), tau ~ U(0, 1): every sampled W within "
                      "45 deg of W_mm), is theta uniform on [0, 90 deg) (issue #11: the audit called the 45 deg cone "
                      "biased toward pass; a first look at 20000 wide draws found no failure of (4) at eps = 0.1 at "
