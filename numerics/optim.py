@@ -97,6 +97,70 @@ def normalize(eps: float = 0.0) -> Transform:
     return Transform(lambda p: (), update)
 
 
+def normalize_spectral() -> Transform:
+    r"""``g <- g / ||g||_2`` run by run and leaf by leaf, ``||.||_2`` the spectral (operator) norm of a matrix leaf.
+
+    A negative control's mutant of :func:`normalize`: normalized GD divided by the wrong norm.  Since
+    ``||g||_F / ||g||_2`` lies in ``[1, sqrt(rank g)]``, the step's Frobenius length is ``eta ||g||_F / ||g||_2``,
+    longer than ``eta`` whenever the gradient has rank above 1.
+    """
+
+    def update(g, s, p, info):
+        return tuple(gi / torch.linalg.matrix_norm(gi, ord=2)[(...,) + (None,) * 2] for gi in g), s
+
+    return Transform(lambda p: (), update)
+
+
+def scale_by_capped_normalized_per_leaf(eta: float, cap: float) -> Transform:
+    r"""``u_k = -min(eta / ||g_k||, cap) g_k`` for each leaf k, run by run (Frobenius norm of each parameter tensor).
+
+    A negative control's mutant of capped normalized GD ``u = -min(eta / ||g||, cap) g`` (``||g||`` over the whole
+    model): each parameter tensor normalized by its own norm, so every leaf moves up to ``eta`` and the whole step up
+    to ``eta sqrt(#leaves)``.
+    """
+
+    def update(g, s, p, info):
+        return tuple(tree_scale((gi,), -torch.clamp(eta / batch_norm((gi,)), max=cap))[0] for gi in g), s
+
+    return Transform(lambda p: (), update)
+
+
+def scale_by_polyak_unsquared(cap: float) -> Transform:
+    r"""``u = -min(L / ||g||, cap) g``, ``L = info['loss']`` (L* = 0), ``||g||`` over the whole tree, run by run.
+
+    A negative control's mutant of the (stochastic) Polyak step ``-min(L / ||g||^2, cap) g``, the minimizer over the
+    step of the bound ``||theta - theta*||^2 - 2 step (L - L*) + step^2 ||g||^2``: the square of the gradient norm
+    dropped, so the step is ``||g||`` times Polyak's (shorter once ``||g|| < 1``).
+    """
+
+    def update(g, s, p, info):
+        return tree_scale(g, -torch.clamp(info["loss"] / batch_norm(g), max=cap)), s
+
+    return Transform(lambda p: (), update)
+
+
+def scale_by_adam_without_bias_correction(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Transform:
+    r"""Adam's direction with the bias corrections dropped (a negative control's mutant of Adam):
+
+        m_t = b1 m_{t-1} + (1 - b1) g_t,   v_t = b2 v_{t-1} + (1 - b2) g_t^2,   u_t = m_t / (sqrt(v_t) + eps)
+
+    where Adam divides m_t by ``1 - b1^t`` and v_t by ``1 - b2^t``.  Without them the step is
+    ``(1 - b1^t) / sqrt(1 - b2^t)`` times Adam's at equal moments: 3.2 at t = 1, 6.5 at t = 10, 3.2 at t = 100 and
+    2.0 at t = 300 for the defaults (v's correction, over ``1/(1 - b2)`` = 1000 steps, outlasts m's).  Follow with
+    :func:`scale` for the learning rate.
+    """
+
+    def init(p):
+        return tuple(torch.zeros_like(t) for t in p), tuple(torch.zeros_like(t) for t in p)
+
+    def update(g, state, p, info):
+        m = tuple(b1 * mi + (1 - b1) * gi for mi, gi in zip(state[0], g))
+        v = tuple(b2 * vi + (1 - b2) * gi * gi for vi, gi in zip(state[1], g))
+        return tuple(mi / (vi.sqrt() + eps) for mi, vi in zip(m, v)), (m, v)
+
+    return Transform(init, update)
+
+
 def rescale_by_grad_norm() -> Transform:
     r"""``g <- exp(info['log_grad_norm']) * g``: turn a unit direction back into the gradient."""
 

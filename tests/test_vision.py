@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from numerics import optim
 from numerics.paper_b import vision as V
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -179,7 +180,38 @@ def test_sngd_and_sps_steps(gen):
     u, _ = V.scale_by_stochastic_polyak(1e6).update(g, (), p, {"loss": loss})
     assert torch.allclose(u[1], -(loss / gn**2)[:, None] * g[1])  # Polyak step L/||g||^2 (L* = 0)
     u, _ = V.scale_by_stochastic_polyak(1e-3).update(g, (), p, {"loss": loss})
-    assert torch.allclose(u[0], -1e-3 * g[0])  # the tiny-cap control is SGD at lr 1e-3
+    assert torch.allclose(u[0], -1e-3 * g[0])  # the cap binds: SGD at lr cap
+
+
+def test_the_controls_optimizer_mutants_change_one_factor(gen):
+    """B.Fig5-7's controls: the Polyak step without the square, SNGD normalized per tensor."""
+    p, g = _tree(gen), _tree(gen)
+    gn = V.batch_norm(g)
+    loss = torch.tensor([0.5, 1.0, 2.0])
+    u, _ = optim.scale_by_polyak_unsquared(1e6).update(g, (), p, {"loss": loss})
+    assert torch.allclose(u[1], -(loss / gn)[:, None] * g[1])
+    u, _ = optim.scale_by_polyak_unsquared(1e-3).update(g, (), p, {"loss": loss})
+    assert torch.allclose(u[0], -1e-3 * g[0])
+    u, _ = optim.scale_by_capped_normalized_per_leaf(0.3, 1e6).update(g, (), p, {})
+    for leaf in u:
+        assert torch.allclose(V.batch_norm((leaf,)), torch.full_like(gn, 0.3))  # every tensor moves eta
+    u, _ = optim.scale_by_capped_normalized_per_leaf(0.3, 1e-4).update(g, (), p, {})
+    assert torch.allclose(u[1], -1e-4 * g[1])
+
+
+def test_adam_without_bias_correction_is_adam_times_the_corrections(gen):
+    """Its update is Adam's times (1 - b1^t)/sqrt(1 - b2^t) when eps is negligible (the same moments)."""
+    p = tuple(t.double() for t in _tree(gen))  # float64: Adam's update is read off as a difference of parameters
+    adam, mutant = V.adam(1e-2, eps=1e-12), optim.chain(optim.scale_by_adam_without_bias_correction(eps=1e-12),
+                                                        optim.scale(1e-2))
+    sa, sm = adam.init(p), mutant.init(p)
+    for t in range(1, 6):
+        g = tuple(t.double() for t in _tree(gen))
+        ua, sa = adam.update(g, sa, p, {})
+        um, sm = mutant.update(g, sm, p, {})
+        factor = (1 - 0.9**t) / (1 - 0.999**t) ** 0.5
+        for a, m in zip(ua, um):
+            assert torch.allclose(m, factor * a, rtol=1e-8, atol=1e-12)
 
 
 def test_adam_on_stacked_runs_is_adam_on_each_run(gen):

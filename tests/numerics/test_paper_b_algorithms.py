@@ -51,6 +51,17 @@ def test_single_steps_match_their_formulas():
         assert torch.allclose(u, -step * grad, rtol=1e-10, atol=1e-15)
 
 
+def test_ngd_by_the_spectral_norm_is_the_control_s_step():
+    """B.L5's probe control: W+ = W - eta grad/||grad||_2, a step of Frobenius length >= eta."""
+    ds = data.example1(n=5, T=3, d=6, seed=1)
+    W = _W0(3, 6, 0.5)
+    ln, direction = model.grad_W_autograd(W, None, ds)
+    grad = direction * ln.exp()[:, None, None]
+    (u,) = _one_step(ds, optim.chain(A.to_tree_direction(), optim.normalize_spectral(), optim.scale(0.3)), W)
+    assert torch.allclose(u, -0.3 * grad / torch.linalg.matrix_norm(grad, ord=2)[:, None, None], atol=1e-13)
+    assert (torch.linalg.matrix_norm(u) > 0.3 * (1 + 1e-6)).all()  # rank > 1: longer than eta
+
+
 def test_momentum_is_heavy_ball_on_normalized_steps():
     ds = data.example1(n=4, T=3, d=6, seed=2)
     W0, eta, beta = _W0(2, 6, 0.3), 0.1, 0.7

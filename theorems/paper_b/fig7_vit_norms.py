@@ -11,8 +11,11 @@ Checks (paired over the runs).  sngd-slower: SNGD needs more steps than SGD to b
 times is at least ``SLOWER`` (22 % more steps); a run that never gets there counts as T + 1 (no faster than that).
 norm-growth: for each layer in ``GROWTH_LAYERS``, the per-run least-squares slope of log ||theta_layer(t)|| against t
 over the second half of SGD's runs (per 100 steps) has a mean whose lower confidence bound is >= 0 (the norm grows,
-as ||W_t|| does on the synthetic data, B.L5/B.L10).  Controls: SNGD's step replaced by the Polyak step (SPS's runs;
-slower); SGD with weight decay 0.1 (norms shrink, growth).
+as ||W_t|| does on the synthetic data, B.L5/B.L10).  Controls (``vision_setups``: a slip in the optimizer each check
+is about): SNGD normalized per parameter tensor instead of by the whole model's gradient norm (slower); SGD with the
+customary weight decay 5e-4 (growth: the theory's norm growth is for the unregularized loss, and any weight decay
+bounds the norm in the limit; over a short horizon the norms may still grow, and the control is then not rejected:
+the check cannot tell unregularized from lightly decayed training there).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from numerics.stats import decide_lower, mean_se, per_run_slopes
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.vision_metrics import plot_losses, plot_norms, smoothed
-from theorems.paper_b.vision_setups import CIFAR10_RUNS, OPTIMIZERS, SGD, SGD_WEIGHT_DECAY, SNGD, SPS, Variant
+from theorems.paper_b.vision_setups import CIFAR10_RUNS, OPTIMIZERS, SGD, SGD_WEIGHT_DECAY, SNGD, SNGD_PER_TENSOR, Variant
 
 ID = "B.Fig7"
 STATEMENT = (r"\text{ViT on digits (analog of CIFAR-10): } \log\tau^{SNGD}_{\ell}-\log\tau^{SGD}_{\ell}\ge0.2,\quad "
@@ -54,7 +57,7 @@ def hitting_log_steps(run) -> torch.Tensor:
 
 def check_sngd_slower(ctx: Context, vision: tuple, sngd: Variant = SNGD) -> Outcome:
     """Paired log ratio of the steps to reach LEVEL, SNGD over SGD, >= SLOWER; ``sngd``: the variant whose runs play
-    SNGD (a control passes SPS)."""
+    SNGD (a control passes SNGD normalized per tensor)."""
     r, setup = vision
     who = sngd.name
     ev = Evidence(ctx)
@@ -108,9 +111,11 @@ CLAIM = Claim(
               check_norm_growth, uses={"vision": CIFAR10_RUNS}),
     ),
     controls=(
-        Control("SNGD's step replaced by the Polyak step", "sngd-slower",
-                "η/‖g‖ replaced by L/‖g‖² (SPS's runs): must not count as slower", {"sngd": SPS}),
-        Control("SGD with weight decay", "norm-growth",
-                "weight decay 0.1 (3 % shrinkage per step): the norms cannot keep growing", {"optimizer": SGD_WEIGHT_DECAY}),
+        Control("SNGD normalized per tensor", "sngd-slower",
+                "min(η/‖g_k‖, cap) g_k per parameter tensor instead of the whole model's ‖g‖: must not count as slower",
+                {"sngd": SNGD_PER_TENSOR}),
+        Control("SGD with weight decay 5e-4", "norm-growth",
+                "the customary weight decay: the norm is bounded in the limit, so it must not count as growing",
+                {"optimizer": SGD_WEIGHT_DECAY}),
     ),
 )

@@ -35,7 +35,9 @@ sampled W (random directions mixed with the W_mm ray, norms 1e-2..1e2) the corre
 least LB; a probe over token geometry, Ass 2 on both sides (half the draws each), ||W|| and its direction (an
 infeasible W-SVM leaves the instance undecided; at least ``MIN_DECIDED`` decided inside the assumptions).  Negative controls: (5) with Ass 2 broken (unequal non-opt scores, gammabar = their mean:
 the instances at spread 1, injected in place of the right ones); a W-SVM solved with one sample's constraints dropped
-(the wrong W_mm, which the bank records beside the right one); LB with Ass 2 broken (GD runs of a bank on that data).
+(the wrong W_mm, which the bank records beside the right one); LB with Ass 2 broken (GD runs of a bank on that data);
+for the probe, LB mis-derived with the factor (1 - s_io) of c_i dropped (the collapse's error, the E5 control's, carried
+into the bound: each sample's term is 1/(1 - s_io) times too large).
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ import torch
 from hypothesis import strategies as st
 
 from numerics import DTYPE
-from numerics.paper_b import model, runs
+from numerics.paper_b import model, records, runs
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.correlation_bound import log_l4_bound, log_l4_ratio
@@ -221,11 +223,26 @@ def sampled_W(gen: torch.Generator, W_ref: torch.Tensor, count: int, log_range=S
     return norms[:, None, None] * D / D.flatten(1).norm(dim=1)[:, None, None]
 
 
-def sampled_log_ratio(ds, W: torch.Tensor, W_ref: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(<-grad L/||grad L||, Wbar_ref>, log(<-grad L, W_ref> / LB(W))) at each W (count,)."""
+def sampled_log_ratio(ds, W: torch.Tensor, W_ref: torch.Tensor,
+                      log_bound=log_l4_bound) -> tuple[torch.Tensor, torch.Tensor]:
+    """(<-grad L/||grad L||, Wbar_ref>, log(<-grad L, W_ref> / LB(W))) at each W (count,); ``log_bound(ev, ds)``:
+    log LB (the probe's control passes a mis-derived one)."""
     ev = model.evaluate(W, None, ds, values=False)
     neg = -ev.dir_W.flatten(1)
-    return neg @ (W_ref / W_ref.norm()).flatten(), log_l4_ratio(neg, ev.log_grad_norm_W, W_ref, log_l4_bound(ev, ds))
+    return neg @ (W_ref / W_ref.norm()).flatten(), log_l4_ratio(neg, ev.log_grad_norm_W, W_ref, log_bound(ev, ds))
+
+
+def log_bound_without_one_minus_so(ev: model.Evaluation, ds) -> torch.Tensor:
+    """log of LB with the factor (1 - s_io) of c_i dropped, (1/n) sum_i e^{-m_i} s_io Delta_i: the collapse (5)
+    with gamma_io - m_i taken as Delta_i instead of (1 - s_io) Delta_i (the E5 control's error, carried into the
+    bound; the probe's control).  Each sample's term is 1/(1 - s_io) > 1 times the true one, so it exceeds the
+    pairing wherever the constraints it weighs are near tight: a derivation error the probe must expose."""
+    is_opt = records.opt_mask(ds)
+    log_so = (ev.log_s * is_opt).sum(-1)
+    g = ds.gamma
+    g_o = (g * is_opt).sum(-1)
+    g_bar = (g * ~is_opt).sum(-1) / (ds.T - 1)
+    return torch.logsumexp(-ev.margin + log_so + torch.log(g_o - g_bar), -1) - math.log(ds.n)
 
 
 # ---------------------------------------------------------------------------
@@ -364,19 +381,20 @@ def l4_parameters(inst, facts) -> dict:
     return {"ν": facts.get("_nu", float("nan")), "spread": inst["spread"], "log10 ‖W‖": inst["log_norm"]}
 
 
-def l4_probe_conclusion(inst, alpha_each, wrong_ref: bool = False):
-    """log(<-grad L, W_mm>/LB) >= -TOL_LOG at 16 W of norm 10^log_norm; ``wrong_ref``: -W_mm as the reference.
-    Facts: nu and the W-SVM's feasibility (``probe_problem``)."""
+def l4_probe_conclusion(inst, alpha_each, log_bound=log_l4_bound):
+    """log(<-grad L, W_mm>/LB) >= -TOL_LOG at 16 W of norm 10^log_norm; ``log_bound``: log LB (control: the bound
+    with (1 - s_o) dropped, ``log_bound_without_one_minus_so``).  Facts: nu and the W-SVM's feasibility
+    (``probe_problem``)."""
     ds, r, facts = probe_problem(inst)
     if r is None:  # no W_mm: the instance cannot be decided (cell "not decided")
         return None, "W-SVM infeasible", "", facts
-    W_ref = -r.solution if wrong_ref else r.solution  # control: a reference direction that violates every constraint
+    W_ref = r.solution
     g = torch.Generator().manual_seed(inst["seed"] + 1)
     G = torch.randn(PROBE_DIRECTIONS, ds.d, ds.d, generator=g, dtype=DTYPE)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
     Dm = inst["mix"] * r.solution / r.norm + (1 - inst["mix"]) * G
     W = 10 ** inst["log_norm"] * Dm / Dm.flatten(1).norm(dim=1)[:, None, None]
-    _, lr = sampled_log_ratio(ds, W, W_ref)
+    _, lr = sampled_log_ratio(ds, W, W_ref, log_bound)
     ok = bool((lr >= -TOL_LOG).all())
     return (ok, "feasible", "" if ok else f"min log(⟨−∇L, W_mm⟩/LB) = {float(lr.nan_to_num(-math.inf).min()):.3g}",
             facts)
@@ -443,8 +461,9 @@ CLAIMS = [
                     "W_mm solved without the constraints of the sample with the most dual mass", {"dropped": True}),
             Control("Ass 2 broken", "trajectories-and-samples", "non-opt scores spread by 1.0: LB is no longer a bound",
                     {"bank": ASS2_BROKEN_BANK}),
-            Control("probe: −W_mm as reference", "probe", "the probe must find W with ⟨−∇L, −W_mm⟩ < LB",
-                    {"mutant": {"wrong_ref": True}}),
+            Control("probe: bound without (1 − s_o)", "probe",
+                    "LB mis-derived with the factor (1 − s_o) of c_i dropped: the probe must find W where "
+                    "⟨−∇L, W_mm⟩ falls below it", {"mutant": {"log_bound": log_bound_without_one_minus_so}}),
         ),
     ),
 ]

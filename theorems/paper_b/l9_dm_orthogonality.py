@@ -37,8 +37,9 @@ tails) and a Gaussian tail for ``<x, x'>`` given ``x'``,
 Evidence: the derivation of nu_0 (sympy); Monte Carlo of ``P(nu <= nu_0)`` at ``d_9`` with a Clopper-Pearson
 interval (pass if its lower end is >= 1 - delta, fail if its upper end is below), and the curve ``P`` against d.
 
-Controls: a level twice as large in the derivation; the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at
-the same d; d = d_9/16 (Cond. 1 (iii) broken).
+Controls: the level derived with the cross terms' factor 2 dropped (each ``<r_j, x_{i,opt} - x_{i,o}>`` bounded by
+``nu m`` as if the difference were one token, not two: ``(1 - 1/rho^2)/(n T)``, twice nu_0), which sympy must refuse;
+the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at the same d; d = d_9/16 (Cond. 1 (iii) broken).
 """
 from __future__ import annotations
 
@@ -77,7 +78,9 @@ MC_DRAWS = (400, 2000, 5000)
 
 
 def nu0_doubled(rho, n, T):
-    """A wrong level (control): twice Lemma 9's."""
+    """A wrong level (control): the one the derivation gives with each cross term bounded by nu m instead of 2 nu m,
+    i.e. with <r_j, x_{i,opt} - x_{i,o}> bounded as one inner product where the difference holds two tokens (each
+    |<x, x'>| <= nu m): (1 - 1/rho^2)/(n T), twice Lemma 9's."""
     return 2 * nu0_level(rho, n, T)
 
 
@@ -195,7 +198,8 @@ CLAIM = Claim(
               check_probability),
     ),
     controls=(
-        Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT)", {"nu0": nu0_doubled}),
+        Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT): the cross term "
+                "⟨r_j, x_opt − x_o⟩ bounded by νm (one token) instead of 2νm (two)", {"nu0": nu0_doubled}),
         Control("opt token not larger", "probability-at-d9", "ρ = 1 (Cond. 1 (ii) broken) at d₉", {"rho": 1.0}),
         Control("d too small", "probability-at-d9", "d = d₉/16 (Cond. 1 (iii) broken)", {"d_factor": 1 / 16}),
     ),

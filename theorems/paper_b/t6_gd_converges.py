@@ -26,7 +26,13 @@ decided like B.T1's: per run, the slope of ``log(1 - corr)`` on ``log log t`` ov
 exceed ``SLOWER_BY`` = 1: GD's exponent in t tends to 0 (1/log^2 t) and NGD's is -2 (B.S33 / B.A4), so the
 predicted gap is 2 minus GD's window allowance (about 1.6 at the quick window [50, 500], 1.7 at standard); 1 is
 half the limiting gap.  Control (a mutant of the step rule): the uncapped Polyak step in place of GD, which has
-Theorem 1's rate (B.T7), so its gap to NGD is ~0 and must fail.  (Before issue #11 the control was "NGD vs NGD" and
+Theorem 1's rate (B.T7), so its gap to NGD is ~0 and must fail.  Why this one: what the claim contrasts is the step
+rule, a constant eta against a step that grows as the loss saturates (Section 3.3, Remark 2), so the mutant that
+bears on it is GD with one factor changed, eta -> (L - L*)/||grad||^2, the adaptive step the paper itself analyses;
+the other one-factor slips in GD's step (a rescaled eta, momentum, the sum for the mean loss) keep the step constant
+and the claim true, so they are no negative controls, and the remaining slip in this code base, GD's unit direction
+not rescaled to the gradient (``algorithms.rescale_by_grad_norms`` dropped), is NGD itself, rejected by construction
+(a paired gap of exactly 0).  (Before issue #11 the control was "NGD vs NGD" and
 "slower" meant any gap above 1e-12, with no width declared.)
 
 Negative controls (overrides of their checks' parameters): a direction other than W_mm makes 1 - corr level
