@@ -43,7 +43,8 @@ SPECTRAL_SCOPE = ScopeFilter(
         "n = 1e3..1e6 pre-asymptotic (the paper assumes only σ_d > 0)")
 ALG_SCOPE = ScopeFilter(
     "Algorithm 1's family: σ_d(M*) ≥ σ₁(M*)/2",
-    f"instances (Σ, W*) kept only when σ_d(M*) ≥ {MIN_RATIO:g} σ₁(M*) (rejection sampling)",
+    f"instances (Σ, W*) kept only when σ_d(M*) ≥ {MIN_RATIO:g} σ₁(M*) (rejection sampling; A.T2's probe draws its "
+    "singular values inside it)",
     why="keeps the relaxation times ~ 1/(η σ_d) short enough for the runs' horizons (the paper assumes only σ_d > 0)")
 
 
