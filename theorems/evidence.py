@@ -170,11 +170,12 @@ class Evidence:
                        self.figures, details=_plain(details), headline=headline)
 
 
-def scope_details(tallies: dict[str, "list[int] | tuple[int, int]"], sources: dict[str, str] | None = None) -> list[dict]:
+def scope_details(tallies: dict, sources: dict[str, str] | None = None) -> list[dict]:
     """``{filter name: (removed, total)}`` as an outcome's ``details["scope"]`` (also for a check that builds its
     :class:`Outcome` without :class:`Evidence`); ``sources``: the fixture a filter's draws came from."""
-    return [{"name": name, "removed": int(k), "total": int(n)} | ({"source": sources[name]} if name in (sources or {})
-                                                                 else {}) for name, (k, n) in tallies.items()]
+    sources = sources or {}
+    return [{"name": name, "removed": int(k), "total": int(n), **({"source": sources[name]} if name in sources else {})}
+            for name, (k, n) in tallies.items()]
 
 
 def _plain(x):
