@@ -77,7 +77,7 @@ SCOPED = [c for c in registry.all_claims()
 def test_the_known_filters_are_declared():
     """The rules the fidelity audit found outside the claims' assumptions (section 2.4)."""
     declared = {c.id: {a.name for a in c.assumptions if isinstance(a, ScopeFilter)} for c in SCOPED}
-    for cid in ("A.T1.1", "A.L3", "A.L5", "A.L6", "A.L4", "A.T2", "A.T3", "A.T4", "A.T5", "B.S33", "B.A4"):
+    for cid in ("A.T1.1", "A.L3", "A.L5", "A.L6", "A.L4", "A.T2", "A.T3", "A.T4", "A.T5", "B.S33", "B.A4", "B.L7"):
         assert declared.get(cid), cid
     assert len(declared["A.T2"]) == 3  # σ_d/σ₁, the rate check's gap, the diverged floor replicas
 
