@@ -165,6 +165,25 @@ class Assumption:
     holds: Callable[[Any], bool] | None = None
 
 
+@dataclass(frozen=True)
+class ScopeFilter(Assumption):
+    """An assumption of ours, not the paper's: a rule by which a check drops draws, runs or instances (a rejection
+    sampler's condition, a dropped replica, a fixed scale of the instance family).
+
+    ``description`` is the rule, ``why`` the reason we impose it (the paper's hypothesis is something else).  ``unit``
+    is what it drops (``"draws"``, ``"runs"``, ``"replicas"``); ``""`` marks a restriction by construction (the family
+    is drawn inside it, so nothing is dropped to count).  A check that applies the filter records what it removed in
+    the run (``theorems.evidence.Evidence.scope``); the record and the report show it under the claim's assumptions.
+    """
+
+    why: str = ""
+    unit: str = "draws"
+
+    def __post_init__(self):
+        if not self.description.strip() or not self.why.strip():
+            raise ValueError(f"scope filter {self.name!r}: give its rule (description=) and its reason (why=)")
+
+
 @dataclass(frozen=True, eq=False)
 class Check:
     """One piece of evidence: ``fn`` called with its declared ``params`` and the fixtures it ``uses``.

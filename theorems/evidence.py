@@ -15,6 +15,10 @@ its margin, the alternative the margin excludes, and its power at the claim's ow
 (``numerics.stats.power_at_target``); its ``max_width`` is the width at which that power is 95 %, the size a pilot
 (``theorems.pilot``) grows a check to.  The check's status is the
 worst of its decisions (``theorems.claim.worst_status``); its summary joins the lines in order.
+
+A check that applies one of its claim's scope filters (``theorems.claim.ScopeFilter``: draws, runs or instances it
+drops) records what the filter removed in this run, ``ev.scope(FILTER, removed, total)``; the outcome's
+``details["scope"]`` lists them and the runner adds them up under the claim's assumptions.
 """
 from __future__ import annotations
 
@@ -23,7 +27,23 @@ from typing import Any
 import numpy as np
 
 from numerics.stats import Decision, Fit, Margin, decide_exponent, loglog_slope, power_at_target, width_for_power
-from theorems.claim import Context, Figure, Measurement, Outcome, worst_status
+from theorems.claim import Context, Figure, Measurement, Outcome, ScopeFilter, worst_status
+
+
+class ScopeTally(dict):
+    """``{filter name: [removed, total]}``: what scope filters removed while a fixture drew its values (the fixture
+    returns it with them; each check that reads them passes it to :meth:`Evidence.scopes`).  A sampler records into
+    it exactly as into an :class:`Evidence` (``.scope(filter, removed, total)``).  ``source`` names the draws (the
+    fixture), so that the several checks reading them count them once."""
+
+    def __init__(self, source: str = ""):
+        super().__init__()
+        self.source = source
+
+    def scope(self, scope_filter: "ScopeFilter | str", removed: int, total: int) -> None:
+        tally = self.setdefault(getattr(scope_filter, "name", scope_filter), [0, 0])
+        tally[0] += int(removed)
+        tally[1] += int(total)
 
 
 class Evidence:
@@ -37,6 +57,8 @@ class Evidence:
         self.lines: list[str] = []
         self.figures: list[Figure] = []
         self.decisions: list[dict] = []
+        self.scoped = ScopeTally()
+        self.sources: dict[str, str] = {}  # filter name -> the fixture whose draws it counted
 
     @property
     def z(self) -> float:
@@ -107,6 +129,18 @@ class Evidence:
 
     # -- what is reported but not decided ------------------------------------
 
+    def scope(self, scope_filter: ScopeFilter, removed: int, total: int) -> None:
+        """Record that ``scope_filter`` removed ``removed`` of ``total`` draws (runs, ...) in this run (added up
+        over calls: a sampler called once per instance)."""
+        self.scoped.scope(scope_filter, removed, total)
+
+    def scopes(self, tally: "ScopeTally") -> None:
+        """Record what a fixture's scope filters removed while it drew the values this check reads."""
+        for name, (k, n) in tally.items():
+            self.scoped.scope(name, k, n)
+            if tally.source:
+                self.sources[name] = tally.source
+
     def measure(self, name: str, value: float, claimed: str | None = None, lo: float | None = None,
                 hi: float | None = None, level: float | None = None) -> None:
         self.measurements.append(Measurement(name, float(value), lo, hi, claimed=claimed, level=level))
@@ -125,6 +159,8 @@ class Evidence:
     # -- the result ----------------------------------------------------------
 
     def outcome(self, headline: str = "", summary_prefix: str = "", **details: Any) -> Outcome:
+        if self.scoped:
+            details["scope"] = scope_details(self.scoped, self.sources)
         if not self.statuses:
             return Outcome("inconclusive", summary_prefix + "the check decided nothing", self.measurements,
                            self.figures, details=details)
@@ -132,6 +168,14 @@ class Evidence:
             if self.decisions else details
         return Outcome(worst_status(self.statuses), summary_prefix + " | ".join(self.lines), self.measurements,
                        self.figures, details=_plain(details), headline=headline)
+
+
+def scope_details(tallies: dict, sources: dict[str, str] | None = None) -> list[dict]:
+    """``{filter name: (removed, total)}`` as an outcome's ``details["scope"]`` (also for a check that builds its
+    :class:`Outcome` without :class:`Evidence`); ``sources``: the fixture a filter's draws came from."""
+    sources = sources or {}
+    return [{"name": name, "removed": int(k), "total": int(n), **({"source": sources[name]} if name in sources else {})}
+            for name, (k, n) in tallies.items()]
 
 
 def _plain(x):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from theorems import fixture as fx
-from theorems.claim import Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Claim, Context, Control, Outcome, ScopeFilter
 from verify import ledger, registry, results
 
 Progress = Callable[[str], None]
@@ -180,6 +180,19 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     return entry | {"seconds": round(secs, 3)}
 
 
+def assumption_entry(a: Assumption, checks: list[dict]) -> dict:
+    """An assumption as the record shows it; a scope filter (ours) with what it removed in this run, added up over the
+    checks that applied it (their ``details["scope"]``; draws of one fixture, read by several checks, counted once;
+    controls re-run a check on a mutant and are not counted)."""
+    entry = {"name": a.name, "description": a.description}
+    if not isinstance(a, ScopeFilter):
+        return entry
+    rows = [(c["name"], s) for c in checks for s in (c.get("details") or {}).get("scope", []) if s["name"] == a.name]
+    counted = list({s.get("source") or f"check {name}": s for name, s in rows}.values())
+    return entry | {"scope": True, "why": a.why, "unit": a.unit, "checks": [name for name, _ in rows],
+                    "removed": sum(s["removed"] for s in counted), "total": sum(s["total"] for s in counted)}
+
+
 def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[str] | None = None) -> dict:
     """The claim's record from its units' outcomes, with the verdict rules above (the same for any executor)."""
     checks, controls, timing = [], [], {}
@@ -192,7 +205,7 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
         "schema_version": results.SCHEMA_VERSION,
         "claim": {"id": claim.id, "paper": claim.paper, "title": claim.title, "statement": claim.statement,
                   "fidelity": claim.fidelity, "fidelity_note": claim.fidelity_note, "module": claim.module,
-                  "assumptions": [{"name": a.name, "description": a.description} for a in claim.assumptions],
+                  "assumptions": [assumption_entry(a, checks) for a in claim.assumptions],
                   "findings": list(claim.findings),
                   "ledger": ledger.claim_constants(claim) if claim.module.startswith("theorems.") else []},
         "verdict": v,

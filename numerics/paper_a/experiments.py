@@ -38,15 +38,23 @@ from numerics.paper_a.model import check_covariance, sym_sqrt
 
 
 def conditioned_instance(d: int, r: int, gen: torch.Generator, batch: int, m_op: float, min_ratio: float,
-                         sigma_floor: float = 0.5, min_gap: float = 1.0, max_rounds: int = 500):
+                         sigma_floor: float = 0.5, min_gap: float = 1.0, max_rounds: int = 500,
+                         tally: dict | None = None):
     r"""``batch`` draws of :func:`numerics.paper_a.algorithms.random_instance` kept only when
     ``sigma_d(M*) >= min_ratio sigma_1(M*)`` and ``sigma_{d-1}(M*) >= min_gap sigma_d(M*)`` (rejection sampling;
-    ``min_ratio = 0``, ``min_gap = 1`` keep every draw)."""
+    ``min_ratio = 0``, ``min_gap = 1`` keep every draw).  ``tally``, when given, counts the draws examined
+    (``"drawn"``), those the ratio rejected (``"min_ratio"``), those that passed it (``"ratio_kept"``) and those
+    of these the gap rejected (``"min_gap"``)."""
     keep_S, keep_W = [], []
     for _ in range(max_rounds):
         S, W = al.random_instance(d, r, gen, batch=batch, m_op=m_op, sigma_floor=sigma_floor)
         sv = torch.linalg.svdvals(W @ sym_sqrt(S))
-        ok = (sv[:, -1] >= min_ratio * sv[:, 0]) & (sv[:, -2] >= min_gap * sv[:, -1])
+        ratio_ok, gap_ok = sv[:, -1] >= min_ratio * sv[:, 0], sv[:, -2] >= min_gap * sv[:, -1]
+        ok = ratio_ok & gap_ok
+        if tally is not None:
+            for key, n in (("drawn", batch), ("min_ratio", int((~ratio_ok).sum())), ("ratio_kept", int(ratio_ok.sum())),
+                           ("min_gap", int((ratio_ok & ~gap_ok).sum()))):
+                tally[key] = tally.get(key, 0) + n
         keep_S.append(S[ok])
         keep_W.append(W[ok])
         if sum(len(s) for s in keep_S) >= batch:

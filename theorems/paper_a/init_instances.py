@@ -14,6 +14,7 @@ from __future__ import annotations
 import torch
 
 from numerics.paper_a import experiments as ex
+from theorems.claim import ScopeFilter
 
 #: spectral-init instances (A.L3, A.L5, A.L6): d = 4, r = 5 (r > d, A2); sigma_1(M*) = 0.15 keeps rho' =
 #: min(rho, 1/2 - sigma_1^{1/2}) > 0 (A3 as A.L3 reconstructs it); noise sigma = 0.3 makes the estimation errors
@@ -29,13 +30,38 @@ ALG_D, ALG_R, MIN_RATIO = 3, 4, 0.5  # Algorithm 1's instances (A.L4, A.T2): d, 
 SPECTRAL_MIN_RATIO = 0.1
 
 
-def instances(gen: torch.Generator, count: int):
+SPECTRAL_SCOPE = ScopeFilter(
+    "spectral family: σ_d(M*) ≥ σ₁(M*)/10",
+    f"instances (Σ, W*) kept only when σ_d(M*) ≥ {SPECTRAL_MIN_RATIO:g} σ₁(M*) (rejection sampling)",
+    why="the claims' rates are asymptotic; on a nearly rank-deficient M* the O(1/n) correction (∝ 1/σ_d) makes "
+        "n = 1e3..1e6 pre-asymptotic (the paper assumes only σ_d > 0)")
+ALG_SCOPE = ScopeFilter(
+    "Algorithm 1's family: σ_d(M*) ≥ σ₁(M*)/2",
+    f"instances (Σ, W*) kept only when σ_d(M*) ≥ {MIN_RATIO:g} σ₁(M*) (rejection sampling; A.T2's probe draws its "
+    "singular values inside it)",
+    why="keeps the relaxation times ~ 1/(η σ_d) short enough for the runs' horizons (the paper assumes only σ_d > 0)")
+
+
+def instances(gen: torch.Generator, count: int, ev=None):
     """``count`` instances ``(Sigma, W*)`` of the spectral-initialization family above, batched (rejection
-    sampling on ``sigma_d(M*) >= SPECTRAL_MIN_RATIO sigma_1(M*)``)."""
-    return ex.conditioned_instance(D, R, gen, count, M_OP, SPECTRAL_MIN_RATIO)
+    sampling on ``sigma_d(M*) >= SPECTRAL_MIN_RATIO sigma_1(M*)``); the draws it rejected are recorded on ``ev``
+    (the check's ``Evidence``, or a fixture's ``ScopeTally``) under :data:`SPECTRAL_SCOPE`."""
+    tally = {}
+    out = ex.conditioned_instance(D, R, gen, count, M_OP, SPECTRAL_MIN_RATIO, tally=tally)
+    if ev is not None:
+        ev.scope(SPECTRAL_SCOPE, tally["min_ratio"], tally["drawn"])
+    return out
 
 
-def conditioned_instances(gen: torch.Generator, count: int, m_op: float = M_OP, min_gap: float = 1.0):
+def conditioned_instances(gen: torch.Generator, count: int, m_op: float = M_OP, min_gap: float = 1.0,
+                          ev=None, gap_scope: ScopeFilter | None = None):
     """``count`` conditioned instances ``(Sigma, W*)`` for Algorithm 1 (``min_gap``: ``sigma_{d-1} >= min_gap
-    sigma_d`` too), batched."""
-    return ex.conditioned_instance(ALG_D, ALG_R, gen, count, m_op, MIN_RATIO, min_gap=min_gap)
+    sigma_d`` too), batched; the draws each condition rejected are recorded on ``ev`` (the check's ``Evidence``, or
+    a fixture's ``ScopeTally``) under :data:`ALG_SCOPE` and ``gap_scope`` (the caller's filter for ``min_gap``)."""
+    tally = {}
+    out = ex.conditioned_instance(ALG_D, ALG_R, gen, count, m_op, MIN_RATIO, min_gap=min_gap, tally=tally)
+    if ev is not None:
+        ev.scope(ALG_SCOPE, tally["min_ratio"], tally["drawn"])
+        if gap_scope is not None:
+            ev.scope(gap_scope, tally["min_gap"], tally["ratio_kept"])  # of the draws that passed the ratio
+    return out

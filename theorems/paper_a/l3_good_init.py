@@ -64,7 +64,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry_constants import good_init_constants
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
-from theorems.paper_a.init_instances import NOISE, instances
+from theorems.paper_a.init_instances import NOISE, SPECTRAL_SCOPE, instances
 from theorems.plots import new_figure
 
 ID = "A.L3"
@@ -111,7 +111,7 @@ def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: flo
     gen = ctx.generator(ID, "n0")
     n_inst, draws = ctx.pick(*N_INST), ctx.pick(*DRAWS)
     ev = Evidence(ctx, decisions=2 * n_inst * len(DELTAS))
-    Sig, Ws = instances(gen, n_inst)
+    Sig, Ws = instances(gen, n_inst, ev)
     rows = []
     for i in range(n_inst):
         c = good_init_constants(Sig[i], Ws[i])
@@ -187,7 +187,7 @@ CLAIM = Claim(
         "On these instances E2 (Σ̂⁻¹ within e0 of Σ⁻¹) is the binding event: n0(δ), 1e5 to 1e8 here, is set by e0, which "
         "A.L4's constants make small (κ ≤ α/(4√β)); E1 alone is reached about two to three and a half decades earlier.",
     ),
-    assumptions=(A1, A2, a3("σ₁(M*)^{1/2} < 1/2 so that ρ′ > 0 (here σ₁(M*) = 0.15)")),
+    assumptions=(A1, A2, a3("σ₁(M*)^{1/2} < 1/2 so that ρ′ > 0 (here σ₁(M*) = 0.15)"), SPECTRAL_SCOPE),
     checks=(
         Check("n0", "numeric",
               "n0(δ) within a factor 2 of the √n-law prediction from n = 1e3: P(E1 ∧ E2) ≥ 1 − δ at 2·n_pred and "

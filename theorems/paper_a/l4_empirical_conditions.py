@@ -81,12 +81,12 @@ from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import squared_norm_of_mean
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
-from theorems.evidence import Evidence
+from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
-from theorems.paper_a.init_instances import NOISE, conditioned_instances
+from theorems.paper_a.init_instances import ALG_SCOPE, NOISE, conditioned_instances
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -185,8 +185,9 @@ def drawn_samples(ctx: Context) -> dict:
     """Everything the checks need on the claim's instance (a conditioned draw): its ``Sigmahat``, the points, the
     exact gradients and the Monte Carlo oracle's draws (:func:`samples_of`)."""
     gen = ctx.generator(ID, "empirical-conditions")
-    S, W = conditioned_instances(gen, 1)
-    return samples_of(ctx, gen, S[0], W[0])
+    tally = ScopeTally(source="drawn_samples")
+    S, W = conditioned_instances(gen, 1, ev=tally)
+    return samples_of(ctx, gen, S[0], W[0]) | {"scope": tally}
 
 
 @fixture
@@ -289,6 +290,7 @@ def check_population_oracle(ctx: Context, samples: dict, preconditioner: Precond
     A.T1.3-adversarial points (tight up to kappa); ``preconditioner`` is the step's (control: ``ONE_SIDED``)."""
     s = samples
     ev = Evidence(ctx)
+    ev.scopes(s.get("scope", {}))
     if not _lemma3_event(ev, s):
         return ev.outcome()
     m3, m4, _ = margins(s, s["G"], torch.zeros_like(s["dist"]), preconditioner)
@@ -316,6 +318,7 @@ def check_monte_carlo_oracle(ctx: Context, samples: dict, with_error_terms: bool
     control passes ``ONE_SIDED`` and decides on :func:`companion_samples`."""
     s = samples
     ev = Evidence(ctx)
+    ev.scopes(s.get("scope", {}))
     if not _lemma3_event(ev, s):
         return ev.outcome()
     sd, s1 = s["sv"]
@@ -383,6 +386,7 @@ CLAIM = Claim(
         A1, A2, a3("σ₁(M*) = 0.15, so ρ′ = min(ρ, 1/2 − σ₁^{1/2}) > 0"),
         Assumption("Lemma 3 event", "dist(θ) ≤ ρ′ and e ≤ e0 (verified for the sampled Σ̂)"),
         Assumption("A.T1.3", "one-point constants α(D) = 2σ_d − (5/4)D², √β(D) = 4σ₁ + 3√(2σ₁)D + D²"),
+        ALG_SCOPE,
     ),
     checks=(
         Check("derivation", "symbolic", "Young step, (4′) and ‖T − I‖ ≤ 2e + e² (sympy)", symbolic_derivation),

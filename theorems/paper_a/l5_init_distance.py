@@ -38,7 +38,7 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
-from theorems.paper_a.init_instances import NOISE, instances
+from theorems.paper_a.init_instances import NOISE, SPECTRAL_SCOPE, instances
 from theorems.plots import new_figure
 
 ID = "A.L5"
@@ -76,7 +76,7 @@ def check_distance(ctx: Context, spectral_init=spectral_init_from_estimates) -> 
     n_inst = ctx.pick(*N_INST)
     draws = ctx.pick(*DRAWS)
     ev = Evidence(ctx, decisions=2 * n_inst)
-    Sig, Ws = instances(gen, n_inst)
+    Sig, Ws = instances(gen, n_inst, ev)
     curves = []
     for i in range(n_inst):
         dist, ratio, cmax = [], [], 0.0
@@ -133,7 +133,7 @@ CLAIM = Claim(
     fidelity_note=("The spec reconstructs Lemma 5 as dist(θ₀) ≤ C(‖Ŵ−W*‖ + ‖Σ̂−Σ‖); the constant is lost, so we "
                    "test that the ratio stays bounded (slope 0 in n) and report the largest ratio seen, and that "
                    "the distance decays with exponent −1/2."),
-    assumptions=(A1, A2),
+    assumptions=(A1, A2, SPECTRAL_SCOPE),
     checks=(
         Check("distance", "numeric",
               "Exponent of E dist(θ₀) in n (= −1/2 ± 1/8) and of Lemma 5's ratio (= 0 ± 1/8; margins: half the "

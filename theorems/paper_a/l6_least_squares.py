@@ -58,7 +58,7 @@ from numerics.stats import Margin, decide_binomial, decide_exponent, loglog_slop
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.paper_a.assumptions import A1
 from theorems.evidence import Evidence
-from theorems.paper_a.init_instances import D, NOISE, R, instances
+from theorems.paper_a.init_instances import D, NOISE, R, SPECTRAL_SCOPE, instances
 from theorems.plots import new_figure
 
 ID = "A.L6"
@@ -127,7 +127,7 @@ def check_coverage(ctx: Context, bound=ex.lstsq_tail_bound) -> Outcome:
     # one decision per (instance, delta, n) cell; per (delta, n) the worst instance's decides (the rule is monotone
     # in the count), so the status is that of every cell and the recorded interval is the binding one
     ev = Evidence(ctx, decisions=n_inst * len(COVERAGE_NS) * len(DELTAS))
-    Sig, Ws = instances(gen, n_inst)
+    Sig, Ws = instances(gen, n_inst, ev)
     statuses, worst, tight0 = [], {}, {}
     for i in range(n_inst):
         lam_min = float(torch.linalg.eigvalsh(Sig[i])[0])
@@ -185,7 +185,7 @@ def check_quantile_scaling(ctx: Context, least_squares=ex.least_squares_from_sta
     n_inst = ctx.pick(*N_INST)
     draws = ctx.pick(*SCALING_DRAWS)
     ev = Evidence(ctx, decisions=n_inst)
-    Sig, Ws = instances(gen, n_inst)
+    Sig, Ws = instances(gen, n_inst, ev)
     curves = []
     for i in range(n_inst):
         qs, ses, norm = [], [], {}
@@ -233,7 +233,7 @@ CLAIM = Claim(
                    "estimator), not a loose one (the tightness q/b is reported); the rate is decided by the quantile "
                    "exponent."),
     assumptions=(A1,
-                 Assumption("Gaussian design and noise", "x ~ N(0, Σ), ε ~ N(0, σ² I) independent")),
+                 Assumption("Gaussian design and noise", "x ~ N(0, Σ), ε ~ N(0, σ² I) independent"), SPECTRAL_SCOPE),
     checks=(
         Check("coverage", "numeric", "P(‖Ŵ−W*‖op ≤ b(n, δ)) ≥ 1 − δ at n = 50..1e5, δ = 0.1, 0.01 (Clopper-Pearson)",
               check_coverage),

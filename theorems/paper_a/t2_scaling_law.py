@@ -115,13 +115,13 @@ from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
 from numerics.stats import Margin, decide_close, decide_lower, decide_upper, loglog_slope
 from theorems import strategies as S
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
 from theorems.paper_a.geometry_instances import spectral_instances
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
-from theorems.paper_a.init_instances import ALG_D, ALG_R, MIN_RATIO, NOISE, conditioned_instances
+from theorems.paper_a.init_instances import ALG_D, ALG_R, ALG_SCOPE, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
@@ -154,12 +154,23 @@ RATE_MARGIN = Margin(0.005, relative=True,
 RATE_RUNS, RATE_STEPS = (6, 12, 24), (1500, 3000, 4000)  # rate check: training sets, steps (to the 1e-31 floor)
 #: floor exponent: an interval wider than 0.5 (half the distance from the envelope's -1 to the derived -2) is vague
 FLOOR_MAX_WIDTH = 0.5
+GAP_SCOPE = ScopeFilter(
+    "rate instances: σ_{d−1}(M*) ≥ 1.4 σ_d(M*)",
+    f"the rate check's instances kept only when σ_(d−1)(M*) ≥ {MIN_GAP:g} σ_d(M*) (rejection sampling)",
+    why="the two slowest modes then separate within the fit window, so one geometric rate describes the tail (the "
+        "paper's theorem has no gap condition)")
 FLOOR_REPLICAS = (24, 24, 32)  # replicas with independent oracle noise (the U-statistic's width scales ~1/R)
 #: a replica whose excess passes 1 (100x the n = 8 floor, ~1e4x its start) has left the basin under a heavy-tailed
 #: Monte Carlo draw of the oracle (the paper's oracle is the exact expectation, which has no such draws): it is dropped
 DIVERGED_EXCESS = 1.0
 #: more than a quarter of the replicas dropped: the Monte Carlo oracle, not the algorithm, decides (inconclusive)
 MAX_DROPPED_FRACTION = 0.25
+DIVERGED_SCOPE = ScopeFilter(
+    "floor replicas that diverged",
+    f"a floor replica whose excess reaches {DIVERGED_EXCESS:g} (or NaN) at any step is dropped from the floor "
+    f"estimate (more than {MAX_DROPPED_FRACTION:.0%} dropped: inconclusive)",
+    why="it left the basin under a heavy-tailed draw of our Monte Carlo oracle; the paper's oracle is the exact "
+        "expectation, which has no such draws", unit="replicas")
 #: context sizes n of the floor (1.5 decades at quick; more at standard / full)
 FLOOR_NS = ((8, 16, 32, 64, 128, 256), (8, 16, 32, 64, 128, 256, 512), (8, 16, 32, 64, 128, 256, 512, 1024))
 FLOOR_STEPS, FLOOR_BATCHES = (60, 90, 120), (3, 4, 8)  # steps per n (Polyak average over the last 2/3), batches
@@ -216,7 +227,8 @@ def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outc
     gen = ctx.generator(ID, "rate")
     B = ctx.pick(*RATE_RUNS)
     T = ctx.pick(*RATE_STEPS)
-    Sigma, W = conditioned_instances(gen, B, min_gap=MIN_GAP)
+    ev = Evidence(ctx, decisions=3 * B)  # per run: rate = prediction on each half-window, rate >= envelope
+    Sigma, W = conditioned_instances(gen, B, min_gap=MIN_GAP, ev=ev, gap_scope=GAP_SCOPE)
     init, S_hat = training_sets(gen, Sigma, W, B)
     cs = [good_init_constants(Sigma[i], W[i]) for i in range(B)]
     a = torch.tensor([alpha_bound(c["sigma_d"], c["rho"]) for c in cs], dtype=DTYPE)
@@ -225,7 +237,6 @@ def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outc
     tr = run(init, al.population_objective(Sigma, W, NOISE), chain(preconditioner(S_hat), scale(eta)), T,
              lambda p, info: {"excess": excess(*p, Sigma, W), "V": p[0], "K": p[1]}, range(T + 1))
     ex_t = tr["excess"].numpy()
-    ev = Evidence(ctx, decisions=3 * B)  # per run: rate = prediction on each half-window, rate >= envelope
     steps = np.arange(T + 1)
     shown = []
     for i in range(B):
@@ -373,9 +384,9 @@ def check_key_block_mode(ctx: Context, preconditioner: Preconditioner = TWO_SIDE
     ``ONE_SIDED``)."""
     gen = ctx.generator(ID, "key-block-mode")
     B = ctx.pick(*MODE_RUNS)
-    Sigma, W = conditioned_instances(gen, B)
-    _, S_hat = training_sets(gen, Sigma, W, B)
     ev = Evidence(ctx)
+    Sigma, W = conditioned_instances(gen, B, ev=ev)
+    _, S_hat = training_sets(gen, Sigma, W, B)
     r, d = W.shape[-2:]
     shown = []
     for i in range(B):
@@ -419,12 +430,13 @@ def check_key_block_mode(ctx: Context, preconditioner: Preconditioner = TWO_SIDE
 # 2. Statistical term: the floor vs the context size n
 # ---------------------------------------------------------------------------
 
-def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True):
+def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True, ev: Evidence | None = None):
     """Per context size ``n``: the excess at the Polyak-averaged fixed point of Algorithm 1 with the control-variate
     oracle (U-statistic over replicas), continuing from the previous ``n``; ``fixed_context`` keeps the oracle's
-    contexts at that size; ``fresh`` adds the one-fresh-batch noise floors."""
+    contexts at that size; ``fresh`` adds the one-fresh-batch noise floors; ``ev``: the check's evidence, on which
+    the instance's rejected draws and the dropped replicas are recorded (its scope filters)."""
     gen = ctx.generator(ID, "floor")
-    Sigma, W = conditioned_instances(gen, 1)
+    Sigma, W = conditioned_instances(gen, 1, ev=ev)
     Sigma, W = Sigma[0], W[0]
     Rr = ctx.pick(*FLOOR_REPLICAS)
     ns = list(ctx.pick(*FLOOR_NS))
@@ -453,6 +465,8 @@ def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = 
         ses.append(float(est.se[0]))
     out = {"ns": ns[:len(floors)], "floor": np.array(floors), "se": np.array(ses), "R": Rr, "T": T, "m": m,
            "dropped": int(Rr - alive.sum())}
+    if ev is not None:
+        ev.scope(DIVERGED_SCOPE, out["dropped"], Rr)
     if fresh:
         out["fresh"] = fresh_batch_floors(gen, Sigma, W, (V0, K0), S_hat, ctx)
     return out
@@ -483,9 +497,9 @@ def decide_floor_exponent(lo: float, hi: float):
 def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
     """The exponent of the exact oracle's floor in the context size ``n``; ``fixed_context`` keeps every context at
     that size (control: 8) while ``n`` grows."""
-    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None)
-    ns, fl, se = np.array(f["ns"], float), f["floor"], f["se"]
     ev = Evidence(ctx)
+    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None, ev=ev)
+    ns, fl, se = np.array(f["ns"], float), f["floor"], f["se"]
     z = ev.z
     if f["dropped"] > MAX_DROPPED_FRACTION * f["R"]:
         ev.status("inconclusive", f"{f['dropped']} of {f['R']} replicas diverged under the Monte Carlo oracle's noise "
@@ -677,6 +691,7 @@ CLAIM = Claim(
         A1, A2, a3("σ₁(M*) = 0.15, so ‖B‖op < 1/2 near Mfold (the probe crosses it: σ₁(M*) up to 0.3)"),
         Assumption("Lemma 3 event", "the run starts within ρ′ of Mfold with e ≤ e0 (N = 4000 here; the probe crosses it)"),
         Assumption("step size", "rate: η = α(ρ′)/β(ρ′) per instance; floor: η = 0.3 (< 2/μ_max)"),
+        ALG_SCOPE, GAP_SCOPE, DIVERGED_SCOPE,
     ),
     checks=(
         Check("rate", "numeric", "Fitted geometric rate of L − L* vs the linearized prediction and the envelope",

@@ -56,6 +56,7 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.geometry import LAMBDA
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.gradient_setups import SCALE_SCOPE
 from theorems.fixture import Parts, fixture
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.bias_coefficients import loss_bias_gradient, regularizer_bias_coefficient
@@ -237,7 +238,7 @@ CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
     assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.1: ‖B‖op² ≈ 0.1 near the manifold, < 1/6 so the bias series' first "
                             "two orders are finite"),
-                 Assumption("ρ-close", f"θ at Σ̃-distance {RADIUS} from Mfold")),
+                 Assumption("ρ-close", f"θ at Σ̃-distance {RADIUS} from Mfold"), SCALE_SCOPE),
     checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
                   "(U-statistic) = the derived −2 (the paper's envelope 1/n reported)", check_rate,
                   uses={"batches": pilot_samples}),

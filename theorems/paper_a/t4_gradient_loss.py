@@ -87,6 +87,7 @@ from numerics.paper_a.model import factor_B, sym_sqrt
 from numerics.stats import decide_equal
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.gradient_setups import SCALE_SCOPE
 from theorems.fixture import Parts, fixture
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.bias_coefficients import loss_bias_gradient
@@ -426,7 +427,7 @@ CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
     assumptions=(A1, A2, a3("σ₁(W*Σ^{1/2}) = 0.1: ‖B‖op² ≈ 0.1 near the manifold, < 1/6 so the bias series' first "
                             "two orders are finite"),
-                 Assumption("near the manifold", f"θ at Σ̃-distance {RADIUS} from Mfold")),
+                 Assumption("near the manifold", f"θ at Σ̃-distance {RADIUS} from Mfold"), SCALE_SCOPE),
     checks=(Check("derivation", "symbolic", "∂c/∂V equals the V-coefficient assembled from Lemmas 13 and 18; "
                   "Gaussian integral E[e^{xᵀMx} x xᵀ] = Z S", symbolic_derivation),
             Check("coefficient-two-routes", "numeric", "∇c (autograd of A.T1.1's loss-bias coefficient) equals the "

@@ -52,6 +52,7 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a.geometry import regularizer_grad
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.gradient_setups import SCALE_SCOPE
 from theorems.paper_a.assumptions import A1
 from theorems.paper_a.bias_coefficients import isserlis, regularizer_bias_coefficient, std_normal_expectation
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER, coefficient_decisions,
@@ -237,7 +238,7 @@ def check_coefficient(ctx: Context, data, pairings=isserlis) -> Outcome:
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
-    assumptions=(A1,),
+    assumptions=(A1, SCALE_SCOPE),
     checks=(Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
                   symbolic_derivation),
             Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) = the "

@@ -41,7 +41,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_b import model, records
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2
 from theorems.paper_b.fixed_head_setups import trajectory_bank
@@ -52,6 +52,12 @@ ID = "B.L7"
 EPSILONS = (0.5, 0.2, 0.1, 0.05, 0.02)
 SAMPLED_COUNT = (1500, 4000, 10000)  # sampled W per instance at quick / standard / full
 S_FLOOR = 0.2  # sampled W are kept when every opt score is >= this (the Lemma 3 domain)
+DOMAIN_SCOPE = ScopeFilter(
+    "Lemma 3 domain",
+    f"iterates of the algorithms (Lemma 3 bounds their opt scores below); sampled W kept only when every opt score is "
+    f"≥ {S_FLOOR:g}",
+    why="the lemma's domain is where its proof operates, opt scores bounded below; the floor 0.2 for the sampled W "
+        "is ours")
 #: sampled W: ||W|| = 10^U(-1, log10 of the largest trajectory norm), so sampled W reach the decided top half
 SAMPLED_LOG_NORM_MIN = -1.0
 #: sampled W: direction cos(theta) Wbar_mm + sin(theta) H, H a random unit matrix orthogonal to W_mm and theta
@@ -139,6 +145,8 @@ def check_alignment(ctx: Context, bank: list, dropped: bool = False, neg_grad=ne
     norms, cm, cs, lab, ang = collect(ctx, bank, dropped, neg_grad)
     top = float(np.nanmax(norms))
     ev = Evidence(ctx)
+    sampled = len(bank) * ctx.pick(*SAMPLED_COUNT)
+    ev.scope(DOMAIN_SCOPE, sampled - int((lab == "sampled").sum()), sampled)
     R = {}
     upper = norms > TOP_FRACTION * top
     samp_top = upper & (lab == "sampled")
@@ -204,8 +212,7 @@ CLAIM = Claim(
                    "of GD/NGD/Polyak and sampled W at every angle to W_mm with every opt score ≥ 0.2) and report it "
                    "per ε; the decision only fails (4) in the top half of the norms examined. Ass 1 (ours) holds on "
                    "the orthogonal-token instance only (Example 1 at d = 32 is far outside it)."),
-    assumptions=(ASS1, ASS2,
-                 Assumption("Lemma 3 domain", "opt scores bounded below (iterates; sampled W with s_opt ≥ 0.2)")),
+    assumptions=(ASS1, ASS2, DOMAIN_SCOPE),
     checks=(
         Check("alignment", "numeric", "R_ε measured for ε = 0.5 … 0.02 along trajectories and on sampled W",
               check_alignment, stochastic=False, uses={"bank": trajectory_bank}),
