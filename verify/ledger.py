@@ -47,7 +47,7 @@ import tokenize
 import tomllib
 from pathlib import Path
 
-from theorems.claim import Assumption
+from theorems.claim import Assumption, Claim
 from verify.results import stable_repr
 
 #: module constants that are the claim's text, not a decision
@@ -142,7 +142,7 @@ def _module_constants(module: str, path: Path, mtime_ns: int, size: int) -> tupl
     out = []
     for c in source_constants(path.read_text()):
         value = getattr(mod, c["name"], None)
-        if isinstance(value, Assumption):  # an assumption is the claim's hypothesis, not a decision
+        if isinstance(value, (Assumption, Claim)):  # a hypothesis or the claim itself, not a decision
             continue
         e = entries.get(c["name"], {})
         out.append({"module": module, "name": c["name"], "value": _short(stable_repr(value)),
