@@ -86,10 +86,11 @@ FINDINGS = (
     "σ₁(M*) = 0.25 (‖B‖op ≈ 0.52) the bias approaches it far more slowly than 1/n², so the instance is "
     "σ₁(M*) = 0.1, chosen after that miss.",
     "Each block is decided inside half the distance to the coefficient without λc_R (the control's mutant), which "
-    "the instance sets: the B-blocks and point 2's A-block lie about 20 % or more from it at 99 % of instances, but at point 1 "
-    "(a Haar-random point of the manifold) λc_R moves the A-block by a few percent of ∇_V c (median 4.2 % over 400 "
-    "instance draws; 14.6 % at seed 0), below the ~13 % (quick) and ~7.5 % (standard) the check resolves at its "
-    "pilot's cap: that block is then inconclusive for lack of power at most instances (verify/expectations.toml).",
+    "the instance sets: the B-blocks and point 2's A-block lie about 20 % or more from it at 99 % of instances, but "
+    "at point 1 (a Haar-random point of the manifold) λc_R moves the A-block by a few percent of ∇_V c (median 4.2 % "
+    "over 400 instance draws; 14.6 % at seed 0), below the ~13 % (quick) and ~7.5 % (standard) the check resolves "
+    "at its pilot's cap: that block is then inconclusive for lack of power at most instances "
+    "(verify/expectations.toml).",
 )
 
 #: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches while an interval is wider than its

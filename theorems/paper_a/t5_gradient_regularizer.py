@@ -82,7 +82,7 @@ FINDINGS = (
 
 #: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches on this claim's own stream while an
 #: interval is wider than its 95 %-power width at its margin): 8-fold the regularizer-only batches, whose chunk costs
-#: about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s at quick), so its cap costs about what theirs do
+#: about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s at quick), so its cap costs what theirs do
 PILOT_MAX_GROWTH = 8
 PREREGISTERED = {
     "PILOT_TARGET_WIDTH": "new (session 9, issue #13), after CI's seed 815026 left A.T5 inconclusive at the first look "
