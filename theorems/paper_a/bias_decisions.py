@@ -18,7 +18,7 @@ to the nearest alternative the claim's controls name (:func:`alternative_margin`
 check's decisions summarised by :func:`headline`;
 
 and draws its figure with :func:`coefficient_plot`, :func:`limit_plot` or :func:`series_plot`.  The derived values
-live in ``bias_coefficients``.  Every decision constant below carries its reason; ``PREREGISTERED`` lists those set or
+live in ``bias_coefficients``.  Every decision constant below carries its reason; the ledger lists those set or
 changed with results in view.
 """
 from __future__ import annotations
@@ -63,7 +63,7 @@ REGULARIZER_COEFFICIENT_ORDER = 2
 #: the softmax-row limits (A.L9 (i), A.L11/15/20, the Poincaré lemmas' n'·Var; the bias coefficients of A.L13/18/22)
 #: are fitted as a + b/m + c/m² + d/m³: the series' coefficients grow like e^{kq}, and at q = 0.6 over n = 8..256 the
 #: omitted terms of a two-term fit move the limit by 2.3 (quick) to 4 (standard) standard errors, those of a three-term
-#: fit by 0.4-0.65 (exact quadrature of n'·E Σs², moments.scaled_ss_exact; PREREGISTERED)
+#: fit by 0.4-0.65 (exact quadrature of n'·E Σs², moments.scaled_ss_exact; ledger)
 LIMIT_ORDER = 3
 
 
@@ -223,7 +223,7 @@ def limit_decisions(ev: Evidence, ns, y, se, targets, labels, order: int = LIMIT
     r"""Per column of ``y`` (len(ns), Q): fit ``y = a + b/m + c/m^2 + d/m^3`` (``order``) with ``m = n - 1``
     and decide ``a = targets[col]`` inside half the distance to the nearest alternative (:func:`alternative_margin`;
     ``alternatives``: name -> per-column values, e.g. the constants without the tilt factor, and the claim's own in a
-    control that swaps the target; ``decide_equal``).  Why three correction terms: ``PREREGISTERED["LIMIT_ORDER"]``.
+    control that swaps the target; ``decide_equal``).  Why three correction terms: the ledger's ``LIMIT_ORDER``.
     """
     m = np.array([n - 1 for n in ns], float)
     for col in range(y.shape[1]):

@@ -73,11 +73,6 @@ FINDINGS = (
     "(Algorithm 1 starts slightly above L* in all of them).",
 )
 
-PREREGISTERED = {
-    "controls": "issue 31: 'baseline is Algorithm 1' (a role swap: Algorithm 1 from the random init read as SGD) "
-                "replaced by 'Algorithm 1 without its spectral step', declared before it was run",
-}
-
 
 def check_figure1(ctx: Context, runs: dict, spectral_init=spectral_init_from_estimates,
                   algorithm: Method = ALG1_SPECTRAL) -> Outcome:

@@ -130,7 +130,12 @@ def regularizer_data(ctx, instance: GradientInstance) -> RegularizerData:
 class PilotChunks:
     """A claim's pilot over the shared batches ``data``: its later chunks (``more[c]``, c = 1, 2, ..., drawn on first
     use and kept with the value, so the checks and controls that share it draw each chunk once).  Each claim draws
-    its chunks on its own stream (A.T3's ``more_samples``, A.T4's ``more_batches``)."""
+    its chunks on its own stream (A.T3's ``more_samples``, A.T4's and A.T5's ``more_batches``); the pilot's rule is
+    ``theorems.pilot.sized_to_power``."""
 
     data: object
     more: Parts
+
+    def pooled(self, shared: list, growth: int) -> list[list]:
+        """Per n, the shared batches' entry (``shared``: the data's per-n list) and those of chunks 1..growth-1."""
+        return [[s, *more] for s, *more in zip(shared, *(self.more[c] for c in range(1, growth)))]

@@ -24,7 +24,7 @@ ALG_D, ALG_R, MIN_RATIO = 3, 4, 0.5  # Algorithm 1's instances (A.L4, A.T2): d, 
 #: spectral-init instances are kept only when sigma_d(M*) >= SPECTRAL_MIN_RATIO sigma_1(M*).  Why: the O(1/n)
 #: correction to E dist(theta_0) scales like 1/sigma_d, so on a nearly rank-deficient M* the grid n = 1e3..1e6 is
 #: pre-asymptotic.  Chosen after calibration seed 102 drew sigma_d/sigma_1 = 0.02 (A.L5's exponent -0.454 against
-#: -1/2; recorded in A.L5's PREREGISTERED), from a sweep on a design generator (seed 7, not a test or calibration
+#: -1/2; recorded in A.L5's ledger), from a sweep on a design generator (seed 7, not a test or calibration
 #: seed) of the n-exponent at 2000 draws per n: -0.46 at ratio 0.02, -0.49 at 0.05, -0.500 +- 0.001 from 0.08 up.
 #: 80% of the unconditioned family passes it (1% falls below 0.02).
 SPECTRAL_MIN_RATIO = 0.1

@@ -30,7 +30,7 @@ constants are loose by the factor ``e^{q_i}`` (reported as tightness).
 Evidence: (1) symbolic: the exponent algebra for general ``n'`` and the Gaussian moment generating function; (2)
 numeric: Monte Carlo of both moments at two queries and n = 8..256 against the bounds, with no tolerance: a cell
 passes when its whole confidence interval lies below the bound, fails when it lies above, and is undecided otherwise
-(issue 11 removed a 10% tolerance, ``PREREGISTERED``); (3) numeric: the fitted limit of ``n' x`` (i) against
+(issue 11 removed a 10% tolerance, the ledger); (3) numeric: the fitted limit of ``n' x`` (i) against
 ``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``bias_decisions.LIMIT_ORDER``), inside half the distance to 1, the
 limit without the tilt factor (the uniform weights' value, the control's), with the fit model's own truncation
 error reported beside it: ``n' E sum_j s_j^2`` depends on ``q`` alone and has an exact one-dimensional integral
@@ -88,7 +88,7 @@ FIDELITY_NOTE = (
 #: a bound holds at a cell's confidence once the cell's whole interval lies below it; a wide interval below the bound
 #: is still a pass (one-sided claim), one that straddles it is undecided: no width limit, no tolerance
 BOUND_MAX_WIDTH = math.inf
-#: the limits decided by the tightness check: (i) only; (ii)'s is reported (see PREREGISTERED)
+#: the limits decided by the tightness check: (i) only; (ii)'s is reported (see the ledger)
 DECIDED_LIMITS = ("ss",)
 #: findings of this claim (``verify readme`` lists them)
 FINDINGS = (

@@ -22,7 +22,7 @@ Evidence.  (1) *Inequality*: both sides by Monte Carlo at two fixed queries and 
 8..128), from the same draws: ``||f(X_k) - fbar||^2 M/(M-1)`` (its mean is the unbiased sample variance) and
 each draw's gradient sum by autograd (``torch.func.jacrev``); the ratio ``LHS/RHS`` (delta-method errors from the
 paired draws) is decided by ``decide_upper`` against 1 with no tolerance: a cell passes when its whole interval lies
-below 1, fails when it lies above, and is undecided otherwise (issue 11 removed a 10% tolerance, ``PREREGISTERED``).
+below 1, fails when it lies above, and is undecided otherwise (issue 11 removed a 10% tolerance, the ledger).
 (2) *O(1/n)*: the fitted limit of ``n' Var_{-i} f`` equals the derived constant, inside half the distance to the
 constant without the tilt factor (``e^q - 1`` against 0 for the weights; the control's value, ``ALTERNATIVE_LIMITS``)
 (sample variances over the larger Monte Carlo rows shared with A.L9, n = 8..256; the fitted limit of ``n' x bound``

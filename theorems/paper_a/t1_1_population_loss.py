@@ -124,7 +124,7 @@ NLAW_PER_N = (150, 300, 400)
 NLAW_B_OP = (0.3, 0.35)
 #: n-law power: the pilot's draws grow until every interval is predicted at 0.8 of the width giving its decision 95%
 #: power at the claim's value (about 99 % power, room for the pilot's own noise and the fit model's ~1 % offset; the
-#: coefficient's margin is 5-7% of c), at most NLAW_MAX_GROWTH-fold (the cost: PREREGISTERED)
+#: coefficient's margin is 5-7% of c), at most NLAW_MAX_GROWTH-fold (the cost: ledger)
 NLAW_TARGET_WIDTH = 0.8
 NLAW_MAX_GROWTH = 4
 #: the slope is fitted from n = 16 on, where the O(n^-2) term moves it by a few hundredths
@@ -137,7 +137,7 @@ SLOPE_MARGIN = Margin(0.25, excludes="exponent -1/2 (a gap of the order of the r
 #: of the outer Gaussian integral with weight e^{xᵀMx}; the claim must exclude c without it (c/Z).  Decided on the
 #: ratio fitted/derived pooled over the instances (inverse-variance weights): the alternative puts every ratio at 1/Z_i
 #: (Z_i = 1.13-1.16 at ‖B‖op 0.3-0.35), the pooled one at least min_i (1 − 1/Z_i) below 1; the margin is half that,
-#: read off the instances (PREREGISTERED: why pooled)
+#: read off the instances (ledger: why pooled)
 COEFFICIENT_MARGIN_RULE = ("the coefficients without the outer integral's factor Z = det(I − 2Σ^{1/2}KΣKᵀΣ^{1/2})^{-1/2} "
                            "(ratio 1/Z_i at every instance): half the smallest distance min_i (1 − 1/Z_i) from 1")
 #: probe: examples per budget; ‖B‖op drawn on [0.05, 0.35] (the light-tailed region, where the Monte Carlo decides);
@@ -323,7 +323,7 @@ def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcom
         Sigma, W, V, K, sigma, half = drawn
         est = model.mc_population_loss(V, K, Sigma, W, sigma, n_outer, n_inner, gen)
         mean_, se_ = est.mean, est.se
-        # pilot (PREREGISTERED["CF_TARGET_WIDTH"]): more outer draws where an interval is wider than the width that
+        # pilot (the ledger's CF_TARGET_WIDTH): more outer draws where an interval is wider than the width that
         # gives its decision 95% power; sized from the standard errors only
         ratio = max(2 * z * float(se_[i]) / width_for_power(float(half[i]), z) for i in range(n_inst))
         growth = planned_growth(ratio, CF_TARGET_WIDTH, CF_MAX_GROWTH)
@@ -423,7 +423,7 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples) -> Outcome:
     ``1/Z`` (``COEFFICIENT_MARGIN_RULE``), from the draws of ``gap_samples`` (leave-one-out; the control passes
     :func:`include_self_gaps`).  Each instance's coefficient is reported with its interval.
 
-    Two stages (``PREREGISTERED["NLAW_TARGET_WIDTH"]``): a pilot of ``NLAW_PER_N`` data sets per unit of ``n``, then,
+    Two stages (the ledger's ``NLAW_TARGET_WIDTH``): a pilot of ``NLAW_PER_N`` data sets per unit of ``n``, then,
     if its widest interval is above ``NLAW_TARGET_WIDTH`` of the width giving 95% power, more draws of the same kind
     (:func:`theorems.pilot.planned_growth`); every interval is decided on all draws pooled.  The pilot sets only the
     sample size from the noise, never from the estimate's distance to the claim."""

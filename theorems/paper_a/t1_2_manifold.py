@@ -72,7 +72,7 @@ GD_INSTANCES = ((3, 5), (2, 3), (4, 5))
 GD_INSTANCE_COUNT = (2, 3, 3)  # how many of GD_INSTANCES run at quick / standard / full
 GD_RUNS = (16, 48, 128)  # random inits per instance at quick / standard / full
 #: GD steps: the "R with I" control's runs (its objective does not match Algorithm 1's preconditioner) need the most;
-#: at 5000 steps at least 11 of its 32 quick runs converged at each of 100 fresh seeds (PREREGISTERED)
+#: at 5000 steps at least 11 of its 32 quick runs converged at each of 100 fresh seeds (ledger)
 GD_STEPS = (5000, 5000, 8000)
 ETA, INIT_SCALE = 0.05, 0.3  # GD step (stable: eta < 2/lambda_max(Hess) on these instances) and init scale
 OBJ_TOL, DIST_TOL = 1e-14, 1e-5  # converged: objective within 1e-14 ||M*||^2 of L*; on Mfold: dist <= 1e-5 ||M*||^{1/2}

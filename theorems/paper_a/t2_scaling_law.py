@@ -27,7 +27,7 @@ log curve_t + D_t``, so the run's rate is the curve's minus the slope of ``D``, 
 ``D``'s residuals.  A bend of the decay the prediction shares (two slow modes mixing) is then not error, and a bend it
 does not share moves one half's rate off the prediction: a failure, not a wider interval.  (Until session 10 the
 whole window was decided, its error the fit's SE and half the difference of the two halves' rates, which counted a
-predicted bend as misfit: fresh seed 502, ``PREREGISTERED["RATE_MARGIN"]``.)
+predicted bend as misfit: fresh seed 502, the ledger's ``RATE_MARGIN``.)
 
 Which linearized prediction (issue #13, after calibration seed 115).  The slowest mode's rate ``c`` is the
 *asymptotic* rate; over a finite window the excess is the mixture ``sum_k C_k (1 - eta mu_k)^{2t}`` of the modes the
@@ -590,7 +590,7 @@ def probe_instances():
     values in [1/2, 1] and rescaled); the training-set size ``10^log10_N`` (sets dist_0); the step as a multiple of
     alpha/beta.  The training set itself (up to 3e6 samples, summarized exactly by a Wishart draw of
     ``(X^T X, X^T Y)``) comes from ``seed``: a draw hypothesis cannot generate from its law."""
-    return fair_sampled_from(PROBE_DRAW).flatmap(_stratum)  # fair: PREREGISTERED["PROBE_DRAW"]
+    return fair_sampled_from(PROBE_DRAW).flatmap(_stratum)  # fair: the ledger's PROBE_DRAW
 
 
 @functools.cache  # a strategy cache, one strategy per stratum: hypothesis draws faster from one it has seen

@@ -39,7 +39,7 @@ Evidence, top-down:
    when the interval lies inside -2 ± 0.5, half the distance to the paper's -1: ``bias_decisions.RATE_MARGIN``),
    which can fail; the paper's envelope -1 is reported beside it (a pass puts the interval below -1.5).
 4. *numeric, bias coefficient*: ``(n-1) x`` the bias, projected on each block of ``grad c``, fitted as
-   ``a + b/m + c/m^2 + d/m^3`` (``LOSS_COEFFICIENT_ORDER``; why three terms: ``bias_decisions.PREREGISTERED``); ``a``
+   ``a + b/m + c/m^2 + d/m^3`` (``LOSS_COEFFICIENT_ORDER``; why three terms: ``bias_decisions``'s ledger); ``a``
    must equal ``||grad_V c||`` and ``||grad_K c||``, each inside half the distance to the value the derivation gives
    without a term it says is there (the controls' mutants, :func:`derived_alternatives`: the V-block without the
    covariance term, the K-block without the tilted third moment).  The loss gap ``(n-1)(E Lhat_n - L) -> c`` (pointwise
@@ -95,7 +95,7 @@ from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIE
                                              alternative_margin, coefficient_decisions, coefficient_plot, headline,
                                              mean_square, rate_decisions)
 from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data, gradient_instance
-from theorems.pilot import sized_by_pilot, widest_ratio
+from theorems.pilot import sized_to_power
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -130,10 +130,9 @@ FINDINGS = (
 
 #: the two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding
 TWO_ROUTES_TOL = 1e-9
-#: power of the rate and coefficient checks: when the shared batches' widest interval is above 60% of the width at
-#: which its decision has 95 % power at the claim's value (its record's max_width), the check draws more batches on its
-#: own stream until it is predicted at 60% (room for the pooled estimate's own noise), at most 4-fold in all
-PILOT_TARGET_WIDTH = 0.6
+#: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches on this claim's own stream while an
+#: interval is wider than its 95 %-power width at its margin): 4-fold the shared batches, about a minute more per run
+#: at quick
 PILOT_MAX_GROWTH = 4
 
 
@@ -163,7 +162,7 @@ INCLUDE_SELF_BATCHES = pilot_batches.bind(data=INCLUDE_SELF_DATA)
 
 def pooled(batches: PilotChunks, growth: int) -> list[list]:
     """Per n, the shared samples and those of chunks 1..growth-1."""
-    return [[s, *more] for s, *more in zip(batches.data.samples, *(batches.more[c] for c in range(1, growth)))]
+    return batches.pooled(batches.data.samples, growth)
 
 
 # ---------------------------------------------------------------------------
@@ -357,11 +356,12 @@ def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = SQUARED_
         draws = [torch.cat([error.draws(s) for s in per_n]) for per_n in pooled(batches, growth)]
         result = rate_decisions(ev, data.ns, draws, error.name, error.estimate, derived=derived,
                                 derived_label="‖∇c‖²/(n−1)²")
-        return widest_ratio(ev.decisions, N_POINTS), (ev, result)
+        return ev.decisions, (ev, result)
 
-    (ev, (vals, ses)), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
+    (ev, (vals, ses)), growth, ratios = sized_to_power(decide_at, N_POINTS, PILOT_MAX_GROWTH)
     return ev.outcome(headline=headline(ev, f"exponent of {error.name} in n"), ns=data.ns, values=vals, se=ses,
-                      n_batches=growth * data.n_batches, pilot_growth=growth)
+                      n_batches=growth * data.n_batches, pilot_growth=growth, stage_widest=ratios,
+                      pilot_cap=PILOT_MAX_GROWTH)
 
 
 def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, dict]:
@@ -391,21 +391,19 @@ def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
     """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point, on the batches ``batches`` (leave-one-out;
     the control passes :data:`INCLUDE_SELF_BATCHES`).
 
-    Sized by a pilot (``PREREGISTERED``): the shared batches first; if its widest interval is above
-    ``PILOT_TARGET_WIDTH`` of its 95 %-power width, more batches of the same kind on this claim's own stream, once
-    re-planned if still too wide (:func:`theorems.pilot.sized_by_pilot`); every decision on all batches pooled."""
+    Sized by a pilot: the shared batches first, then more of the same kind on this claim's own stream while an
+    interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH`` (:func:`theorems.pilot.sized_to_power`);
+    every decision on all batches pooled."""
     data = batches.data
-    widths: list[float] = []  # each stage's widest interval relative to its maximum
 
     def decide_at(growth):
         per_n = pooled(batches, growth)
         dL = [torch.cat([mo.flat(*s.dL) for s in group]) for group in per_n]
         loss_gap = [torch.cat([s.loss_gap for s in group]) for group in per_n]
         ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
-        widths.append(widest_ratio(ev.decisions, 3 * N_POINTS))
-        return widths[-1], (ev, series)
+        return ev.decisions, (ev, series)
 
-    (ev, series), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
+    (ev, series), growth, widths = sized_to_power(decide_at, 3 * N_POINTS, PILOT_MAX_GROWTH)
     if ev.plots:
         ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if data.include_self else ""),
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩"), COEFFICIENT_CAPTION)
@@ -414,7 +412,7 @@ def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
         ev.measure(f"point {b + 1}: ‖B‖op (A3 scope)", v)
     target = mo.flat(*loss_bias_gradient(data.V, data.K, data.Sigma, data.W)[1:])
     return ev.outcome(headline=headline(ev, "(n−1)·bias → ∇c per block, (n−1)(E L̂ₙ − L) → c"), ns=data.ns,
-                      n_batches=growth * data.n_batches, pilot_growth=growth,
+                      n_batches=growth * data.n_batches, pilot_growth=growth, pilot_cap=PILOT_MAX_GROWTH,
                       stage_widest=widths, include_self=data.include_self,
                       grad_c_norm=target.norm(dim=-1).tolist())
 

@@ -29,19 +29,21 @@ pairing it says is there, the control's mutant).  Monte Carlo: per batch
 ``grad Rhat - grad R - D(grad R)(Sigma)[Sigmahat - Sigma]`` (the linear term has mean zero exactly), at A.T4's points
 but on this claim's own regularizer-only batches (the fixture ``gradient_setups.regularizer_data``: no softmax, so ten
 times more batches), sized by a pilot as A.T4's (``theorems/pilot.py``: the shared batches first; more on this claim's
-own stream when an interval is above 0.6 of its 95 %-power width).
+own stream while an interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``).
 
 Controls: the Isserlis formula with one pairing dropped (coefficient and symbolic: :func:`first_only`,
 :func:`first_pairing_covariance`), and, for the rate, the population regularizer with its ``Sigma`` weights dropped
 (``R(theta; I)``, the isotropic regularizer: the bias then does not vanish; :func:`isotropic_regularizer_grad`).  The natural rate control -- the mean square in place of the squared mean, i.e. the single-batch error
 ``E||grad Rhat - grad R||^2``, asymptotically 1/n -- was replaced when this module was written because it did not fail
-(``PREREGISTERED["RATE_MUTANT"]``).  Why it does not fail (diagnosed in issue 11, seed 0): near the manifold the
+(the ledger's ``RATE_MUTANT``).  Why it does not fail (diagnosed in issue 11, seed 0): near the manifold the
 first-order term ``Df(Sigma)[Sigmahat - Sigma]`` is small -- ``E||Df(Sigma)[H]||^2 = 0.16, 0.09`` at the two points,
 against ``n E||grad Rhat - grad R||^2 = 12.2, 15.1`` at n = 8 and ``0.25, 0.20`` at n = 128 -- so the n^-2 and n^-3
 terms (which do not vanish on the manifold) dominate up to n ~ 150-250 (the 1/n term's share is 63%, 44% at n = 128;
 95%, 89% at n = 1024): over n = 8..256 the single-batch error looks like n^-2, not like the paper's 1/n.
 """
 from __future__ import annotations
+
+import functools
 
 import sympy as sp
 
@@ -57,8 +59,9 @@ from theorems.paper_a.assumptions import A1
 from theorems.paper_a.bias_coefficients import isserlis, regularizer_bias_coefficient, std_normal_expectation
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER, coefficient_decisions,
                                              coefficient_plot, headline, rate_decisions)
-from theorems.paper_a.gradient_setups import N_POINTS, blocks, regularizer_data
-from theorems.pilot import sized_by_pilot, widest_ratio
+from theorems.fixture import Parts, fixture
+from theorems.paper_a.gradient_setups import N_POINTS, PilotChunks, blocks, regularizer_data
+from theorems.pilot import sized_to_power
 from theorems.symbolic import Derivation
 
 ID = "A.T5"
@@ -78,11 +81,10 @@ FINDINGS = (
     "is small there and dominates only beyond n ≈ 150-250.",
 )
 
-#: power of the rate and coefficient checks, A.T4's rule (``theorems.pilot``): when the shared batches' widest interval
-#: is above 60% of its 95 %-power width (its record's max_width), more batches on this claim's own stream until it is
-#: predicted at 60%, at most 4-fold in all
-PILOT_TARGET_WIDTH = 0.6
-PILOT_MAX_GROWTH = 4
+#: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches on this claim's own stream while an
+#: interval is wider than its 95 %-power width at its margin): 8-fold the regularizer-only batches, whose chunk costs
+#: about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s at quick), so its cap costs what theirs do
+PILOT_MAX_GROWTH = 8
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation
@@ -174,30 +176,35 @@ def more_batches(ctx: Context, data, chunk: int) -> list:
     return [mo.regularizer_bias_samples(data.V, data.K, data.Sigma, n, data.n_batches, gen)[0] for n in data.ns]
 
 
-def pilot_sized(ctx: Context, data, decide, decisions: int) -> tuple[Evidence, object, int]:
-    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches, the pilot; above ``PILOT_TARGET_WIDTH`` of
-    its maximum (or with a decision missing) on more batches pooled in, once re-planned if still too wide
-    (:func:`theorems.pilot.sized_by_pilot`).  Returns the deciding evidence, ``decide``'s result and the growth."""
-    chunks: dict[int, list] = {}  # drawn once in this call: a re-planned stage pools its predecessor's chunks too
+@fixture(uses={"data": regularizer_data})
+def pilot_batches(ctx, data) -> PilotChunks:
+    """``data`` with this claim's later chunks drawn on demand and kept with the value: the rate and coefficient
+    checks and their controls, which share it, draw each chunk once."""
+    return PilotChunks(data, Parts(functools.partial(more_batches, ctx, data)))
+
+
+def pilot_sized(ctx: Context, batches: PilotChunks, decide, decisions: int) -> tuple[Evidence, object, dict]:
+    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches, the pilot, and on more batches pooled in
+    while an interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``
+    (:func:`theorems.pilot.sized_to_power`).  Returns the deciding evidence, ``decide``'s result and what the pilot
+    did (for the record)."""
 
     def decide_at(growth):
-        for chunk in range(1, growth):
-            if chunk not in chunks:
-                chunks[chunk] = more_batches(ctx, data, chunk)
-        more = [chunks[chunk] for chunk in range(1, growth)]
-        draws = [torch.cat([mo.flat(*d) for d in per_n]) for per_n in zip(data.dR, *more)]
+        draws = [torch.cat([mo.flat(*d) for d in per_n]) for per_n in batches.pooled(batches.data.dR, growth)]
         ev = Evidence(ctx, decisions=decisions)
         result = decide(ev, draws)
-        return widest_ratio(ev.decisions, decisions), (ev, result)
+        return ev.decisions, (ev, result)
 
-    (ev, result), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH)
-    return ev, result, growth
+    (ev, result), growth, ratios = sized_to_power(decide_at, decisions, PILOT_MAX_GROWTH)
+    return ev, result, dict(n_batches=growth * batches.data.n_batches, pilot_growth=growth, stage_widest=ratios,
+                            pilot_cap=PILOT_MAX_GROWTH)
 
 
-def check_rate(ctx: Context, data, reference=regularizer_grad) -> Outcome:
+def check_rate(ctx: Context, batches: PilotChunks, reference=regularizer_grad) -> Outcome:
     """Exponent of the squared regularizer-gradient bias = the derived -2 (the paper's envelope -1 reported), the bias
     measured against ``reference(V, K, Sigma)``, the population regularizer's gradient ``grad R(theta; Sigma)`` (the
     control passes :func:`isotropic_regularizer_grad`).  Batches sized by a pilot (:func:`pilot_sized`)."""
+    data = batches.data
     k = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma)).pow(2).sum(-1).numpy()
     shift = mo.flat(*regularizer_grad(data.V, data.K, data.Sigma)) - mo.flat(*reference(data.V, data.K, data.Sigma))
 
@@ -205,16 +212,17 @@ def check_rate(ctx: Context, data, reference=regularizer_grad) -> Outcome:
         return rate_decisions(ev, data.ns, [D + shift for D in draws], "‖E∇R̂ − ∇R‖²_F",
                               derived=lambda m: k / m[:, None] ** 2, derived_label="‖c_R‖²/n²", shift=0)
 
-    ev, (vals, ses), growth = pilot_sized(ctx, data, decide, N_POINTS)
+    ev, (vals, ses), pilot = pilot_sized(ctx, batches, decide, N_POINTS)
     return ev.outcome(headline=headline(ev, "exponent of ‖E∇R̂ − ∇R‖²_F in n"), ns=data.ns, values=vals, se=ses,
-                      n_batches=growth * data.n_batches, pilot_growth=growth, reference=reference.__name__)
+                      reference=reference.__name__, **pilot)
 
 
-def check_coefficient(ctx: Context, data, pairings=isserlis) -> Outcome:
+def check_coefficient(ctx: Context, batches: PilotChunks, pairings=isserlis) -> Outcome:
     """n·bias → c_R per point and block, with ``c_R`` from the pairings ``pairings`` of ``E H (x) H`` (the control
     passes :func:`first_only`), decided inside half the distance between the two pairings' coefficients (the
     derivation's and the one-pairing mutant; in the control the derivation's is the alternative).  Batches sized by a
     pilot (:func:`pilot_sized`)."""
+    data = batches.data
     target = mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma, pairings))
     alternatives = {name: mo.flat(*regularizer_bias_coefficient(data.V, data.K, data.Sigma, p))
                     for name, p in COEFFICIENT_ALTERNATIVES.items()}
@@ -223,13 +231,12 @@ def check_coefficient(ctx: Context, data, pairings=isserlis) -> Outcome:
         return coefficient_decisions(ev, data.ns, draws, target, list(data.ns), blocks(),
                                      order=REGULARIZER_COEFFICIENT_ORDER, alternatives=alternatives)
 
-    ev, series, growth = pilot_sized(ctx, data, decide, 2 * target.shape[0])
+    ev, series, pilot = pilot_sized(ctx, batches, decide, 2 * target.shape[0])
     if ev.plots:
         ev.figure("Regularizer gradient bias × n → c_R",
                   coefficient_plot(data.ns, series, ev.z, "n ⟨E∇R̂ − ∇R, e⟩"), COEFFICIENT_CAPTION)
-    return ev.outcome(headline=headline(ev, "n·bias → c_R per block"), ns=data.ns,
-                      n_batches=growth * data.n_batches, pilot_growth=growth, pairings=pairings.__name__,
-                      c_R_norm=target.norm(dim=-1).tolist())
+    return ev.outcome(headline=headline(ev, "n·bias → c_R per block"), ns=data.ns, pairings=pairings.__name__,
+                      c_R_norm=target.norm(dim=-1).tolist(), **pilot)
 
 
 # ---------------------------------------------------------------------------
@@ -242,9 +249,9 @@ CLAIM = Claim(
     checks=(Check("derivation", "symbolic", "Isserlis pairing for H = xxᵀ − Σ; exact d = 1 bias via χ² moments",
                   symbolic_derivation),
             Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) = the "
-                  "derived −2 (the paper's envelope 1/n reported)", check_rate, uses={"data": regularizer_data}),
+                  "derived −2 (the paper's envelope 1/n reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
-                  check_coefficient, uses={"data": regularizer_data})),
+                  check_coefficient, uses={"batches": pilot_batches})),
     controls=(Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
                       {"covariance": first_pairing_covariance}),
               Control("isotropic population regularizer", "bias-rate",

@@ -266,7 +266,7 @@ def l3_instances(draw):
     and log10 eta are hypothesis primitives; ``seed`` draws the dataset (``probe_dataset``) and the two inits W_0
     (d x d each, d up to 40)."""
     # half the draws aimed inside Ass 1 (ours) and Ass 2 (classified as computed), by a fair coin: hypothesis's
-    # st.booleans() has a bias that it varies per run (PREREGISTERED["IN_SCOPE_COIN"])
+    # st.booleans() has a bias that it varies per run (the ledger's IN_SCOPE_COIN)
     in_scope = draw(fair_sampled_from([True, False]))
     kind = "orthogonal" if in_scope else draw(st.sampled_from(["orthogonal", "orthogonal", "gaussian"]))
     n, T = draw(st.integers(1, 5)), draw(st.integers(2, 4))

@@ -48,7 +48,7 @@ What we find: GD's exponent in log t is about -1.65 at quick (seeds 0-4, window 
 1/log t's -1, and the per-run exponents spread widely (sd ~0.3-0.45: runs differ in their offset log t + c).
 That spread, not the mean, is what made quick seed 2 inconclusive at 32 runs: mean -1.62, interval [-1.92, -1.32],
 entirely below the effective bound -1.02 but 0.60 wide (2 z sd / sqrt(32) with z = 4.06, sd 0.42) against
-MAX_WIDTH 0.5.  Power was raised by more runs (GD_RUNS = 64, PREREGISTERED): seed 2 then gives -1.65
+MAX_WIDTH 0.5.  Power was raised by more runs (GD_RUNS = 64, ledger): seed 2 then gives -1.65
 [-1.84, -1.46] (width 0.38); the bound and the width were not touched.  Quick seeds 0-4 at 64 runs: means -1.62 to
 -1.67, widths 0.33-0.38, all below -1.02; single runs reach -0.82 to -1.12 (reported, not decided: the envelope
 is a surrogate and runs differ in their offset).  A sharper statistic was tried and not adopted: the exponent in

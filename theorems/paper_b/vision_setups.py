@@ -46,7 +46,7 @@ CONFIG = dict(image_size=8, patch_size=4, num_classes=10, dim=16, depth=2, heads
 #: minibatch size (the seed lost the paper's): 32, about 45 steps per epoch of the 1,438 training digits
 BATCH = 32
 #: independent runs per optimizer at the quick / standard / full budget: >= 8 per decision (the issue's floor);
-#: 64 at standard and full: the power to decide a gap of 0.09 against 0.2 (PREREGISTERED)
+#: 64 at standard and full: the power to decide a gap of 0.09 against 0.2 (ledger)
 RUNS = (12, 64, 64)
 #: steps on the digits at the quick / standard / full budget: 300 (about 7 epochs; the grid's horizon) and 600 (13
 #: epochs), both before the runs memorize the training set (at 1000 steps every optimizer is at train accuracy >= 0.99)
