@@ -61,3 +61,18 @@ def test_the_audits_checks_are_labelled():
     labelled = {(c.id, k.name) for c in registry.all_claims() for k in c.checks if k.evidence == "implementation"}
     assert {("A.L4", "population-oracle"), ("A.L4", "monte-carlo-oracle"), ("B.L4", "trajectories-and-samples"),
             ("B.L5", "bounds")} | {(i, "poincare-inequality") for i in ("A.L10", "A.L14", "A.L19", "A.L23")} <= labelled
+
+
+#: audit 2.1 item 2's mixed checks, split: (claim, the paper check keeping the evidence, the implementation check)
+SPLIT = (("B.L10", "norm-exponents", "schedule-upper-bounds"),   # lower bounds | the triangle-inequality upper bounds
+         ("B.T4", "margin-fraction", "fraction-at-most-1"),      # q_t >= 1/2, gap closing | q_t <= 1
+         ("B.L12", "attention-separable", "above-lemma-12-bound"))  # margin > 0, bound > 0 | margin >= bound
+
+
+@pytest.mark.parametrize("claim_id, paper, implementation", SPLIT)
+def test_the_audits_mixed_checks_are_split_each_half_with_its_own_control(claim_id, paper, implementation):
+    claim = registry.select(claim_id)[0]
+    assert claim.check(paper).evidence == "paper" and claim.check(implementation).evidence == "implementation"
+    assert claim.check(implementation).stochastic is False  # exact decisions only: no alpha taken from the paper half
+    targets = {k.target for k in claim.controls}
+    assert {paper, implementation} <= targets

@@ -11,10 +11,10 @@ Our reading (B.T2): W's step is ``eta (t+1)^{-a}`` times a unit direction and u'
 
 **These upper bounds, and with them "slower than Theta(t)" (a > 0), follow from the step schedule we chose**
 (``joint_setups.EQ10``: a = 1/3, b = 2/3, so the exponents 2/3 and 1/3 are put in too).  They are checked at
-every record as an implementation check, not as evidence.  What the schedule does not imply is the **lower bound**
-(the Theta): that the steps add up instead of cancelling, ``||W_t|| >= c t^{1-a}`` and ``||u_t|| >= c t^{1-b}``
-(Lemma 4's argument: the normalized gradient keeps a positive correlation with ``W_mm`` and ``u_mm``).  That is
-what this claim decides.
+every record by a check of their own, ``schedule-upper-bounds``, labelled an implementation check (not evidence).
+What the schedule does not imply is the **lower bound** (the Theta): that the steps add up instead of cancelling,
+``||W_t|| >= c t^{1-a}`` and ``||u_t|| >= c t^{1-b}`` (Lemma 4's argument: the normalized gradient keeps a positive
+correlation with ``W_mm`` and ``u_mm``).  That is what this claim decides (``norm-exponents``).
 
 Evidence: on DM draws under Condition 1 (the shared main run of ``joint_setups``), the growth exponents of
 ``||W_t||`` and ``||u_t||`` from the increments of the norms over ``[N/5, N]`` (offset-free; interval = across-run
@@ -24,9 +24,10 @@ the tolerance ``NORM_TOLERANCE`` = 0.02, fail when the whole interval is below t
 fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
 reported.
 
-Controls (mutants of the mathematics): the W-step without its normalization (a GD step in W: ``grad_W L -> 0`` as
-the loss falls, ``||W_t||`` stalls); the u-step without its ``1/L`` factor (``alpha = 0``: ``||u_t||`` grows only
-like ``log t``).
+Controls (mutants of the mathematics): of the lower bounds, the W-step without its normalization (a GD step in W:
+``grad_W L -> 0`` as the loss falls, ``||W_t||`` stalls) and the u-step without its ``1/L`` factor (``alpha = 0``:
+``||u_t||`` grows only like ``log t``); of the upper bounds, the path bounds with the two blocks' step powers swapped
+(W's bound ``eta sum (s+1)^{-b} ~ t^{1/3}``, below a norm that grows like ``t^{2/3}``).
 """
 from __future__ import annotations
 
@@ -82,16 +83,34 @@ def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
     return csum[steps.astype(int)]
 
 
+def path_bound_powers_swapped(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+    """A mutant of :func:`path_bound` (the implementation check's control): the two blocks' step powers swapped (a for
+    u, b for W), so W's bound grows like t^{1-b} = t^{1/3} while W's steps add up to ~ t^{2/3} (the lower bound)."""
+    a, b = EQ10[0], EQ10[2]
+    return path_bound(steps, a + b - power, N)
+
+
+def path_fractions(run: JointRun, bound=path_bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(eta sum (s+1)^{-a} at the records (K,), ||W_t|| and ||u_t|| over their triangle bounds (K, B) each; 0 where
+    the bound is 0, at t = 0)."""
+    traj, N = run.traj, run.n_steps
+    R = run.batch.ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                      # (B,) largest token norm
+    steps = traj.steps.numpy()
+    Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
+    bW = bound(steps, run.update["a"], N)
+    bu = bound(steps, run.update["b"], N)[:, None] * R[None, :]                      # (K, B)
+    rW = np.where(bW[:, None] > 0, Wn / np.where(bW > 0, bW, 1.0)[:, None], 0.0)
+    ru = np.where(bu > 0, un / np.where(bu > 0, bu, 1.0), 0.0)
+    return bW, rW, ru
+
+
 def check_norms(ctx: Context, run: JointRun) -> Outcome:
     """Lower bounds (decided): growth exponents of ||W_t|| and ||u_t|| at least the schedule's (1 - a, 1 - b), up to
-    NORM_TOLERANCE; upper bounds (the schedule's, checked exactly at every record).
-
-    ``run``: the main run of (10); a control passes a mutant's run (more draws, the control horizon)."""
+    NORM_TOLERANCE.  ``run``: the main run of (10); a control passes a mutant's run (more draws, the control
+    horizon)."""
     traj, N = run.traj, run.n_steps
     a, b = run.update["a"], run.update["b"]
     name = run.update.label
-    ds = run.batch.ds
-    R = ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                                # (B,) largest token norm
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
     Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
@@ -101,16 +120,7 @@ def check_norms(ctx: Context, run: JointRun) -> Outcome:
         d = decide_lower(e.lo, e.hi, expo, max_width=MAX_WIDTH, tolerance=NORM_TOLERANCE)
         ev.decide(f"growth exponent of {what} (lower bound: Θ)", d, value=e.est,
                   line=f"{name}: {what} ~ t^{e.text()}, lower bound decided {d.claimed} [{d.status}]")
-    # the schedule's upper bounds, at every record (implementation check: true by the triangle inequality)
-    bW = path_bound(steps, a, N)
-    bu = path_bound(steps, b, N)[:, None] * R[None, :]                               # (K, B)
-    rW = np.where(bW[:, None] > 0, Wn / np.where(bW > 0, bW, 1.0)[:, None], 0.0)
-    ru = np.where(bu > 0, un / np.where(bu > 0, bu, 1.0), 0.0)
-    ok = bool((rW <= 1 + BOUND_TOL).all() and (ru <= 1 + BOUND_TOL).all())
-    ev.exact("the schedule's upper bounds (triangle inequality)", ok,
-             f"||W_t|| ≤ η Σ (s+1)^-a and ||u_t|| ≤ ηR Σ (s+1)^-b at every record: {'hold' if ok else 'VIOLATED'} "
-             f"(implied by the step schedule, an implementation check; with a > 0 they make ||W_t|| slower than Θ(t)); "
-             f"{Wn.shape[1]} DM draws, {N} steps")
+    bW, rW, ru = path_fractions(run)
     ev.measure("||W_N|| / (η Σ (s+1)^{-a}): fraction of the maximal path kept (mean over runs)", float(rW[-1].mean()),
                claimed="bounded below (Θ)")
     ev.measure("||u_N|| / (ηR Σ (s+1)^{-b}) (mean over runs)", float(ru[-1].mean()), claimed="bounded below (Θ)")
@@ -135,6 +145,22 @@ def check_norms(ctx: Context, run: JointRun) -> Outcome:
                       per_run_W_exponent=eW.per_run, per_run_u_exponent=eu.per_run)
 
 
+def check_upper_bounds(ctx: Context, run: JointRun, bound=path_bound) -> Outcome:
+    """The schedule's upper bounds ||W_t|| <= eta sum (s+1)^{-a}, ||u_t|| <= eta R sum (s+1)^{-b} at every record
+    (exact; true by the triangle inequality).  ``bound``: the path bound (the control passes a mutant)."""
+    _, rW, ru = path_fractions(run, bound)
+    ok = bool((rW <= 1 + BOUND_TOL).all() and (ru <= 1 + BOUND_TOL).all())
+    ev = Evidence(ctx)
+    ev.exact("the schedule's upper bounds (triangle inequality)", ok,
+             f"||W_t|| ≤ η Σ (s+1)^-a and ||u_t|| ≤ ηR Σ (s+1)^-b at every record: {'hold' if ok else 'VIOLATED'} "
+             f"(max ratios {rW.max():.4f}, {ru.max():.4f}; with a > 0 they make ||W_t|| slower than Θ(t)); "
+             f"{rW.shape[1]} DM draws, {run.n_steps} steps")
+    ev.measure("max over t, runs of ||W_t|| / (η Σ (s+1)^{-a})", float(rW.max()), claimed="≤ 1")
+    ev.measure("max over t, runs of ||u_t|| / (ηR Σ (s+1)^{-b})", float(ru.max()), claimed="≤ 1")
+    return ev.outcome(headline=f"||W_t||, ||u_t|| within the schedule's path bounds (max ratios {rW.max():.3f}, "
+                               f"{ru.max():.3f})")
+
+
 CLAIM = Claim(
     id=ID,
     title="Iterate norms under joint training: Θ(t^{1−a}) and Θ(t^{1−b}), slower than Θ(t)",
@@ -149,12 +175,18 @@ CLAIM = Claim(
     assumptions=condition1_assumptions(),
     checks=(
         Check("norm-exponents", "numeric", "lower bounds: growth exponents of ||W_t|| ≥ 1 − a and ||u_t|| ≥ 1 − b (up to "
-              "0.02); the schedule's upper bounds as an implementation check", check_norms, uses={"run": MAIN_RUN}),
+              "0.02)", check_norms, uses={"run": MAIN_RUN}),
+        Check("schedule-upper-bounds", "numeric", "||W_t|| ≤ η Σ (s+1)^{-a} and ||u_t|| ≤ ηR Σ (s+1)^{-b} at every "
+              "record", check_upper_bounds, stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
+              by_algebra="from W_0 = u_0 = 0, the triangle inequality over steps of length η(s+1)^{-a} and "
+                         "η(s+1)^{-b}||∇_u L||/L ≤ η(s+1)^{-b}R"),
     ),
     controls=(
         Control("W-step without normalization", "norm-exponents", "W+ = W − η(t+1)^{-a} ∇_W L (a GD step in W): "
                 "||W_t|| stalls as ∇_W L → 0", {"run": RAW_W_RUN}),
         Control("u-step without 1/L", "norm-exponents", "α = 0: u+ = u − η(t+1)^{-b} ∇_u L, ||u_t|| ~ log t",
                 {"run": NO_1_OVER_L_RUN}),
+        Control("step powers swapped", "schedule-upper-bounds", "the path bounds with W's and u's step powers swapped: "
+                "η Σ (s+1)^{-b} ~ t^{1/3} for ||W_t||, which grows like t^{2/3}", {"bound": path_bound_powers_swapped}),
     ),
 )

@@ -13,12 +13,18 @@ inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_
 
 Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_setups``): a KKT certificate against the
 *full* constraint set (primal and dual feasibility, stationarity, complementarity, duality gap, all <= 1e-8).
-(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, at or above the bound
-above at every record, and the bound itself > 0 at every record (the statement's last inequality).  Both are deterministic (no statistical decision).
+(2) Along the updates (10): ``min_{i,t} y_i ubar_mm^T X_i^T s_i(W_t) > 0`` in every run, and the bound itself > 0
+at every record (the statement's last inequality; it holds by the dynamics, eq. (11)'s s_opt).  That the margin is at
+or above the bound at every record holds by algebra once the code is right (the u-SVM's constraints and
+sum_tau s_tau = 1): a check of its own, ``above-lemma-12-bound``, labelled an implementation check (not evidence).
+All are deterministic (no statistical decision).
 
 Controls (mutants of the mathematics): the u-SVM with its most loaded constraint dropped (the certificate against
 the full set must fail); the W-step of (10) with the wrong sign (ascent in W: attention moves to the non-opt tokens,
-which u_mm does not separate, and Lemma 12's bound, which needs s_opt bounded below by eq. (11), turns negative).
+which u_mm does not separate, and Lemma 12's bound, which needs s_opt bounded below by eq. (11), turns negative);
+Lemma 12's bound with the opt term's weight s_opt dropped (at a support vector, where ``y_i ubar_mm^T x_opt =
+1/||u_mm||``, the margin is below it while s_opt < 1, given a non-opt token with a negative projection or near
+orthogonality (Lemma 9) down to ``max |ubar_mm^T x_tau| < 1/(2||u_mm||)``).
 """
 from __future__ import annotations
 
@@ -98,24 +104,43 @@ def check_u_svm(ctx: Context, batch: DMBatch, u_svm: tuple[str, list] | None = N
                       certificates=rows)
 
 
-def check_attention_separable(ctx: Context, run: JointRun) -> Outcome:
-    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) along ``run`` (the main run of (10); a
-    control passes a mutant's), and Lemma 12's lower bound."""
+def lemma12_bound(s_opt: torch.Tensor, unit: torch.Tensor, other_max: torch.Tensor) -> torch.Tensor:
+    """Lemma 12's lower bound on y_i ubar_mm^T X_i^T s_i: s_opt / ||u_mm|| - (1 - s_opt) max_{tau != opt}
+    |ubar_mm^T x_{i,tau}| (``unit`` = 1/||u_mm|| (B,), ``s_opt`` (K, B, n), ``other_max`` (B, n))."""
+    return s_opt * unit[:, None] - (1 - s_opt) * other_max
+
+
+def lemma12_bound_without_s_opt(s_opt: torch.Tensor, unit: torch.Tensor, other_max: torch.Tensor) -> torch.Tensor:
+    """A mutant of :func:`lemma12_bound` (the control of ``above-lemma-12-bound``): the opt term without its weight
+    s_opt, ``1/||u_mm|| - (1 - s_opt) max|...|``.  At a support vector (``y_i ubar_mm^T x_opt = 1/||u_mm||``) the
+    margin is below it while s_opt < 1 unless the non-opt tokens' ``y_i ubar_mm^T x_tau + max|...|`` reach
+    1/||u_mm||: a non-opt token with a negative projection, or near orthogonality (Lemma 9) down to max|...| <
+    1/(2||u_mm||), rules that out."""
+    return unit[:, None].expand_as(s_opt) - (1 - s_opt) * other_max
+
+
+def separability(run: JointRun, bound=lemma12_bound):
+    """(margins y_i ubar_mm^T X_i^T s_i(W_t) (K, B, n), Lemma 12's bound (K, B, n), s_opt (K, B, n), other_max (B, n),
+    1/||u_mm|| (B,)) along ``run``; ``bound``: how the bound is computed (a control passes a mutant)."""
     ds, u_mm, traj = run.batch.ds, run.batch.u_mm, run.traj
     is_opt = opt_mask(ds)                                                                # (B, n, T)
     proj = ds.y[..., None] * (ds.X @ unit_rows(u_mm)[:, None, :, None]).squeeze(-1)    # y_i ubar^T x_it, (B, n, T)
     other_max = proj.abs().masked_fill(is_opt, 0).amax(-1)                               # (B, n)
     s_opt = traj["log_s_opt"].exp()                                                      # (K, B, n)
-    unit = 1 / torch.linalg.vector_norm(u_mm, dim=-1)                                   # ubar^T x_opt y = 1/||u_mm||
-    bound = (s_opt * unit[:, None] - (1 - s_opt) * other_max).numpy()                    # Lemma 12's lower bound
-    values = traj["r_margin"].numpy()                                                    # (K, B, n)
+    unit = 1 / torch.linalg.vector_norm(u_mm, dim=-1)                                   # ubar^T x_opt y >= 1/||u_mm||
+    return traj["r_margin"].numpy(), bound(s_opt, unit, other_max).numpy(), s_opt, other_max, unit
+
+
+def check_attention_separable(ctx: Context, run: JointRun) -> Outcome:
+    """min over runs, samples, recorded steps of y_i ubar_mm^T X_i^T s_i(W_t) along ``run`` (the main run of (10); a
+    control passes a mutant's) > 0, and Lemma 12's lower bound > 0."""
+    values, bound, s_opt, other_max, unit = separability(run)
+    traj = run.traj
     per_run = values.min((0, 2))
     what = "attention-weighted tokens" + ("" if run.update == EQ10_UPDATE else f", {run.update.label}")
     ev = Evidence(ctx)
     ev.exact("separable", bool((per_run > 0).all()),
              f"{what}: min_i,t y_i ūmm^T r_i = {per_run.min():.4f} (worst of {len(per_run)} runs; must be > 0)")
-    above = not (values < bound - BOUND_TOL).any()
-    ev.exact("Lemma 12's bound", above, f"the actual margin ≥ Lemma 12's bound at every record: {above}")
     positive = bool((bound.min((0, 2)) > 0).all())
     ev.exact("Lemma 12's bound > 0", positive, f"Lemma 12's bound > 0 at every record of every run: {positive} (min "
              f"{bound.min():.4f})")
@@ -141,6 +166,18 @@ def check_attention_separable(ctx: Context, run: JointRun) -> Outcome:
     return ev.outcome(per_run_min=per_run)
 
 
+def check_above_bound(ctx: Context, run: JointRun, bound=lemma12_bound) -> Outcome:
+    """The margin y_i ubar_mm^T X_i^T s_i(W_t) at or above Lemma 12's bound at every record of ``run`` (exact; true by
+    algebra).  ``bound``: how the bound is computed (the control passes a mutant)."""
+    values, b, *_ = separability(run, bound)
+    above = not (values < b - BOUND_TOL).any()
+    ev = Evidence(ctx)
+    ev.exact("Lemma 12's bound", above, f"the actual margin ≥ Lemma 12's bound at every record: {above} (min of margin "
+             f"− bound {(values - b).min():.3g})")
+    ev.measure("min over i, t, runs of margin − Lemma 12's bound", float((values - b).min()), claimed="≥ 0")
+    return ev.outcome(headline=f"margin ≥ Lemma 12's bound at every record (min excess {(values - b).min():.3g})")
+
+
 CLAIM = Claim(
     id=ID,
     title="Opt tokens, and the attention-mixed tokens along training, are separable by u_mm",
@@ -153,13 +190,20 @@ CLAIM = Claim(
     checks=(
         Check("u-svm-certificate", "numeric", "u-SVM feasible: KKT certificate on every DM draw", check_u_svm,
               stochastic=False, uses={"batch": dm_batch}),
-        Check("attention-separable", "numeric", "y_i u_mm^T X_i^T s_i(W_t) > 0 along (10), with Lemma 12's bound",
+        Check("attention-separable", "numeric", "y_i u_mm^T X_i^T s_i(W_t) > 0 along (10), and Lemma 12's bound > 0",
               check_attention_separable, stochastic=False, uses={"run": MAIN_RUN}),
+        Check("above-lemma-12-bound", "numeric", "y_i u_mm^T X_i^T s_i(W_t) ≥ Lemma 12's bound at every record along "
+              "(10)", check_above_bound, stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
+              by_algebra="y_i ū_mm^T X_i^T s_i = s_opt y_i ū_mm^T x_opt + Σ_τ≠opt s_τ y_i ū_mm^T x_τ with "
+                         "y_i ū_mm^T x_opt ≥ 1/||u_mm|| (u-SVM) and Σ_τ≠opt s_τ = 1 − s_opt"),
     ),
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
                 "against all constraints", {"u_svm": u_svm_without_most_loaded}),
         Control("W-step with the wrong sign", "attention-separable", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in "
                 "W): attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
+        Control("opt term without s_opt", "above-lemma-12-bound", "1/||u_mm|| − (1 − s_opt) max|ū_mm^T x_other| (the "
+                "opt term's weight s_opt dropped): above a support vector's margin while s_opt < 1",
+                {"bound": lemma12_bound_without_s_opt}),
     ),
 )

@@ -20,15 +20,17 @@ Evidence.  On the shared DM runs (``joint_setups``):
 (2) approach: the exponent of ``1 - q_t`` in t on the window (across runs, ``joint_rates``' interval) must be <= 0: the
     gap to the max margin is closing, so the liminf is not below the window's values;
     the runs are sized by a pilot (``theorems.pilot``, as A.T3-A.T5): when the shared runs' widest interval is a near
-    miss of its maximum, more DM draws of the same set-up are run and (1)-(3) decided on all of them;
-(3) ``q_t <= 1`` at every record (q is a fraction of the maximum by the definition of u_mm: a larger value would mean
-    a wrong u_mm).
+    miss of its maximum, more DM draws of the same set-up are run and (1)-(2) decided on all of them;
+(3) ``q_t <= 1`` at every record of the shared runs (q is a fraction of the maximum by the definition of u_mm: a
+    larger value would mean a wrong u_mm).  It holds by algebra once the code is right, so it is a check of its own,
+    ``fraction-at-most-1``, labelled an implementation check (not evidence); (1)-(2) are ``margin-fraction``.
 Reported: the exponent of ``1 - q_t`` in ``log t`` (a ``1/log t`` rate has exponent -1 there).
 
-Controls: the W-step with the wrong sign (a mutant of (10): ascent in W drives attention to the non-opt tokens, u
-separates those, and its margin on the opt tokens is a small fraction of the max); Condition 1 broken (rho = 1,
-d = 16: the designated opt tokens need not be those attention selects, and u's margin on them turns negative in
-some runs).
+Controls of (1)-(2): the W-step with the wrong sign (a mutant of (10): ascent in W drives attention to the non-opt
+tokens, u separates those, and its margin on the opt tokens is a small fraction of the max); Condition 1 broken
+(rho = 1, d = 16: the designated opt tokens need not be those attention selects, and u's margin on them turns
+negative in some runs).  Of (3): q_t without its division by ``||u_t||`` (a dropped factor: ``||u_t|| q_t`` grows
+without bound as the loss -> 0).
 """
 from __future__ import annotations
 
@@ -86,7 +88,7 @@ def margin_fraction(run: JointRun, growth: int = 1):
 
 
 def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
-    """(1)-(3) on one set of runs; returns (min late-window q_t, mean q_N)."""
+    """(1)-(2) on one set of runs; returns (min late-window q_t, mean q_N)."""
     late = steps >= WINDOW * N
     half = int(np.searchsorted(steps, N / 2))
     qmin = q[late].min(0)                                          # per run: the late window's minimum
@@ -102,8 +104,6 @@ def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
     m, se = mean_se(q[-1])
     ev.measure("q_N = ||u_mm|| · margin of u_N on the opt tokens (mean)", m, lo=m - ev.z * se, hi=m + ev.z * se,
                level=ev.level)
-    ev.exact("max over t, runs of q_t", not (q[1:] > 1 + ONE_TOL).any(), f"max q_t = {q[1:].max():.4f} (≤ 1)",
-             value=float(q[1:].max()), claimed="≤ 1")
     gap = 1 - q
     if (gap[1:] > 0).all():
         e_t = tail_exponent(steps[1:], gap[1:], N, ev.z, increments=False)
@@ -116,12 +116,12 @@ def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
                    hi=e_log.hi, level=ev.level)
         ev.say(f"1 − q exponent in log t {e_log.text()} (reported)")
     else:
-        ev.say("1 − q_t ≤ 0 at some record: the approach exponent is undefined (see q_t ≤ 1)")
+        ev.say("1 − q_t ≤ 0 at some record: the approach exponent is undefined (see the check fraction-at-most-1)")
     return float(qmin.min()), m
 
 
 def check_margin(ctx: Context, run: JointRun) -> Outcome:
-    """q_t >= c on the late window in every run; the gap 1 - q_t closing; q_t <= 1, on runs sized by a pilot
+    """q_t >= c on the late window in every run; the gap 1 - q_t closing, on runs sized by a pilot
     (``PILOT_*``).  ``run``: the main run; the controls pass a mutant's run or the broken set-up's (the control
     horizon)."""
     name = run.update.label
@@ -156,6 +156,24 @@ def check_margin(ctx: Context, run: JointRun) -> Outcome:
                       q_window_min=q[steps >= WINDOW * N].min(0), runs=q.shape[1], pilot_growth=growth)
 
 
+def margin_fraction_unnormalized(run: JointRun, growth: int = 1):
+    """A mutant of :func:`margin_fraction` (the control of ``fraction-at-most-1``): the margin of u_t not divided by
+    ||u_t||, i.e. ||u_t|| q_t, which grows without bound as the loss -> 0 (B.T2) and so exceeds 1."""
+    steps, q, N = margin_fraction(run, growth)
+    return steps, q * run.traj["u_norm"].numpy(), N
+
+
+def check_at_most_one(ctx: Context, run: JointRun, fraction=margin_fraction) -> Outcome:
+    """(3) q_t <= 1 at every record of every run (exact; true by the definition of u_mm).  ``run``: the main run (its
+    shared draws, without the pilot's); ``fraction``: how q is computed (the control passes a mutant)."""
+    steps, q, N = fraction(run)
+    ok = not (q[1:] > 1 + ONE_TOL).any()
+    ev = Evidence(ctx)
+    ev.exact("max over t, runs of q_t", ok, f"max q_t = {q[1:].max():.4f} (≤ 1) over {q.shape[1]} runs, {N} steps",
+             value=float(q[1:].max()), claimed="≤ 1")
+    return ev.outcome(headline=f"max q_t = {q[1:].max():.4f} ≤ 1")
+
+
 CLAIM = Claim(
     id=ID,
     title="Joint training: u_t's margin on the opt tokens → a constant fraction of the max margin",
@@ -173,13 +191,19 @@ CLAIM = Claim(
     ),
     assumptions=condition1_assumptions(),
     checks=(
-        Check("margin-fraction", "numeric", "q_t ≥ c = 1/2 on the late window in every run; 1 − q_t closing; q_t ≤ 1",
+        Check("margin-fraction", "numeric", "q_t ≥ c = 1/2 on the late window in every run; 1 − q_t closing",
               check_margin, uses={"run": MAIN_RUN}),
+        Check("fraction-at-most-1", "numeric", "q_t ≤ 1 at every record of every run", check_at_most_one,
+              stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
+              by_algebra="ū_mm maximizes min_i y_i ū^T x_i,opt over unit ū, with value 1/||u_mm||, so q_t = "
+                         "||u_mm|| min_i y_i ū_t^T x_i,opt ≤ 1"),
     ),
     controls=(
         Control("W-step with the wrong sign", "margin-fraction", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W): "
                 "attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
         Control("Condition 1 broken", "margin-fraction", "ρ = 1 and d = 16, unconditioned: the designated opt tokens "
                 "need not be the ones attention selects", {"run": BROKEN_RUN}),
+        Control("margin not normalized", "fraction-at-most-1", "q_t computed without dividing by ||u_t|| (a dropped "
+                "factor): ||u_t|| q_t, unbounded as the loss → 0", {"fraction": margin_fraction_unnormalized}),
     ),
 )
