@@ -245,3 +245,22 @@ def test_a_confirmation_calibration_on_a_cluster_matches_the_serial_one(tmp_path
         cluster = calibrate.calibrate(claims, "quick", tmp_path / "cluster", ex, confirmations=2)
     for a, b in zip(serial["claims"], cluster["claims"]):
         assert a["seeds"] == b["seeds"] and a["verdicts"] == b["verdicts"] and a["checks"] == b["checks"]
+
+
+def test_the_report_says_which_seeds_its_calibration_used(tmp_path):
+    """A confirmation calibration is introduced as such in the report; development seeds are flagged as not
+    independent operating characteristics."""
+    from theorems.claim import Context
+    from verify import report, results
+
+    claims = [toy_claims.toy(9, seconds=0.0)]
+    object.__setattr__(claims[0], "module", "toy_claims")
+    conf = calibrate.calibrate(claims, "quick", tmp_path / "c", Executor(workers=1), confirmations=2)
+    dev = calibrate.calibrate(claims, "quick", tmp_path / "d", Executor(workers=1), seeds=SEEDS[:2])
+    records = results.read_records(calibrate.confirmation_dir(tmp_path / "c", "quick", 0))
+    ctx = Context(seed=0, budget="quick")
+    for summary, said in ((conf, "derived from the hash of the code that"), (dev, "These are development seeds")):
+        out = tmp_path / f"{summary['mode']}.html"
+        report.write_report(out, records, ctx, command="test", calibration=summary)
+        assert said in " ".join(out.read_text().split())
+    assert calibrate.describe_seeds(conf) == "2 confirmation seeds per claim (derived from its code hash)"
