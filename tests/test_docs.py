@@ -1,0 +1,128 @@
+"""The README and docs/ as a reader meets them: every relative link and anchor resolves, the README stays short, its
+counts are the reviewed verdicts, and the development history stays in the dated engineering log."""
+import ast
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from verify import expectations
+
+ROOT = Path(__file__).resolve().parent.parent
+#: the generated block's markers, read off verify/readme.py (importing it would load the report and torch: seconds)
+MARKERS = {t.id: n.value.value for n in ast.parse((ROOT / "verify" / "readme.py").read_text()).body
+           if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name) and t.id in ("BEGIN", "END")}
+BEGIN, END = MARKERS["BEGIN"], MARKERS["END"]
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+PAGES = [README, *DOCS]
+#: the README's short part (everything outside the generated claims block) is read in about two screens
+README_MAX_LINES = 220
+#: the one page where the project's history, and with it the word "session", belongs
+LOG = ROOT / "docs" / "engineering-log.md"
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+FENCE = re.compile(r"^(```|~~~)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def _prose(text: str) -> str:
+    """The text without fenced code blocks and inline code spans (links there are not links)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line.lstrip()):
+            fenced = not fenced
+            continue
+        if not fenced:
+            out.append(re.sub(r"`[^`]*`", "", line))
+    return "\n".join(out)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, markup and punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link's text
+    text = text.replace("`", "").replace("*", "")
+    text = unicodedata.normalize("NFC", text).lower()
+    text = "".join(ch for ch in text if ch.isalnum() or ch in " -_")
+    return text.replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    """Every anchor GitHub makes for the page's headings (a repeated heading gets -1, -2, ...)."""
+    seen, out, fenced = Counter(), set(), False
+    for line in page.read_text().splitlines():
+        if FENCE.match(line.lstrip()):
+            fenced = not fenced
+            continue
+        m = None if fenced else HEADING.match(line)
+        if m:
+            s = slug(m.group(2))
+            out.add(s if not seen[s] else f"{s}-{seen[s]}")
+            seen[s] += 1
+    return out
+
+
+def test_slugs_follow_github():
+    assert slug("Paper B's vision figures (B.Fig5-7) on a scaled-down analog") == \
+        "paper-bs-vision-figures-bfig5-7-on-a-scaled-down-analog"
+    assert slug("Memory tuning (opt-in): `VERIFY_TUNE_MEMORY=1`") == "memory-tuning-opt-in-verify_tune_memory1"
+    assert slug("Paper A (Goel, Soltanolkotabi, Bartlett)") == "paper-a-goel-soltanolkotabi-bartlett"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_and_anchors_resolve(page):
+    broken = []
+    for target in LINK.findall(_prose(page.read_text())):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if not dest.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target}: no heading with anchor #{anchor} in {dest.relative_to(ROOT)}")
+    assert not broken, f"{page.relative_to(ROOT)}:\n" + "\n".join(broken)
+
+
+def test_readme_is_short_outside_the_generated_block():
+    text = README.read_text()
+    assert text.count(BEGIN) == 1 and text.count(END) == 1, "the generated block's markers"
+    before, rest = text.split(BEGIN, 1)
+    after = rest.split(END, 1)[1]
+    n = len(before.splitlines()) + len(after.splitlines())
+    assert n <= README_MAX_LINES, f"README.md has {n} lines outside the generated claims block (at most {README_MAX_LINES})"
+
+
+def _sessions(name: str, text: str) -> list[str]:
+    return [f"{name}:{i}" for i, line in enumerate(text.splitlines(), 1) if re.search(r"session", line, re.I)]
+
+
+def test_no_session_history_outside_the_engineering_log():
+    before, rest = README.read_text().split(BEGIN, 1)
+    found = _sessions("README.md (before the generated block)", before)
+    found += _sessions("README.md (after the generated block)", rest.split(END, 1)[1])
+    found += [hit for p in DOCS if p != LOG for hit in _sessions(str(p.relative_to(ROOT)), p.read_text())]
+    assert not found, "the word 'session' (development history) belongs in docs/engineering-log.md: " + ", ".join(found)
+
+
+@pytest.mark.xfail(strict=True, reason="the generated findings still carry history from the claims' code and "
+                   "verify/expectations.toml (A.T3, A.T4, B.Fig5); remove this mark once they state what is found now")
+def test_no_session_history_in_the_generated_block():
+    block = README.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
+    assert not _sessions("README.md (generated block)", block)
+
+
+def test_results_at_a_glance_are_the_reviewed_verdicts():
+    """The README's counts per paper are the reviewed verdicts at quick seed 0 (the seed of the generated table)."""
+    data = expectations.load()
+    want = {}
+    for cid in data["claims"]:
+        c = want.setdefault(cid.split(".")[0], Counter())
+        c[expectations.expected(cid, "quick", 0).verdict] += 1
+    cols = ("verified", "violated", "inconclusive", "not checked")
+    rows = {m.group(1): tuple(int(x) for x in m.group(2, 3, 4, 5, 6))
+            for m in re.finditer(r"^\| ([A-Z]) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$",
+                                 README.read_text().split(BEGIN)[0], re.M)}
+    assert rows == {p: (sum(c.values()), *(c[v] for v in cols)) for p, c in want.items()}
