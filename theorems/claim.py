@@ -258,6 +258,120 @@ class Control:
                              "(a dict of parameter -> value)")
 
 
+Scale = Literal["linear", "log"]
+
+
+@dataclass(frozen=True, eq=False)
+class FreeChoice:
+    r"""A value our checks need that the papers do not fix: a step size, a horizon, a cap, an instance size, the effect
+    a figure claim must show.  Declared with the value the checks use, a plausible range and the reason for that
+    range (one line, e.g. "the paper trains for 40 epochs; 5-60 covers short and long schedules"), and how the checks
+    receive another value of it.
+
+    ``sets`` maps a check's name to a function of the value that gives that check's overrides, the same overrides a
+    negative control passes: a parameter (``lambda v: {"factor": v}``) or a fixture request bound at the value
+    (``lambda v: {"bank": bank.bind(steps=v)}``).  The function at ``value`` must give what the check receives without
+    it, so the claim's own run is one point of the design.  ``verify sensitivity`` re-runs those checks at other values
+    inside the range (``verify.sensitivity``) and reports where the verdict changes.
+
+    The range is ``low .. high`` on a ``scale`` (``"log"`` where plausible values span decades: step sizes, horizons,
+    caps; ``integer`` rounds design points: sizes, counts), or a tuple of discrete ``levels`` (readings of a phrase,
+    alternative definitions), which then holds ``value``.  A range that excludes its own value is refused.
+    """
+
+    name: str
+    value: Any
+    reason: str
+    sets: Mapping[str, Callable[[Any], Mapping[str, Any]]]
+    low: float | None = None
+    high: float | None = None
+    scale: Scale = "linear"
+    integer: bool = False
+    levels: tuple = ()
+
+    def __post_init__(self):
+        what = f"free choice {self.name!r}"
+        if not self.name or any(ch in self.name for ch in "=,@\n"):
+            raise ValueError(f"{what}: a name without '=', ',', '@' or line breaks")
+        if not isinstance(self.reason, str) or not self.reason.strip() or "\n" in self.reason.strip():
+            raise ValueError(f"{what}: give the reason for its range in one line (reason='...')")
+        if not isinstance(self.sets, Mapping) or not self.sets:
+            raise ValueError(f"{what}: name the checks it sets (sets={{check: lambda v: overrides}})")
+        if self.scale not in ("linear", "log"):
+            raise ValueError(f"{what}: scale must be 'linear' or 'log', got {self.scale!r}")
+        if self.levels:
+            object.__setattr__(self, "levels", tuple(self.levels))
+            if self.low is not None or self.high is not None:
+                raise ValueError(f"{what}: give either levels= or low=/high=, not both")
+            if self.value not in self.levels:
+                raise ValueError(f"{what}: its levels {list(self.levels)} exclude its own value {self.value!r}")
+            return
+        if self.low is None or self.high is None:
+            raise ValueError(f"{what}: give its plausible range (low=, high=) or its levels=")
+        if not self.low < self.high:
+            raise ValueError(f"{what}: its range [{self.low:g}, {self.high:g}] is empty")
+        if self.scale == "log" and self.low <= 0:
+            raise ValueError(f"{what}: a log-scale range must be positive, got low={self.low:g}")
+        if not self.low <= self.value <= self.high:
+            raise ValueError(f"{what}: its range [{self.low:g}, {self.high:g}] excludes its own value {self.value:g}")
+
+    def points(self, n: int) -> tuple:
+        """``n`` values spread over the range, both ends included (on its scale; rounded for an integer choice), or
+        the levels when it has levels (all of them: a reading is not interpolated)."""
+        if self.levels:
+            return self.levels
+        if n < 2:
+            raise ValueError(f"free choice {self.name!r}: a design needs at least 2 points per choice, got {n}")
+        import numpy as np
+
+        grid = (np.geomspace if self.scale == "log" else np.linspace)(self.low, self.high, n)
+        vals = [int(round(v)) for v in grid] if self.integer else [float(v) for v in grid]
+        return tuple(dict.fromkeys(vals))
+
+    def label(self, v: Any) -> str:
+        return f"{self.name}={v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else f"{self.name}={v}"
+
+    def range_text(self) -> str:
+        if self.levels:
+            return " | ".join(str(x) for x in self.levels)
+        return f"{self.low:g} .. {self.high:g}" + (" (log)" if self.scale == "log" else "")
+
+
+def merge_overrides(parts: list[Mapping[str, Any]], what: str) -> dict[str, Any]:
+    """Several free choices' overrides of one check, merged: two requests for the same fixture become one request
+    with both parameters (``bank.bind(steps=..)`` and ``bank.bind(lr=..)``); any other clash is refused."""
+    out: dict[str, Any] = {}
+    for part in parts:
+        for k, v in part.items():
+            if k not in out:
+                out[k] = v
+                continue
+            a, b = _fx.as_request(out[k]) if _fx.is_fixture(out[k]) else None, \
+                _fx.as_request(v) if _fx.is_fixture(v) else None
+            if a is None or b is None or a.fixture is not b.fixture or set(a.params) & set(b.params):
+                raise ValueError(f"{what}: two free choices override {k!r} in ways that cannot be combined")
+            out[k] = _fx.Request(a.fixture, {**a.params, **b.params})
+    return out
+
+
+def _same_as_declared(check: Check, name: str, value: Any) -> bool:
+    """Whether ``value`` for the check's parameter ``name`` is what the check receives when nothing overrides it."""
+    if _fx.is_fixture(value):
+        declared = check.uses.get(name)
+        return declared is not None and _fx.as_request(value).key() == declared.key()
+    if name in check.params:
+        declared = check.params[name]
+    else:
+        p = inspect.signature(check.fn).parameters.get(name)
+        if p is None or p.default is inspect.Parameter.empty:
+            return False
+        declared = p.default
+    try:
+        return bool(declared == value) if not callable(declared) else declared is value
+    except Exception:  # noqa: BLE001 -- arrays and tensors: equal only if the same object
+        return declared is value
+
+
 def _check_parameters(fn: Callable, names, what: str) -> None:
     """Refuse parameters ``fn`` does not take (a typo would silently run the unmutated check)."""
     try:
@@ -285,6 +399,8 @@ class Claim:
     #: what the suite found about the claim beyond its verdict (a loose constant, a better rate, a scope limit), one
     #: sentence each; ``verify readme`` lists them under the claims table
     findings: tuple[str, ...] = ()
+    #: the values its checks need that the papers do not fix, each with its plausible range (:class:`FreeChoice`)
+    free_choices: tuple[FreeChoice, ...] = ()
     module: str = ""  # filled in by the registry
     paper: str = ""  # derived from the id ("A.T1.3" -> "A")
 
@@ -293,6 +409,15 @@ class Claim:
 
     def control(self, name: str) -> Control:
         return next(k for k in self.controls if k.name == name)
+
+    def free_choice(self, name: str) -> FreeChoice:
+        return next(f for f in self.free_choices if f.name == name)
+
+    def overrides_at(self, check: str, values: Mapping[str, Any]) -> dict[str, Any]:
+        """What check ``check`` is passed when the free choices take ``values`` (choice name -> value); choices that
+        do not set this check are ignored."""
+        parts = [f.sets[check](values[f.name]) for f in self.free_choices if f.name in values and check in f.sets]
+        return merge_overrides(parts, f"{self.id}: check {check!r}")
 
     def __post_init__(self):
         paper = self.id.split(".")[0]
@@ -311,6 +436,22 @@ class Claim:
             if "mutant" in c.overrides and "conclusion" in checks[c.target].params:  # a probe's mutated conclusion
                 _check_parameters(checks[c.target].params["conclusion"], c.overrides["mutant"],
                                   f"{self.id}: control {c.name!r} (mutant of the probe's conclusion)")
+        names = [f.name for f in self.free_choices]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: two free choices share a name")
+        for f in self.free_choices:
+            for target, at in f.sets.items():
+                if target not in checks:
+                    raise ValueError(f"{self.id}: free choice {f.name!r} sets unknown check {target!r}")
+                ov = at(f.value)
+                if not isinstance(ov, Mapping) or not ov:
+                    raise ValueError(f"{self.id}: free choice {f.name!r} gives check {target!r} no overrides")
+                _check_parameters(checks[target].fn, ov, f"{self.id}: free choice {f.name!r}")
+                changed = [k for k, v in ov.items() if not _same_as_declared(checks[target], k, v)]
+                if changed:
+                    raise ValueError(f"{self.id}: free choice {f.name!r} at its own value {f.value!r} changes "
+                                     f"{', '.join(changed)} of check {target!r}: the claim's run must be one point "
+                                     "of its design")
         if self.not_checked is None:
             for c in self.checks:
                 if c.kind == "numeric" and not any(k.target == c.name for k in self.controls):

@@ -204,6 +204,35 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def cmd_sensitivity(args) -> int:
+    """Each selected claim's verdict over a design of its free choices; print the maps' headlines and store them."""
+    from verify import registry, sensitivity
+
+    claims = [c for c in registry.select(args.k) if c.free_choices and not c.not_checked]
+    if not claims:
+        raise UsageError(f"no claim with free choices matches -k {' -k '.join(args.k or [])}" if args.k
+                         else "no claim declares free choices")
+    if args.points is not None and args.points < 2:
+        raise UsageError("--points must be at least 2 (both ends of each range)")
+    ctx = _context(args)
+    points = sensitivity.POINTS[ctx.budget] if args.points is None else args.points
+    for c in claims:  # before anything runs
+        try:
+            sensitivity.check_design_size(c, ctx.budget, points)
+        except sensitivity.DesignTooLarge as e:
+            raise UsageError(str(e)) from None
+    results_dir = ensure_writable_dir(args.results, "results")
+    with _executor(args) as executor:
+        maps = sensitivity.run(claims, ctx, results_dir, executor, points=points, rerun=args.rerun)
+    w = max(len(m["claim"]) for m in maps)
+    for m in maps:
+        print(f"{m['claim']:<{w}}  {m['headline']}")
+    print(f"maps written to {results_dir / sensitivity.SENSITIVITY}")
+    if args.publish:
+        print(f"published to {sensitivity.publish(maps, ctx.budget)}")
+    return 0
+
+
 def cmd_probe(args) -> int:
     """Run probes; print each probe's cells; exit 1 if any finds a counterexample."""
     from verify import registry
@@ -284,6 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--publish", action="store_true", help="also write the summary to verify/calibration/ (the "
                    "calibration a fresh clone's report shows; commit it after review)")
     s.set_defaults(fn=cmd_calibrate)
+    s = sub.add_parser("sensitivity", help="each claim's verdict over a design of its free choices (a map per claim)")
+    common(s)
+    s.add_argument("--points", type=int, default=None, help="values per free choice, range ends included (default: "
+                   "2 at quick, 3 at standard, 5 at full; a design larger than the budget allows is refused)")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (sensitivity/ inside)")
+    s.add_argument("--rerun", action="store_true", help="ignore units stored by an earlier run (no resume)")
+    s.add_argument("--publish", action="store_true", help="also merge the maps into verify/sensitivity/<budget>.json "
+                   "(the README's 'holds at N of M' column; commit it after review)")
+    s.set_defaults(fn=cmd_sensitivity)
     s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
     s.add_argument("claim", nargs="?")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")
@@ -309,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             from verify.execution import start_worker_server
 
             start_worker_server()  # its imports run while this process imports the claims
-        if os.environ.get("VERIFY_DATA_DIR") and args.fn in (cmd_run, cmd_report, cmd_calibrate):
+        if os.environ.get("VERIFY_DATA_DIR") and args.fn in (cmd_run, cmd_report, cmd_calibrate, cmd_sensitivity):
             _check_data_dir()
         return args.fn(args)
     except UsageError as e:

@@ -28,6 +28,10 @@ def run_control(claim: Claim, control: Control, ctx: Context, fixtures: Mapping[
     return claim.check(control.target).run(replace(ctx, figures=False), fixtures, **control.overrides)
 
 
+def _plain(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool, type(None))) else results.stable_repr(v)
+
+
 def _overrides_dict(control: Control) -> dict:
     plain = (int, float, str, bool, type(None))
     return {k: v if isinstance(v, plain) else results.stable_repr(v) for k, v in control.overrides.items()}
@@ -80,17 +84,30 @@ def evidence_count(checks: list[dict]) -> str:
 
 @dataclass(frozen=True)
 class Unit:
-    """One unit of work: one check or one control of one claim (at the run's seed and budget); the fixtures it
-    receives are :func:`unit_requests`."""
+    """One unit of work: one check or one control of one claim (at the run's seed and budget), or one check at one
+    setting of the claim's free choices (``kind == "setting"``, ``verify.sensitivity``); the fixtures it receives are
+    :func:`unit_requests`."""
 
     claim: str   # the claim's id
     module: str  # the module that defines it: a worker imports only this
-    kind: str    # "check" or "control"
-    name: str
+    kind: str    # "check", "control" or "setting"
+    name: str    # the check's or control's name; for a setting, "<check> @ <choice>=<value>, ..."
+    setting: tuple = ()  # for a setting: ((choice name, value), ...)
+
+    @property
+    def check(self) -> str:
+        """The check a setting unit re-runs."""
+        return self.name.split(" @ ")[0]
 
     @property
     def label(self) -> str:
         return f"{self.claim} {'control: ' if self.kind == 'control' else ''}{self.name}"
+
+
+def setting_unit(claim: Claim, check: str, values: Mapping[str, Any]) -> Unit:
+    """The unit that re-runs ``check`` with the free choices at ``values`` (choice name -> value)."""
+    label = ", ".join(claim.free_choice(k).label(v) for k, v in values.items())
+    return Unit(claim.id, claim.module, "setting", f"{check} @ {label}", tuple(values.items()))
 
 
 def plan(claim: Claim, kinds: set[str] | None = None) -> list[Unit]:
@@ -118,6 +135,8 @@ def unit_requests(claim: Claim, unit: Unit) -> dict[str, fx.Request]:
     """The fixtures a unit's check receives: the check's ``uses``, with those its control replaces."""
     if unit.kind == "check":
         return claim.check(unit.name).requests()
+    if unit.kind == "setting":
+        return claim.check(unit.check).requests(claim.overrides_at(unit.check, dict(unit.setting)))
     k = claim.control(unit.name)
     return claim.check(k.target).requests(k.overrides)
 
@@ -143,6 +162,9 @@ def run_unit(claim: Claim, unit: Unit, ctx: Context, fixtures: "fx.Memo | Mappin
     if unit.kind == "check":
         c = claim.check(unit.name)
         out, secs = _run_one(lambda ctx: c.run(ctx, values()), ctx)
+    elif unit.kind == "setting":  # a point of a sensitivity design: the check's own decision, no figures
+        c, ov = claim.check(unit.check), claim.overrides_at(unit.check, dict(unit.setting))
+        out, secs = _run_one(lambda ctx: c.run(replace(ctx, figures=False), values(), **ov), ctx)
     else:
         k = claim.control(unit.name)
         out, secs = _run_one(lambda ctx: run_control(claim, k, ctx, values()), ctx)
@@ -172,6 +194,10 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
         entry = results.outcome_dict(c.name, c.kind, out, {"description": c.description, "stochastic": c.stochastic,
                                                            "uses": uses, "evidence": c.evidence,
                                                            "by_algebra": c.by_algebra})
+    elif unit.kind == "setting":
+        c = claim.check(unit.check)
+        entry = results.outcome_dict(c.name, c.kind, out, {"setting": {k: _plain(v) for k, v in unit.setting},
+                                                           "evidence": c.evidence, "uses": uses})
     else:
         k = claim.control(unit.name)
         entry = results.outcome_dict(k.name, "control", out, {

@@ -1,0 +1,124 @@
+"""Free choices and sensitivity maps (``theorems.claim.FreeChoice``, ``verify.sensitivity``).
+
+A toy claim stands in for a real one: a check that passes when its effect threshold is below 2 (so the verdict
+changes inside the threshold's declared range, at a boundary the map must find), with a control, and a fixture whose
+size is a second free choice that changes nothing.
+"""
+from __future__ import annotations
+
+import pytest
+
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
+from theorems.fixture import fixture
+from verify import runner, sensitivity
+from verify.execution import Executor
+
+
+@fixture
+def draws(ctx, n=10):
+    return list(range(n))
+
+
+def check_threshold(ctx, draws, threshold=1.0):
+    ok = threshold < 2.0
+    return Outcome("pass" if ok else "fail", f"threshold {threshold:g} on {len(draws)} draws")
+
+
+def toy_claim(**kw) -> Claim:
+    choices = kw.pop("free_choices", (
+        FreeChoice("threshold", 1.0, "the effect a figure must show; 0.5-4 spans a halving to a fourfold",
+                   {"effect": lambda v: {"threshold": v}}, low=0.5, high=4.0, scale="log"),
+        FreeChoice("draws", 10, "any sample size decides this toy", {"effect": lambda v: {"draws": draws.bind(n=v)}},
+                   low=5, high=20, integer=True),
+    ))
+    return Claim(
+        "T.1", "toy", r"x", "reconstructed", "toy",
+        checks=(Check("effect", "numeric", "toy", check_threshold, uses={"draws": draws}),),
+        controls=(Control("tenfold threshold", "effect", "fails", {"threshold": 10.0}),),
+        free_choices=choices, module="tests.test_sensitivity", **kw)
+
+
+# --- declarations refused at import -------------------------------------------------------------------------------
+
+def test_a_range_that_excludes_its_own_value_is_refused():
+    with pytest.raises(ValueError, match="excludes its own value 5"):
+        FreeChoice("cap", 5.0, "r", {"effect": lambda v: {"threshold": v}}, low=1.0, high=3.0)
+    with pytest.raises(ValueError, match="exclude its own value"):
+        FreeChoice("reading", "late", "r", {"effect": lambda v: {"threshold": 1.0}}, levels=("early", "mid"))
+
+
+def test_a_choice_without_its_reason_is_refused():
+    with pytest.raises(ValueError, match="reason"):
+        FreeChoice("cap", 1.0, " ", {"effect": lambda v: {"threshold": v}}, low=0.5, high=3.0)
+
+
+def test_a_choice_that_moves_the_claims_own_run_is_refused():
+    """At its own value a choice must give the check what it receives without it: the claim's run is a point of the
+    design (here the threshold is declared at 1.5 while the check runs at 1.0)."""
+    bad = FreeChoice("threshold", 1.5, "r", {"effect": lambda v: {"threshold": v}}, low=0.5, high=4.0)
+    with pytest.raises(ValueError, match="must be one point of its design"):
+        toy_claim(free_choices=(bad,))
+
+
+def test_a_choice_that_sets_an_unknown_check_is_refused():
+    bad = FreeChoice("threshold", 1.0, "r", {"nope": lambda v: {"threshold": v}}, low=0.5, high=4.0)
+    with pytest.raises(ValueError, match="unknown check 'nope'"):
+        toy_claim(free_choices=(bad,))
+
+
+# --- the design ---------------------------------------------------------------------------------------------------
+
+def test_design_is_the_grid_of_two_choices_with_the_claims_values_first():
+    claim = toy_claim()
+    d = sensitivity.design(claim, 3)
+    assert d[0] == {"threshold": 1.0, "draws": 10}
+    assert len(d) == 4 * 4  # each axis: 3 points over the range and the claim's own value (1.0; 10)
+    assert sorted({s["threshold"] for s in d}) == pytest.approx([0.5, 1.0, 2 ** 0.5, 4.0])
+    assert sorted({s["draws"] for s in d}) == [5, 10, 12, 20]
+
+
+def test_a_design_larger_than_the_budget_allows_is_refused():
+    with pytest.raises(sensitivity.DesignTooLarge, match="exceeds the quick budget's"):
+        sensitivity.check_design_size(toy_claim(), "quick", 5)
+
+
+def test_setting_units_rerun_only_the_checks_a_changed_choice_sets():
+    claim = toy_claim()
+    assert sensitivity.setting_units(claim, {"threshold": 1.0, "draws": 10}) == {}
+    (u,) = sensitivity.setting_units(claim, {"threshold": 4.0, "draws": 10}).values()
+    assert u.kind == "setting" and u.check == "effect" and dict(u.setting) == {"threshold": 4.0}
+
+
+# --- the map ------------------------------------------------------------------------------------------------------
+
+def test_the_map_finds_where_the_verdict_changes_and_what_it_depends_on(tmp_path):
+    claim = toy_claim()
+    (rec,) = sensitivity.run([claim], Context(seed=0, budget="standard"), tmp_path, Executor(workers=1), points=3)
+    assert rec["verdict"] == "verified" and rec["of"] == 16
+    assert rec["holds"] == 12  # threshold 4 fails at each of the four draw counts
+    assert set(rec["depends_on"]) == {"threshold"} and not rec["robust"]
+    assert "verified at threshold=1.41421, violated at threshold=4" in rec["depends_on"]["threshold"][0]
+    assert rec["headline"].startswith("verified at 12 of 16 settings; depends on threshold")
+    assert sensitivity.read(tmp_path, "T.1", budget="standard", seed=0)["holds"] == 12
+    # resumed: the same command again runs no unit
+    ran = []
+    sensitivity.run([claim], Context(seed=0, budget="standard"), tmp_path, _Counting(ran), points=3)
+    assert ran == []
+
+
+class _Counting(Executor):
+    def __init__(self, ran):
+        super().__init__(workers=1)
+        self.ran = ran
+
+    def run(self, todo, on_done, progress=lambda s: None):
+        self.ran += todo
+        super().run(todo, on_done, progress)
+
+
+def test_a_setting_unit_runs_the_check_with_the_choice_as_overridden(tmp_path):
+    claim = toy_claim()
+    u = runner.setting_unit(claim, "effect", {"threshold": 4.0, "draws": 20})
+    entry = runner.run_unit(claim, u, Context(seed=0))
+    assert entry["status"] == "fail" and entry["summary"] == "threshold 4 on 20 draws"
+    assert entry["setting"] == {"threshold": 4.0, "draws": 20}

@@ -1,0 +1,253 @@
+"""Sensitivity of a verdict to the free choices: what a claim's verdict is at other plausible values of what we chose.
+
+A claim declares the values its checks need that the papers do not fix (``theorems.claim.FreeChoice``: the value
+used, a plausible range, the reason for it, and the checks it sets).  A verdict that changes inside that range is a
+statement about our choice, not about the paper; this module finds out which it is.
+
+Design.  Each choice is evaluated at ``points`` values spread over its range, ends included, and at its own value
+(all its levels, for a choice with levels).  With one or two choices the design is their full grid; with more, one choice at a time, the
+others at the claim's values (a full grid grows as points^k, and one-at-a-time attributes a change to one choice).
+The claim's own run is one point of every design.  ``POINTS`` gives the design per budget and ``MAX_SETTINGS`` the
+most settings a claim may have at that budget; a larger design is refused before anything runs.
+
+What runs.  At a setting, only the checks the changed choices set are re-run (units of kind ``"setting"`` on the
+same executor as any other unit, stored and resumed the same way, figures off); the other checks and the negative
+controls keep their outcomes at the claim's values.  Controls are not re-run at other settings: a setting's verdict
+says whether the claim's checks decide the same way there, not whether each control still bites there.
+
+The verdict at a setting follows the runner's rules (``verify.runner.verdict``).  The claim "holds at N of M
+settings" when its verdict at N of the design's M settings equals its verdict at the claim's own values; it "depends
+on" a choice when moving that choice alone changes the verdict, and the map says between which values.  A violation
+is reported as a finding about the paper only when it holds at every setting (``robust``).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+from theorems.claim import Claim, Context
+from verify import results, runner
+
+#: points per choice (range ends included) by budget
+POINTS = {"quick": 2, "standard": 3, "full": 5}
+#: the most settings a claim's design may have at each budget (the claim's own values included)
+MAX_SETTINGS = {"quick": 9, "standard": 16, "full": 36}
+SENSITIVITY = "sensitivity"
+
+
+class DesignTooLarge(ValueError):
+    """A sensitivity design with more settings than the budget allows."""
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(a)), abs(float(b)))
+        except (TypeError, ValueError):
+            return False
+    return a == b
+
+
+def values(f, points: int) -> list:
+    """The values of one choice in a design: ``points`` over its range and its own value, in order."""
+    vals = list(f.points(points))
+    if not any(_close(v, f.value) for v in vals):
+        vals.append(f.value)
+    return vals if f.levels else sorted(vals)
+
+
+def design(claim: Claim, points: int) -> list[dict]:
+    """The settings (choice name -> value, every choice) of the claim's design, its own values first."""
+    choices = claim.free_choices
+    if not choices:
+        return []
+    own = {f.name: f.value for f in choices}
+    axes = [values(f, points) for f in choices]
+    if len(choices) <= 2:
+        grid = [dict(zip(own, vals)) for vals in itertools.product(*axes)]
+    else:
+        grid = [{**own, f.name: v} for f, axis in zip(choices, axes) for v in axis]
+    out = [own]
+    for s in grid:
+        if not any(all(_close(s[k], t[k]) for k in own) for t in out):
+            out.append(s)
+    return out
+
+
+def check_design_size(claim: Claim, budget: str, points: int) -> int:
+    """The number of settings; refused (``DesignTooLarge``) when more than the budget allows."""
+    n = len(design(claim, points))
+    if n > MAX_SETTINGS[budget]:
+        raise DesignTooLarge(f"{claim.id}: a design of {n} settings ({points} points per free choice) exceeds the "
+                             f"{budget} budget's {MAX_SETTINGS[budget]}; use fewer --points or a larger --budget")
+    return n
+
+
+def changed(claim: Claim, setting: dict) -> dict:
+    """The choices of ``setting`` that differ from the claim's values."""
+    return {k: v for k, v in setting.items() if not _close(v, claim.free_choice(k).value)}
+
+
+def setting_units(claim: Claim, setting: dict) -> dict[str, runner.Unit]:
+    """Check name -> the unit that re-runs it at ``setting`` (only the checks the changed choices set)."""
+    moved = changed(claim, setting)
+    checks = [c.name for c in claim.checks if any(c.name in claim.free_choice(k).sets for k in moved)]
+    return {c: runner.setting_unit(claim, c, {k: v for k, v in moved.items() if c in claim.free_choice(k).sets})
+            for c in checks}
+
+
+def plan(claim: Claim, points: int) -> list[runner.Unit]:
+    """Every setting unit of the design, each once."""
+    seen: dict[runner.Unit, None] = {}
+    for s in design(claim, points):
+        seen.update(dict.fromkeys(setting_units(claim, s).values()))
+    return list(seen)
+
+
+def _plain(v: Any) -> Any:
+    return v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+
+
+def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit, dict]) -> dict:
+    """The claim's sensitivity record: the verdict at each setting, how many agree with the claim's own verdict, which
+    choices it depends on and where it changes."""
+    base = {c["name"]: c for c in record["checks"]}
+    rows = []
+    for s in design(claim, points):
+        units = setting_units(claim, s)
+        checks = {**base, **{name: entries[u] for name, u in units.items()}}
+        v, reason = runner.verdict(claim, list(checks.values()), record["controls"])
+        rows.append({"values": {k: _plain(x) for k, x in s.items()}, "changed": sorted(changed(claim, s)),
+                     "verdict": v, "reason": reason if v != "verified" else "",
+                     "checks": {name: {"status": checks[name]["status"], "headline": checks[name].get("headline", ""),
+                                       "summary": checks[name]["summary"]} for name in units}})
+    own = record["verdict"]
+    holds = sum(r["verdict"] == own for r in rows)
+    depends = {}
+    for f in claim.free_choices:
+        others = [g.name for g in claim.free_choices if g.name != f.name]
+        lines: dict[tuple, list] = {}
+        for r in rows:
+            lines.setdefault(tuple(str(r["values"][g]) for g in others), []).append(r)
+        where = []
+        for line in lines.values():
+            if len({r["verdict"] for r in line}) > 1:
+                where.append(_boundary(f, line))
+        if where:
+            depends[f.name] = where
+    text = (f"{own} at {holds} of {len(rows)} settings"
+            + ("; depends on " + "; ".join(f"{k} ({w[0]})" for k, w in depends.items()) if depends
+               else "; the same across the plausible range"))
+    return {
+        "schema_version": results.SCHEMA_VERSION,
+        "claim": claim.id, "seed": record["seed"], "budget": record["budget"], "points": points,
+        "code_hash": record["code_hash"], "verdict": own,
+        "choices": [{"name": f.name, "value": _plain(f.value), "range": f.range_text(), "reason": f.reason,
+                     "checks": sorted(f.sets)} for f in claim.free_choices],
+        "settings": rows, "holds": holds, "of": len(rows), "depends_on": depends,
+        "robust": holds == len(rows), "headline": text, "created_utc": results.now_utc(),
+    }
+
+
+def _boundary(f, line: list[dict]) -> str:
+    """Where the verdict changes along one line of the design (``f`` varies, the other choices fixed)."""
+    def key(r):
+        v = r["values"][f.name]
+        return f.levels.index(v) if f.levels and v in f.levels else (v if isinstance(v, (int, float)) else 0)
+
+    line = sorted(line, key=key)
+    parts, prev = [], None
+    for r in line:
+        if prev is not None and r["verdict"] != prev["verdict"]:
+            parts.append(f"{prev['verdict']} at {f.label(prev['values'][f.name])}, {r['verdict']} at "
+                         f"{f.label(r['values'][f.name])}")
+        prev = r
+    return "; ".join(parts)
+
+
+def record_path(results_dir: Path, claim_id: str) -> Path:
+    return Path(results_dir) / SENSITIVITY / f"{claim_id}.json"
+
+
+def read(results_dir: Path, claim_id: str, *, budget: str | None = None, seed: int | None = None,
+         code_hash: str | None = None) -> dict | None:
+    """A stored sensitivity record, if it is of that budget, seed and code."""
+    try:
+        rec = json.loads(record_path(results_dir, claim_id).read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    want = {"budget": budget, "seed": seed, "code_hash": code_hash}
+    return rec if all(v is None or rec.get(k) == v for k, v in want.items()) else None
+
+
+def run(claims: list[Claim], ctx: Context, results_dir: Path, executor, *, points: int | None = None,
+        rerun: bool = False, write: bool = True) -> list[dict]:
+    """The sensitivity records of ``claims`` (those with free choices): their own runs (stored ones reused), then
+    every setting unit of their designs on ``executor``, each finished unit kept for resume."""
+    from verify import execution
+
+    points = POINTS[ctx.budget] if points is None else points
+    claims = [c for c in claims if c.free_choices and not c.not_checked]
+    for c in claims:
+        check_design_size(c, ctx.budget, points)
+    if not claims:
+        return []
+    records, _ = execution.execute(claims, ctx, results_dir, executor, reuse_records=True, rerun=rerun)
+    by_id = {r["claim"]["id"]: r for r in records}
+    entries: dict[str, dict] = {c.id: {} for c in claims}
+    todo = []
+    for c in claims:
+        directory = results.unit_dir(results_dir, c, ctx)
+        for u in plan(c, points):
+            e = None if rerun else results.load_unit(results.unit_path(directory, u))
+            if e is None:
+                todo.append((c, u, ctx))
+            else:
+                entries[c.id][u] = e
+
+    def on_done(claim: Claim, u: runner.Unit, entry: dict, ok: bool) -> None:
+        if ok:
+            results.save_unit(results.unit_path(results.unit_dir(results_dir, claim, ctx), u), entry)
+        entries[claim.id][u] = entry
+        bar.update(1)
+
+    bar = execution.progress_bar(len(todo), f"settings ({ctx.budget}, seed {ctx.seed})")
+    try:
+        executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+    finally:
+        bar.close()
+    out = []
+    for c in claims:
+        rec = summarise(c, by_id[c.id], points, entries[c.id])
+        if write:
+            results.atomic_write_text(record_path(results_dir, c.id), json.dumps(rec, indent=1, sort_keys=True))
+        out.append(rec)
+    return out
+
+
+PUBLISHED = Path(__file__).parent / SENSITIVITY
+
+
+def publish(records: list[dict], budget: str) -> Path:
+    """The maps without per-check detail, merged into ``verify/sensitivity/<budget>.json`` (the README's "holds at N
+    of M" column is read from there)."""
+    path = PUBLISHED / f"{budget}.json"
+    try:
+        have = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        have = {}
+    for r in records:
+        have[r["claim"]] = {k: r[k] for k in ("seed", "budget", "points", "code_hash", "verdict", "choices", "holds",
+                                              "of", "depends_on", "robust", "headline")} | {
+            "settings": [{k: s[k] for k in ("values", "changed", "verdict")} for s in r["settings"]]}
+    results.atomic_write_text(path, json.dumps(dict(sorted(have.items())), indent=1, sort_keys=True) + "\n")
+    return path
+
+
+def load_published(budget: str = "standard") -> dict:
+    try:
+        return json.loads((PUBLISHED / f"{budget}.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
