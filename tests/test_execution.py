@@ -232,12 +232,13 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
 def test_freed_memory_is_reused_not_faulted_in_again():
     """20 batches of 80 MB: glibc's default maps and unmaps each (20 x 19,500 page faults); with keep_freed_memory
-    freed pages stay mapped and serve the later batches (measured: 2-4 batches fault in all, each time the heap grows
-    past a hole a small block was put in; the rest reuse memory)."""
+    freed pages stay mapped and serve the later batches. How many batches still fault in depends on where small blocks
+    land between the large ones (2-4 on one machine, 7 on another, each time the heap grows past such a hole), so the
+    test asks for what the setting is for: most batches reuse memory, i.e. fewer than half of them fault in."""
     def faults(mode):
         out = subprocess.run([sys.executable, "-c", FAULTS, mode], env=ENV, capture_output=True, text=True, check=True)
         return int(out.stdout)
     page = os.sysconf("SC_PAGE_SIZE")
     one_batch = 80_000_000 // page
     assert faults("default") > 15 * one_batch  # the failure it fixes is there to see
-    assert faults("keep") < 6 * one_batch
+    assert faults("keep") < 10 * one_batch
