@@ -122,3 +122,8 @@ def test_a_setting_unit_runs_the_check_with_the_choice_as_overridden(tmp_path):
     entry = runner.run_unit(claim, u, Context(seed=0))
     assert entry["status"] == "fail" and entry["summary"] == "threshold 4 on 20 draws"
     assert entry["setting"] == {"threshold": 4.0, "draws": 20}
+
+
+def test_free_choices_and_no_free_choice_exclude_each_other():
+    with pytest.raises(ValueError, match="keep one"):
+        toy_claim(no_free_choice="the checks are exact")

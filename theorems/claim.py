@@ -401,6 +401,9 @@ class Claim:
     findings: tuple[str, ...] = ()
     #: the values its checks need that the papers do not fix, each with its plausible range (:class:`FreeChoice`)
     free_choices: tuple[FreeChoice, ...] = ()
+    #: for a reconstructed or qualitative claim with numeric or probe checks that declares no free choice: why its
+    #: checks make none the papers leave open (one line); such a claim has no sensitivity map
+    no_free_choice: str = ""
     module: str = ""  # filled in by the registry
     paper: str = ""  # derived from the id ("A.T1.3" -> "A")
 
@@ -436,6 +439,8 @@ class Claim:
             if "mutant" in c.overrides and "conclusion" in checks[c.target].params:  # a probe's mutated conclusion
                 _check_parameters(checks[c.target].params["conclusion"], c.overrides["mutant"],
                                   f"{self.id}: control {c.name!r} (mutant of the probe's conclusion)")
+        if self.free_choices and self.no_free_choice:
+            raise ValueError(f"{self.id}: free choices declared and no_free_choice given; keep one")
         names = [f.name for f in self.free_choices]
         if len(set(names)) != len(names):
             raise ValueError(f"{self.id}: two free choices share a name")
