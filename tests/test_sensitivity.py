@@ -127,3 +127,41 @@ def test_a_setting_unit_runs_the_check_with_the_choice_as_overridden(tmp_path):
 def test_free_choices_and_no_free_choice_exclude_each_other():
     with pytest.raises(ValueError, match="keep one"):
         toy_claim(no_free_choice="the checks are exact")
+
+
+def test_the_report_and_the_readme_show_the_map(tmp_path):
+    from verify import readme, report
+
+    claim = toy_claim()
+    ctx = Context(seed=0, budget="standard")
+    (smap,) = sensitivity.run([claim], ctx, tmp_path, Executor(workers=1), points=3)
+    (rec,) = [r for r in __import__("verify.results", fromlist=["x"]).read_records(tmp_path)]
+    html = report.render([rec], ctx, "verify report", sensitivity={"T.1": smap})
+    assert "verified at 12 of 16 settings; depends on threshold" in html and "plausible range" in html
+    assert "the effect a figure must show" in html  # the reason for the range
+    row = readme.render([rec], maps={"T.1": smap})
+    assert "| verified at 12 of 16; depends on threshold |" in row
+    assert "| 2 declared, no map yet |" in readme.render([rec], maps={})
+
+
+def _cli(argv, capsys, tmp_path):
+    from verify import cli
+
+    code = cli.main(argv + ["--results", str(tmp_path)])
+    return code, capsys.readouterr().err.strip()
+
+
+def test_bad_points_is_one_line_and_exit_2(capsys, tmp_path):
+    assert _cli(["sensitivity", "--points", "1"], capsys, tmp_path) == (
+        2, "verify: error: --points must be at least 2 (both ends of each range)")
+
+
+def test_a_design_larger_than_the_budget_is_one_line_and_exit_2_before_anything_runs(capsys, tmp_path):
+    from verify import registry
+
+    claim = next((c for c in registry.all_claims() if c.free_choices), None)
+    if claim is None:
+        pytest.skip("no registered claim declares free choices")
+    code, err = _cli(["sensitivity", "-k", claim.id, "--budget", "quick", "--points", "9"], capsys, tmp_path)
+    assert code == 2 and "exceeds the quick budget's" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "units").exists()

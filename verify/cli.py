@@ -121,10 +121,18 @@ def cmd_report(args) -> int:
     ctx = _context(args)
     results_dir = ensure_writable_dir(args.results, "results")
     records = run_claims(claims, ctx, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
-    from verify import calibrate
+    from verify import calibrate, sensitivity
 
+    if ctx.budget in sensitivity.REPORT_BUDGETS and not args.no_sensitivity:  # the maps; quick skips them
+        with _executor(args) as executor:
+            maps = sensitivity.run(claims, ctx, results_dir, executor, rerun=args.rerun)
+    else:  # maps a `verify sensitivity` of this run stored are shown
+        maps = [m for c in claims if c.free_choices
+                for m in [sensitivity.read(results_dir, c.id, budget=ctx.budget, seed=ctx.seed,
+                                           code_hash=registry.code_hash(c))] if m]
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]),
-                        calibration=calibrate.load_summary(results_dir, ctx.budget))
+                        calibration=calibrate.load_summary(results_dir, ctx.budget),
+                        sensitivity={m["claim"]: m for m in maps})
     _print_table(records)
     print(f"report written to {out}")
     return 0
@@ -208,12 +216,12 @@ def cmd_sensitivity(args) -> int:
     """Each selected claim's verdict over a design of its free choices; print the maps' headlines and store them."""
     from verify import registry, sensitivity
 
+    if args.points is not None and args.points < 2:
+        raise UsageError("--points must be at least 2 (both ends of each range)")
     claims = [c for c in registry.select(args.k) if c.free_choices and not c.not_checked]
     if not claims:
         raise UsageError(f"no claim with free choices matches -k {' -k '.join(args.k or [])}" if args.k
                          else "no claim declares free choices")
-    if args.points is not None and args.points < 2:
-        raise UsageError("--points must be at least 2 (both ends of each range)")
     ctx = _context(args)
     points = sensitivity.POINTS[ctx.budget] if args.points is None else args.points
     for c in claims:  # before anything runs
@@ -297,6 +305,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=DEFAULT_REPORT)
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
     s.add_argument("--rerun", action="store_true", help="ignore stored results")
+    s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
+                   "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
     s = sub.add_parser("readme", help="rewrite the README's claims table and findings from stored records")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)

@@ -26,21 +26,42 @@ def _evidence(rec: dict) -> str:
                      else f"{e['kind']} ({e['label']})" if "label" in e else e["kind"] for e in evidence(rec))
 
 
-def render(records: list[dict]) -> str:
-    """The generated block (markers included)."""
+def free_choices(rec: dict, maps: dict) -> str:
+    """The claims table's cell: "holds at N of M" from the published standard map of the same code, or why not."""
+    choices = rec["claim"].get("free_choices") or []
+    if not choices:
+        return "none" if rec["claim"].get("no_free_choice") else "—"
+    m = maps.get(rec["claim"]["id"])
+    if m is None:
+        return f"{len(choices)} declared, no map yet"
+    if m["code_hash"] != rec["code_hash"]:
+        return f"{len(choices)} declared, map of older code"
+    depends = "; ".join(f"depends on {k}" for k in m["depends_on"]) or "same over the range"
+    return f"{m['verdict']} at {m['holds']} of {m['of']}; {depends}"
+
+
+def render(records: list[dict], maps: dict | None = None) -> str:
+    """The generated block (markers included); ``maps``: the published sensitivity maps (default: the standard
+    budget's, ``verify/sensitivity/standard.json``)."""
+    from verify import sensitivity
+
+    maps = sensitivity.load_published("standard") if maps is None else maps
     budgets = sorted({(r["budget"], r["seed"]) for r in records})
     where = ", ".join(f"{b} budget, seed {s}" for b, s in budgets)
     out = [BEGIN, "", f"Generated from the records of `verify run` ({where}). Verdicts are data: a violation is a",
-           "finding (diagnosed in `verify/expectations.toml`), an inconclusive verdict is work to do.", ""]
+           "finding (diagnosed in `verify/expectations.toml`), an inconclusive verdict is work to do. \"Free choices\":",
+           "the claim's verdict over a design of the values the paper does not fix (`verify sensitivity`, standard",
+           "budget; `docs/concepts.md`).", ""]
     for paper in sorted({r["claim"]["paper"] for r in records}):
         title = PAPERS.get(paper, f"Paper {paper}")
         recs = [r for r in records if r["claim"]["paper"] == paper]
-        out += [f"### {title}", "", "| id | claim | fidelity | verdict | evidence | headline |", "|---|---|---|---|---|---|"]
+        out += [f"### {title}", "", "| id | claim | fidelity | verdict | free choices | evidence | headline |",
+                "|---|---|---|---|---|---|---|"]
         for r in recs:
             verdict = f"**{r['verdict']}**" if r["verdict"] != "verified" else r["verdict"]
             head = r["reason"] if r["verdict"] == "not checked" else headline(r)
             out.append(f"| {r['claim']['id']} | {_cell(r['claim']['title'])} | {r['claim']['fidelity']} | {verdict} | "
-                       f"{_cell(_evidence(r))} | {_cell(head)} |")
+                       f"{_cell(free_choices(r, maps))} | {_cell(_evidence(r))} | {_cell(head)} |")
         t = ledger.tally([c for r in recs for c in r["claim"].get("ledger") or []])
         if t["n"]:
             out += ["", f"Decision ledger: {t['after']} of {t['n']} decisions fixed after seeing data; "

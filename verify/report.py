@@ -450,7 +450,18 @@ def ledger_tallies(records: list[dict]) -> dict:
     return out
 
 
-def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:
+def sensitivity_view(smap: dict | None) -> dict | None:
+    """A claim's sensitivity map for the report: one row per setting (the changed choices' values, the verdict)."""
+    if not smap:
+        return None
+    names = [c["name"] for c in smap["choices"]]
+    rows = [{"values": [s["values"].get(n) for n in names], "changed": s["changed"], "verdict": s["verdict"],
+             "checks": s.get("checks", {})} for s in smap["settings"]]
+    return {"headline": smap["headline"], "names": names, "rows": rows, "robust": smap["robust"],
+            "budget": smap["budget"], "seed": smap["seed"], "points": smap["points"]}
+
+
+def claim_view(rec: dict, index: int, calibration: dict | None = None, sensitivity: dict | None = None) -> dict:
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
     controls = [_check_view(k, rec, f"{prefix}-n{i}") for i, k in enumerate(rec.get("controls", []))]
@@ -463,6 +474,9 @@ def claim_view(rec: dict, index: int, calibration: dict | None = None) -> dict:
             "verdict_class": rec["verdict"].replace(" ", "-"),
             "calibration": (calibration or {}).get("rows", {}).get(rec["claim"]["id"]),
             "calibrated": calibration is not None,
+            "free_choices": rec["claim"].get("free_choices") or [],
+            "no_free_choice": rec["claim"].get("no_free_choice") or "",
+            "sensitivity": sensitivity_view((sensitivity or {}).get(rec["claim"]["id"])),
             "statement": statement_mathml(rec["claim"]["statement"])}
 
 
@@ -509,10 +523,11 @@ def _env() -> jinja2.Environment:
 
 
 def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
-           meta: dict | None = None, calibration: dict | None = None) -> str:
+           meta: dict | None = None, calibration: dict | None = None, sensitivity: dict | None = None) -> str:
+    """``sensitivity``: claim id -> its map (``verify.sensitivity``), for the claims that have one."""
     meta = meta or metadata(records, ctx, command)
     calibration = calibration_view(calibration)
-    views = [claim_view(r, i, calibration) for i, r in enumerate(records)]
+    views = [claim_view(r, i, calibration, sensitivity) for i, r in enumerate(records)]
     papers = []
     for p in sorted({r["claim"]["paper"] for r in records}):
         vs = [v for v in views if v["r"]["claim"]["paper"] == p]
@@ -527,16 +542,18 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
         ledger_tallies=ledger_tallies(records))
 
 
-def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None) -> None:
+def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None,
+                 sensitivity: dict | None = None) -> None:
     """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``); ``calibration``: the stored
-    operating characteristics of this budget (``verify.calibrate.load_summary``), if any."""
+    operating characteristics of this budget (``verify.calibrate.load_summary``), if any; ``sensitivity``: claim id
+    -> its sensitivity map, for the claims that have one."""
     out = Path(out)
     bundle_path = out.with_suffix(".json")
     if bundle_path == out:  # --out report.json: keep the HTML, put the bundle beside it
         bundle_path = out.with_suffix(".bundle.json")
     meta = metadata(records, ctx, command)
     results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta,
-                                          calibration=calibration))
+                                          calibration=calibration, sensitivity=sensitivity))
     bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records,
-              "calibration": calibration}
+              "calibration": calibration, "sensitivity": sensitivity or {}}
     results.atomic_write_text(bundle_path, json.dumps(bundle, indent=1, sort_keys=True))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from theorems import fixture as fx
-from theorems.claim import Assumption, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Assumption, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from verify import ledger, registry, results
 
 Progress = Callable[[str], None]
@@ -206,6 +206,12 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     return entry | {"seconds": round(secs, 3)}
 
 
+def free_choice_entry(f: FreeChoice) -> dict:
+    """A free choice as the record shows it: its value, plausible range, reason and the checks it sets."""
+    return {"name": f.name, "value": _plain(f.value), "range": f.range_text(), "reason": f.reason,
+            "checks": sorted(f.sets)}
+
+
 def assumption_entry(a: Assumption, checks: list[dict]) -> dict:
     """An assumption as the record shows it; a scope filter (ours) with what it removed in this run, added up over the
     checks that applied it (their ``details["scope"]``; draws of one fixture, read by several checks, counted once;
@@ -233,6 +239,8 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
                   "fidelity": claim.fidelity, "fidelity_note": claim.fidelity_note, "module": claim.module,
                   "assumptions": [assumption_entry(a, checks) for a in claim.assumptions],
                   "findings": list(claim.findings),
+                  "free_choices": [free_choice_entry(f) for f in claim.free_choices],
+                  "no_free_choice": claim.no_free_choice,
                   "ledger": ledger.claim_constants(claim) if claim.module.startswith("theorems.") else []},
         "verdict": v,
         "reason": reason,

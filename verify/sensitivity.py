@@ -35,6 +35,8 @@ POINTS = {"quick": 2, "standard": 3, "full": 5}
 #: the most settings a claim's design may have at each budget (the claim's own values included)
 MAX_SETTINGS = {"quick": 9, "standard": 16, "full": 36}
 SENSITIVITY = "sensitivity"
+#: the budgets whose report draws the maps (``verify report``); a quick report shows maps already stored
+REPORT_BUDGETS = ("standard", "full")
 
 
 class DesignTooLarge(ValueError):
