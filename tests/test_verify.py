@@ -1,5 +1,8 @@
 """Registry, runner verdicts, results records, CLI errors and the HTML report."""
+import argparse
 import json
+import time
+from pathlib import Path
 import re
 from dataclasses import replace
 import subprocess
@@ -162,11 +165,58 @@ def _cli_in_process(capsys, *args):
     (["run", "--seed", "-1"], "non-negative"),
     (["probe", "A.T1.1", "--max-examples", "0"], "at least 1"),
     (["frobnicate"], "invalid choice"),
+    ([], "required: COMMAND"),
+    (["run", "-k", "A.L8", "--scheduler", "notaurl"], "not an address like tcp://host:8786"),
+    (["run", "-k", "A.L8", "--scheduler", "tcp://127.0.0.1:1"], "cannot reach the Dask scheduler"),
 ])
 def test_bad_input_is_one_line_and_nonzero(capsys, args, needle):
     code, out, err = _cli_in_process(capsys, *args)
     assert code == 2
     assert err.count("\n") == 1 and needle in err and err.startswith("verify: error: ")
+
+
+def test_an_unreachable_scheduler_is_refused_at_once_even_when_every_unit_is_stored(capsys, tmp_path):
+    """Checked before anything else: a stored run would otherwise end with exit 0 and never touch the scheduler."""
+    assert _cli_in_process(capsys, "run", "-k", "A.L8", "--workers", "1", "--results", str(tmp_path))[0] == 0
+    t0 = time.perf_counter()
+    code, out, err = _cli_in_process(capsys, "run", "-k", "A.L8", "--scheduler", "tcp://127.0.0.1:1",
+                                     "--results", str(tmp_path))
+    assert code == 2 and out == "" and err.startswith("verify: error: cannot reach the Dask scheduler")
+    assert time.perf_counter() - t0 < 5
+
+
+def test_every_option_has_help_with_its_default():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sp in sub.choices.items():
+        for action in sp._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            assert action.help, f"verify {name} {action.dest}: no help text"
+        text = " ".join(sp.format_help().split())
+        if any(a.dest == "budget" for a in sp._actions):
+            assert "(default: quick)" in text, name
+
+
+def test_the_run_table_has_a_header_totals_and_names_the_reviewed_findings(capsys):
+    from tests.test_report import synthetic_records
+
+    recs = synthetic_records(Context())
+    finding = dict(recs[0], verdict="violated", reason="ps-fastest-early: ...", budget="quick", seed=0,
+                   claim=dict(recs[0]["claim"], id="B.Fig2"))
+    cli._print_table(recs + [finding])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["claim", "verdict", "fidelity"]
+    assert any(line.startswith(f"{len(recs) + 1} claims: ") for line in out)
+    assert any(line.startswith("violated B.Fig2: the reviewed finding") for line in out)
+
+
+def test_suite_without_a_command_prints_usage_and_help_works():
+    suite = Path(__file__).parent.parent / "suite"
+    bare = subprocess.run([str(suite)], capture_output=True, text=True, timeout=60)
+    assert bare.returncode == 2 and bare.stderr.startswith("usage: ./suite COMMAND") and bare.stdout == ""
+    helped = subprocess.run([str(suite), "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: ./suite COMMAND")
 
 
 def test_bad_input_from_the_shell_has_no_traceback():

@@ -18,6 +18,17 @@ DEFAULT_RESULTS = Path("reports/results")
 DEFAULT_REPORT = Path("reports/report.html")
 
 
+class _DefaultsShown(argparse.HelpFormatter):
+    """Each option's help ends with its default, where it has one worth showing (not None, not a flag's False)."""
+
+    def _get_help_string(self, action):
+        h = action.help or ""
+        if ("default" not in h and action.option_strings and action.default is not None
+                and action.default is not False and action.default is not argparse.SUPPRESS):
+            h += " (default: %(default)s)"
+        return h
+
+
 class UsageError(Exception):
     """Bad input: reported as one line and a non-zero exit, never a traceback."""
 
@@ -78,15 +89,35 @@ def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kin
 
 
 def _print_table(records: list[dict]) -> None:
+    """One line per claim under a header, then the totals; a violation says whether it is the reviewed finding."""
+    from collections import Counter
+
+    from verify import expectations
+
+    if not records:
+        return
     w = max([len(r["claim"]["id"]) for r in records] + [5])
+    print(f"{'claim':<{w}}  {'verdict':<13} {'fidelity':<13} {'controls':<19} title")
     for r in records:
         ctl = r["controls"]
         rej = sum(c["rejected"] for c in ctl)
-        print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {r['claim']['fidelity']:<13} "
-              f"controls {rej}/{len(ctl)} rejected  {r['claim']['title']}")
-    for r in records:  # a violation is a finding: say it loudly (the exit status stays 0)
-        if r["verdict"] == "violated":
-            print(f"!!! VIOLATED {r['claim']['id']}: {r['reason']}")
+        controls = f"{rej}/{len(ctl)} rejected" if ctl else "—"
+        print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {r['claim']['fidelity']:<13} {controls:<19} "
+              f"{r['claim']['title']}")
+    counts = Counter(r["verdict"] for r in records)
+    print(f"{len(records)} claims: " + ", ".join(f"{counts[v]} {v}" for v in
+                                                 ("verified", "violated", "inconclusive", "not checked") if counts[v]))
+    for r in records:  # a violation is a finding: say it loudly, and whether it is the one already reviewed
+        if r["verdict"] != "violated":
+            continue
+        try:
+            exp = expectations.expected(r["claim"]["id"], r["budget"], r["seed"])
+        except KeyError:
+            exp = None
+        if exp is not None and exp.verdict == "violated" and exp.diagnosis:
+            print(f"violated {r['claim']['id']}: the reviewed finding (verify/expectations.toml): {r['reason']}")
+        else:
+            print(f"!!! VIOLATED {r['claim']['id']} (not a reviewed finding): {r['reason']}")
 
 
 def cmd_list(args) -> int:
@@ -275,45 +306,66 @@ def cmd_probe(args) -> int:
     return 1 if found else 0
 
 
+EPILOG = """\
+examples:
+  verify list                                   the claims, their fidelity and evidence kinds
+  verify run -k A.T4                            one claim at the quick budget, seed 0
+  verify report --budget standard --workers 2   the HTML report (reports/report.html) with sensitivity maps
+  verify probe B.T7 --max-examples 500          a property-based probe, its cells and any counterexample
+  verify sensitivity -k B.Fig2                  one claim's verdict over its free choices
+
+exit status: 0 done (a violated claim is a finding, not an error); 1 `readme --check` differs, or a probe found a
+counterexample; 2 bad input (one line on stderr); 130 interrupted (finished units are kept: run again to resume).
+docs: docs/running.md (scale, Dask, resume), docs/concepts.md (claims, checks, controls, verdicts)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="verify", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
+    p = _Parser(prog="verify", description=__doc__.splitlines()[0], epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True, parser_class=_Parser, metavar="COMMAND")
+
+    def parser(name, help):
+        return sub.add_parser(name, help=help, description=help, formatter_class=_DefaultsShown)
 
     def common(sp, k=True, seed=True):
         if k:
             sp.add_argument("-k", metavar="PATTERN", action="append",
-                           help="claims whose id or title matches (substring or glob); repeat for several")
-        sp.add_argument("--budget", choices=BUDGETS, default="quick")
+                            help="claims whose id or title matches (substring or glob); repeat for several; default: all")
+        sp.add_argument("--budget", choices=BUDGETS, default="quick",
+                        help="sample sizes and horizons: quick (CI, minutes), standard (about an hour on 2 cores), full")
         if seed:
-            sp.add_argument("--seed", type=int, default=0)
-        sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+            sp.add_argument("--seed", type=int, default=0, help="the run's seed; every check derives its streams from it")
+        sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                        help="where torch computes; auto: a CUDA device if there is one")
         sp.add_argument("--workers", type=int, default=None,
                         help="worker processes of a local Dask cluster (default: the number of cores; 1: in-process)")
         sp.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                        help="run the units on an existing Dask scheduler (tcp://host:8786) instead")
+                        help="run the units on an existing Dask scheduler (tcp://host:8786) instead; checked before "
+                             "anything runs")
 
-    s = sub.add_parser("list", help="list the registered claims")
-    s.add_argument("-k", metavar="PATTERN", action="append")
+    s = parser("list", "list the registered claims (id, fidelity, evidence kinds, title)")
+    s.add_argument("-k", metavar="PATTERN", action="append", help="claims whose id or title matches; default: all")
     s.set_defaults(fn=cmd_list)
-    s = sub.add_parser("run", help="run claims and write one results record each")
+    s = parser("run", "run claims and write one results record each")
     common(s)
-    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (created if missing)")
     s.add_argument("--rerun", action="store_true", help="ignore units stored by an earlier run (no resume)")
     s.set_defaults(fn=cmd_run)
-    s = sub.add_parser("report", help="write the HTML verification report (runs what is missing or stale)")
+    s = parser("report", "write the HTML verification report (runs what is missing or stale)")
     common(s)
-    s.add_argument("--out", type=Path, default=DEFAULT_REPORT)
-    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    s.add_argument("--out", type=Path, default=DEFAULT_REPORT,
+                   help="the HTML file; its directory is created if missing; the JSON bundle goes beside it")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (created if missing)")
     s.add_argument("--rerun", action="store_true", help="ignore stored results")
     s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
                    "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
-    s = sub.add_parser("readme", help="rewrite the README's claims table and findings from stored records")
-    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
-    s.add_argument("--readme", type=Path, default=Path("README.md"))
+    s = parser("readme", "rewrite the README's claims table and findings from stored records")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where the records are")
+    s.add_argument("--readme", type=Path, default=Path("README.md"), help="the README to rewrite")
     s.add_argument("--check", action="store_true", help="exit 1 if the README's table differs from the records")
     s.set_defaults(fn=cmd_readme)
-    s = sub.add_parser("calibrate", help="operating characteristics: every check and control over N seeds")
+    s = parser("calibrate", "operating characteristics: every check and control over N seeds")
     common(s, seed=False)
     s.add_argument("--seeds", type=int, default=None, help="how many seeds per claim (default: the published "
                    "count, 20 at quick and 5 at standard)")
@@ -323,7 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--publish", action="store_true", help="also write the summary to verify/calibration/ (the "
                    "calibration a fresh clone's report shows; commit it after review)")
     s.set_defaults(fn=cmd_calibrate)
-    s = sub.add_parser("sensitivity", help="each claim's verdict over a design of its free choices (a map per claim)")
+    s = parser("sensitivity", "each claim's verdict over a design of its free choices (a map per claim)")
     common(s)
     s.add_argument("--points", type=int, default=None, help="values per free choice, range ends included (default: "
                    "2 at quick, 3 at standard, 5 at full; a design larger than the budget allows is refused)")
@@ -332,14 +384,34 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--publish", action="store_true", help="also merge the maps into verify/sensitivity/<budget>.json "
                    "(the README's 'holds at N of M' column; commit it after review)")
     s.set_defaults(fn=cmd_sensitivity)
-    s = sub.add_parser("probe", help="run property-based probes (one claim or --all)")
-    s.add_argument("claim", nargs="?")
+    s = parser("probe", "run property-based probes (one claim or --all): their cells and any counterexample")
+    s.add_argument("claim", nargs="?", help="the claim id (verify list shows which have a probe)")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")
-    s.add_argument("--max-examples", type=int, default=None)
+    s.add_argument("--max-examples", type=int, default=None,
+                   help="examples per probe (default: the probe's own count at the budget)")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where finished units are kept (resume)")
     common(s, k=False)
     s.set_defaults(fn=cmd_probe)
     return p
+
+
+def check_scheduler(address: str, timeout: float = 5.0) -> None:
+    """Refuse an unreachable ``--scheduler`` before anything else, even when every unit is stored: a malformed
+    address, or no TCP listener there within ``timeout`` seconds (a refused connection fails at once)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if parts.scheme not in ("tcp", "tls") or not host or not port:
+        raise UsageError(f"--scheduler {address}: not an address like tcp://host:8786")
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        raise UsageError(f"cannot reach the Dask scheduler at {address}: {e.strerror or e}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -353,6 +425,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "scheduler", None):
+            check_scheduler(args.scheduler)
         if hasattr(args, "workers") and _executor(args).local_cluster:
             from verify.execution import start_worker_server
 
