@@ -63,6 +63,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow  # a cluster's or the allocator's robustness: minutes of the default run's 6 (docs/testing.md)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
 def test_memory_tuning_is_one_opt_in_switch(tmp_path):
     """VERIFY_TUNE_MEMORY=1: each worker keeps freed memory, has one malloc arena and no Dask memory limit."""
@@ -71,6 +72,7 @@ def test_memory_tuning_is_one_opt_in_switch(tmp_path):
     assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]
 
 
+@pytest.mark.slow  # a cluster's or the allocator's robustness: minutes of the default run's 6 (docs/testing.md)
 def test_a_worker_killed_mid_unit_is_replaced_and_every_record_is_complete(tmp_path):
     ctx = Context(seed=1, budget="quick")
     with Executor(workers=2) as ex:
@@ -148,6 +150,7 @@ def test_a_record_with_a_unit_that_could_not_run_is_redone_not_reused(tmp_path):
     assert counts == {"ran": 0, "reused": 0, "failed": 0}  # a complete record is reused as it is
 
 
+@pytest.mark.slow  # a cluster's or the allocator's robustness: minutes of the default run's 6 (docs/testing.md)
 def test_a_worker_with_broken_torch_state_is_replaced_and_the_unit_rerun(tmp_path, capfd, monkeypatch):
     # the error torch.func raised at random in Dask workers (verify.worker_guards.BROKEN_TORCH_STATE): the unit's outcome
     # would describe the process, so the worker leaves and a fresh one reruns the unit; the record is the serial one
@@ -177,6 +180,7 @@ def test_the_torch_transform_state_is_read_inside_and_outside_transforms():
     assert inside[0]["transform"] == "TransformType.Vmap" and inside[0]["functorch_keys"]
 
 
+@pytest.mark.slow  # a cluster's or the allocator's robustness: minutes of the default run's 6 (docs/testing.md)
 def test_remote_scheduler(tmp_path):
     sched_file = tmp_path / "scheduler.json"
     procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
@@ -229,6 +233,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
+@pytest.mark.slow  # a cluster's or the allocator's robustness: minutes of the default run's 6 (docs/testing.md)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc only")
 def test_freed_memory_is_reused_not_faulted_in_again():
     """20 batches of 80 MB: glibc's default maps and unmaps each (20 x 19,500 page faults); with keep_freed_memory
