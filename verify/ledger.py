@@ -135,8 +135,8 @@ def module_constants(module: str, root: Path | None = None) -> list[dict]:
 
 @functools.lru_cache(maxsize=None)
 def _module_constants(module: str, path: Path, mtime_ns: int, size: int) -> tuple[dict, ...]:
-    """Each file version parsed once per process (every record of its claims carries them: re-parsing took most of
-    the client's time in a parallel run, beside the workers, session 12)."""
+    """Each file version parsed once per process: every record of its claims carries the constants, and re-parsing
+    for each record would take most of the client's time in a parallel run."""
     mod = importlib.import_module(module)
     entries = load(path)
     out = []

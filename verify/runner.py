@@ -49,7 +49,7 @@ def _run_one(fn, ctx: Context) -> tuple[Outcome, float]:
         out = fn(ctx)
     except Exception as e:  # a crashing check is reported, never silently passed
         # the exception's type and message, first line first: the last line alone can be a note hypothesis added
-        # (a falsifying example's closing ")"), which is all a worker's crash at standard seed 101 left (session 16)
+        # (a falsifying example's closing ")"), which says nothing about where the check crashed
         error = "".join(traceback.format_exception_only(type(e), e)).strip()[:ERROR_CHARS]
         # the innermost frames, so an error seen once on a worker can be located from its record
         frames = traceback.format_list(traceback.extract_tb(e.__traceback__)[-TRACEBACK_FRAMES:])
