@@ -306,6 +306,18 @@ def cmd_probe(args) -> int:
     return 1 if found else 0
 
 
+def cmd_new(args) -> int:
+    """Write a new claim (a worked template module), its ledger, its expectation and the README's counts."""
+    from verify import scaffold
+
+    try:
+        made = scaffold.create(args.claim, title=args.title)
+    except scaffold.ScaffoldError as e:
+        raise UsageError(str(e)) from None
+    print(scaffold.summary(made))
+    return 0
+
+
 EPILOG = """\
 examples:
   verify list                                   the claims, their fidelity and evidence kinds
@@ -392,6 +404,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where finished units are kept (resume)")
     common(s, k=False)
     s.set_defaults(fn=cmd_probe)
+    s = parser("new", "add a claim: a worked template module, its ledger, its expectation (docs/adding-a-claim.md)")
+    s.add_argument("claim", metavar="ID", help="the new claim's id: the paper's letter, a dot, a kind and a number "
+                   "(A.L24; a new letter starts a new paper)")
+    s.add_argument("--title", default=None, help="the claim's title (default: the template lemma's)")
+    s.set_defaults(fn=cmd_new)
     return p
 
 
