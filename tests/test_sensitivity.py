@@ -34,7 +34,7 @@ def toy_claim(**kw) -> Claim:
     return Claim(
         "T.1", "toy", r"x", "reconstructed", "toy",
         checks=(Check("effect", "numeric", "toy", check_threshold, uses={"draws": draws}),),
-        controls=(Control("tenfold threshold", "effect", "fails", {"threshold": 10.0}),),
+        controls=kw.pop("controls", (Control("tenfold threshold", "effect", "fails", {"threshold": 10.0}),)),
         free_choices=choices, module="tests.test_sensitivity", **kw)
 
 
@@ -165,3 +165,14 @@ def test_a_design_larger_than_the_budget_is_one_line_and_exit_2_before_anything_
     code, err = _cli(["sensitivity", "-k", claim.id, "--budget", "quick", "--points", "9"], capsys, tmp_path)
     assert code == 2 and "exceeds the quick budget's" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "units").exists()
+
+
+def test_a_verdict_held_by_an_unrejected_control_still_shows_where_its_checks_change(tmp_path):
+    """The control runs only at the claim's values; a toothless one keeps the verdict inconclusive at every setting,
+    and the map must still say where the checks stop passing."""
+    claim = toy_claim(controls=(Control("toothless", "effect", "passes", {"threshold": 1.5}),))
+    (rec,) = sensitivity.run([claim], Context(seed=0, budget="standard"), tmp_path, Executor(workers=1), points=3)
+    assert rec["verdict"] == "inconclusive" and rec["holds"] == 12 and rec["checks_pass"] == 12
+    assert "threshold" in rec["depends_on"]
+    assert ("inconclusive (checks pass) at threshold=1.41421, violated at threshold=4"
+            in rec["depends_on"]["threshold"][0])

@@ -17,7 +17,9 @@ says whether the claim's checks decide the same way there, not whether each cont
 
 The verdict at a setting follows the runner's rules (``verify.runner.verdict``).  The claim "holds at N of M
 settings" when its verdict at N of the design's M settings equals its verdict at the claim's own values; it "depends
-on" a choice when moving that choice alone changes the verdict, and the map says between which values.  A violation
+on" a choice when moving that choice alone changes the verdict or what its checks decide (a verdict held
+inconclusive by an unrejected control does not move, but its checks still can), and the map says between which
+values.  A violation
 is reported as a finding about the paper only when it holds at every setting (``robust``).
 """
 from __future__ import annotations
@@ -27,7 +29,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from theorems.claim import Claim, Context
+from theorems.claim import Claim, Context, worst_status
 from verify import results, runner
 
 #: points per choice (range ends included) by budget
@@ -123,10 +125,12 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
         v, reason = runner.verdict(claim, list(checks.values()), record["controls"])
         rows.append({"values": {k: _plain(x) for k, x in s.items()}, "changed": sorted(changed(claim, s)),
                      "verdict": v, "reason": reason if v != "verified" else "",
+                     "checks_status": worst_status(c["status"] for c in checks.values()) if checks else "pass",
                      "checks": {name: {"status": checks[name]["status"], "headline": checks[name].get("headline", ""),
                                        "summary": checks[name]["summary"]} for name in units}})
     own = record["verdict"]
     holds = sum(r["verdict"] == own for r in rows)
+    checks_pass = sum(r["checks_status"] == "pass" for r in rows)
     depends = {}
     for f in claim.free_choices:
         others = [g.name for g in claim.free_choices if g.name != f.name]
@@ -135,11 +139,13 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
             lines.setdefault(tuple(str(r["values"][g]) for g in others), []).append(r)
         where = []
         for line in lines.values():
-            if len({r["verdict"] for r in line}) > 1:
+            if len({(r["verdict"], r["checks_status"]) for r in line}) > 1:
                 where.append(_boundary(f, line))
         if where:
             depends[f.name] = where
-    text = (f"{own} at {holds} of {len(rows)} settings"
+    checks_note = (f" (its checks pass at {checks_pass})" if own != "verified" and 0 < checks_pass < len(rows)
+                   and checks_pass != holds else "")
+    text = (f"{own} at {holds} of {len(rows)} settings{checks_note}"
             + ("; depends on " + "; ".join(f"{k} ({w[0]})" for k, w in depends.items()) if depends
                else "; the same across the plausible range"))
     return {
@@ -148,7 +154,7 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
         "code_hash": record["code_hash"], "verdict": own,
         "choices": [{"name": f.name, "value": _plain(f.value), "range": f.range_text(), "reason": f.reason,
                      "checks": sorted(f.sets)} for f in claim.free_choices],
-        "settings": rows, "holds": holds, "of": len(rows), "depends_on": depends,
+        "settings": rows, "holds": holds, "of": len(rows), "checks_pass": checks_pass, "depends_on": depends,
         "robust": holds == len(rows), "headline": text, "created_utc": results.now_utc(),
     }
 
@@ -159,11 +165,15 @@ def _boundary(f, line: list[dict]) -> str:
         v = r["values"][f.name]
         return f.levels.index(v) if f.levels and v in f.levels else (v if isinstance(v, (int, float)) else 0)
 
+    def outcome(r):  # the verdict, or where it does not move (a control decides it), what the checks did
+        return f"{r['verdict']} (checks {r['checks_status']})" if r["verdict"] == "inconclusive" \
+            and r["checks_status"] != "inconclusive" else r["verdict"]
+
     line = sorted(line, key=key)
     parts, prev = [], None
     for r in line:
-        if prev is not None and r["verdict"] != prev["verdict"]:
-            parts.append(f"{prev['verdict']} at {f.label(prev['values'][f.name])}, {r['verdict']} at "
+        if prev is not None and outcome(r) != outcome(prev):
+            parts.append(f"{outcome(prev)} at {f.label(prev['values'][f.name])}, {outcome(r)} at "
                          f"{f.label(r['values'][f.name])}")
         prev = r
     return "; ".join(parts)
@@ -242,8 +252,8 @@ def publish(records: list[dict], budget: str) -> Path:
         have = {}
     for r in records:
         have[r["claim"]] = {k: r[k] for k in ("seed", "budget", "points", "code_hash", "verdict", "choices", "holds",
-                                              "of", "depends_on", "robust", "headline")} | {
-            "settings": [{k: s[k] for k in ("values", "changed", "verdict")} for s in r["settings"]]}
+                                              "of", "checks_pass", "depends_on", "robust", "headline")} | {
+            "settings": [{k: s[k] for k in ("values", "changed", "verdict", "checks_status")} for s in r["settings"]]}
     results.atomic_write_text(path, json.dumps(dict(sorted(have.items())), indent=1, sort_keys=True) + "\n")
     return path
 
