@@ -40,6 +40,8 @@ variance (the bound has slack ~2), so there the inequality cannot tell a frozen 
 control is not rejected: a stated limitation, not a reason to drop it; and, for (2), the constant without the tilt
 factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the
 frozen softmax.
+Free choices (:func:`instance_choices`; ``verify sensitivity`` maps the verdict over them): the strongly tilted
+query's q (0.3-1.2), the window of n of (2) (8..128 to 8..1024) and the dimension (2-6); the lemmas hold for each.
 """
 from __future__ import annotations
 
@@ -52,13 +54,14 @@ import torch
 from numerics import DTYPE
 from numerics.paper_a import moments as mo
 from numerics.stats import decide_upper
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
 from theorems.fixture import fixture
 from theorems.paper_a.bias_coefficients import ALTERNATIVE_LIMITS, tilted_limits, untilted_limits
 from theorems.paper_a.bias_decisions import headline, limit_decisions, limit_plot, mean_and_se, n_axes
-from theorems.paper_a.softmax_rows_setups import LEMMA_DATA_ID, LemmaInstance, lemma_instance, row_data
+from theorems.paper_a.softmax_rows_setups import (LEMMA_DATA_ID, LEMMA_DIM, QUERY_Q, ROW_NS, LemmaInstance,
+                                                   lemma_instance, row_data)
 from theorems.plots import new_figure
 
 #: which function of the context each lemma bounds (reconstructed from Appendix D's section titles)
@@ -256,6 +259,39 @@ _TITLES = {
 }
 
 
+def context_sizes(doublings: int) -> tuple[int, ...]:
+    """The rows' context sizes: ``doublings`` doublings from the smallest of ``ROW_NS``."""
+    return tuple(ROW_NS[0] * 2**k for k in range(doublings + 1))
+
+
+def _at_instance(**params) -> dict[str, dict]:
+    """Each check's fixtures at the lemma instance ``lemma_instance.bind(**params)``."""
+    inst = lemma_instance.bind(**params)
+    data = poincare_data.bind(inst=inst)
+    return {"poincare-inequality": {"data": data}, "one-over-n": {"rows": row_data.bind(inst=inst), "data": data}}
+
+
+def instance_choices() -> tuple[FreeChoice, ...]:
+    """What the lemmas leave open and the checks' instance fixes: the strong query's tilt, the window of n of the
+    O(1/n) fit, the dimension (each lemma holds for every query, n and d).  ``Σ``'s scale is a gauge (the "Σ weight
+    dropped" control's description) and ``‖B‖op`` is one at fixed q (the rows' law depends on q, μ and Σ alone), so
+    neither is a choice; nor are the inequality's own cells (``POINCARE_NS``): the inequality is a theorem at every n."""
+    both = ("poincare-inequality", "one-over-n")
+    return (
+        FreeChoice("q of query 2", QUERY_Q[1], "x_i ~ N(0, Σ) gives q = ‖Bᵀz‖², z ~ N(0, I): along B's top direction "
+                   "at ‖B‖op = 0.35 that is 0.1225·χ²₁, whose 88th-99.8th percentiles are 0.3-1.2 (query 1 keeps "
+                   "q = 0.25)", {c: (lambda v, c=c: _at_instance(query_q=(QUERY_Q[0], v))[c]) for c in both},
+                   low=0.3, high=1.2, scale="log"),
+        FreeChoice("doublings of n", len(ROW_NS) - 1, "O(1/n) at every n and the lemmas fix none: n = 8..128 (the "
+                   "fewest doublings that leave the four-term limit fit a residual degree of freedom) to 8..1024 "
+                   "(four times our largest n)", {"one-over-n": lambda k: {"rows": row_data.bind(ns=context_sizes(k))}},
+                   low=4, high=7, integer=True),
+        FreeChoice("d", LEMMA_DIM, "the lemmas hold in every d and fix none: 2 (the smallest non-scalar case) to 6 "
+                   "(twice ours, past the d = 4 of our paper-A figures)",
+                   {c: (lambda v, c=c: _at_instance(dim=v)[c]) for c in both}, low=2, high=6, integer=True),
+    )
+
+
 def _claim(lemma: str) -> Claim:
     st = (r"\operatorname{Var}_{-i}f\le\sum_{j\ne i}\mathbb{E}_{-i}\left\|\nabla_{x_j}f\right\|_\Sigma^2=O\!\left("
           r"\frac{1}{n}\right),\quad f=" + _F_TEX[lemma])
@@ -291,6 +327,7 @@ def _claim(lemma: str) -> Claim:
             Control("tilt factor dropped", "one-over-n", "the derived constant without e^q (for the weights: the "
                     "uniform-weight value 0)", {"limits": untilted_limits}),
         ),
+        free_choices=instance_choices(),
     )
 
 

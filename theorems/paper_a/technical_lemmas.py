@@ -50,6 +50,9 @@ tilt factor ``e^q`` (``untilted_limits``, the control's value; ``ALTERNATIVE_LIM
 (MSE and coefficients; ``untilted_limits``), the conditional MSE in place of the squared conditional bias (the mean
 square for the squared mean, which decays like 1/n: rejected by the derived exponent; :data:`CONDITIONAL_MSE`), and
 the Gaussian moments taken under the untilted law (symbolic).
+
+Free choices (:func:`instance_choices`; ``verify sensitivity`` maps the verdict over them): the strongly tilted
+query's q (0.3-1.2), the window of n (8..128 to 8..1024) and the dimension (2-6); the lemmas hold for each.
 """
 from __future__ import annotations
 
@@ -60,7 +63,7 @@ import sympy as sp
 import torch
 
 from numerics.paper_a import moments as mo
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
 from theorems.paper_a.bias_coefficients import (ALTERNATIVE_LIMITS, std_normal_expectation, tilted_limits,
@@ -68,7 +71,7 @@ from theorems.paper_a.bias_coefficients import (ALTERNATIVE_LIMITS, std_normal_e
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LIMIT_ORDER, SquaredNorm, coefficient_decisions,
                                              coefficient_plot, headline, limit_decisions, limit_plot, mean_square,
                                              rate_decisions)
-from theorems.paper_a.softmax_rows_setups import row_data
+from theorems.paper_a.softmax_rows_setups import LEMMA_DIM, QUERY_Q, ROW_NS, lemma_instance, row_data
 from theorems.symbolic import Derivation
 
 #: which object (and derived constant) each MSE / bias lemma is about (reconstructed, see the module docstring)
@@ -277,6 +280,34 @@ UNTILTED_SYMBOLIC = Control("symbolic: untilted moments", "derivation",
 TILT_DROPPED = "tilt factor dropped"
 
 
+def context_sizes(doublings: int) -> tuple[int, ...]:
+    """The rows' context sizes: ``doublings`` doublings from the smallest of ``ROW_NS``."""
+    return tuple(ROW_NS[0] * 2**k for k in range(doublings + 1))
+
+
+def instance_choices(checks: tuple[str, ...]) -> tuple[FreeChoice, ...]:
+    """What the lemmas leave open and the checks' instance fixes: the strong query's tilt, the window of n, the
+    dimension (each lemma holds for every query, n and d).  ``Σ``'s scale is a gauge (Σ → cΣ, K → K/c leaves every
+    weight unchanged and scales each side and constant alike) and ``‖B‖op`` is one at fixed q (the rows' law depends on
+    q, μ and Σ alone), so neither is a choice."""
+    def at(**params):
+        return {"data": row_data.bind(inst=lemma_instance.bind(**params))}
+
+    return (
+        FreeChoice("q of query 2", QUERY_Q[1], "x_i ~ N(0, Σ) gives q = ‖Bᵀz‖², z ~ N(0, I): along B's top direction "
+                   "at ‖B‖op = 0.35 that is 0.1225·χ²₁, whose 88th-99.8th percentiles are 0.3-1.2 (query 1 keeps "
+                   "q = 0.25)", {c: (lambda v: at(query_q=(QUERY_Q[0], v))) for c in checks},
+                   low=0.3, high=1.2, scale="log"),
+        FreeChoice("doublings of n", len(ROW_NS) - 1, "O(1/n) at every n and the lemmas fix none: n = 8..128 (the "
+                   "fewest doublings that leave the four-term limit fit a residual degree of freedom) to 8..1024 "
+                   "(four times our largest n)", {c: (lambda k: {"data": row_data.bind(ns=context_sizes(k))})
+                                                  for c in checks}, low=4, high=7, integer=True),
+        FreeChoice("d", LEMMA_DIM, "the lemmas hold in every d and fix none: 2 (the smallest non-scalar case) to 6 "
+                   "(twice ours, past the d = 4 of our paper-A figures)", {c: (lambda v: at(dim=v)) for c in checks},
+                   low=2, high=6, integer=True),
+    )
+
+
 def _claim(lemma: str) -> Claim:
     """A.L11, A.L15, A.L20 (conditional MSE: one-over-n) and A.L13, A.L18, A.L22 (conditional bias: rate and
     coefficient), each with its symbolic constant."""
@@ -321,6 +352,7 @@ def _claim(lemma: str) -> Claim:
         fidelity_note=_NOTE + note, findings=findings,
         assumptions=(A1, a3("‖B‖op = 0.35 at the lemma instance; x_i fixed (E₋ᵢ conditional on it)")),
         checks=checks, controls=controls,
+        free_choices=instance_choices(("bias-rate", "bias-coefficient") if bias else ("one-over-n",)),
     )
 
 
