@@ -42,11 +42,12 @@ class LemmaInstance:
 
 
 @fixture
-def lemma_instance(ctx) -> LemmaInstance:
+def lemma_instance(ctx, query_q: tuple = QUERY_Q) -> LemmaInstance:
     r"""``Sigma = 2 (A A^T / d + I)`` (eigenvalues >= 2, so that a dropped ``Sigma`` weight is visible), ``K`` iid
     N(0,1) rescaled to ``||B||_op = 0.35`` (``B = Sigma^{1/2} K Sigma^{1/2}``; Lemma 7's region needs
     ``||B||_op^2 < 1/4`` for the averaged constants); two queries with ``q = 0.25`` (random direction) and
-    ``q = 0.6`` (the direction of ``B``'s top left singular vector, where the tilt is strongest per unit norm).
+    ``q = 0.6`` (the direction of ``B``'s top left singular vector, where the tilt is strongest per unit norm);
+    ``query_q`` sets the two scales.
     """
     gen = ctx.generator(LEMMA_DATA_ID, "instance")
     d = LEMMA_DIM
@@ -58,7 +59,7 @@ def lemma_instance(ctx) -> LemmaInstance:
     Bm = R @ K @ R
     U = torch.linalg.svd(Bm)[0]
     dirs = torch.stack([torch.randn(d, generator=gen, dtype=DTYPE), U[:, 0]])
-    z = dirs * (torch.tensor(QUERY_Q, dtype=DTYPE) / (dirs @ Bm).pow(2).sum(-1)).sqrt().unsqueeze(-1)  # q = ||B^T z||^2
+    z = dirs * (torch.tensor(query_q, dtype=DTYPE) / (dirs @ Bm).pow(2).sum(-1)).sqrt().unsqueeze(-1)  # q = ||B^T z||^2
     xq = z @ R  # x = Sigma^{1/2} z
     return LemmaInstance(Sigma, K, xq, mo.query_scale(K, Sigma, xq))
 
@@ -72,9 +73,14 @@ class RowData:
 
 
 @fixture(uses={"inst": lemma_instance})
-def row_data(ctx, inst: LemmaInstance) -> RowData:
-    """The softmax rows of both queries at ``ROW_NS``, ``ROW_DRAWS`` contexts each."""
+def row_data(ctx, inst: LemmaInstance, ns: tuple = tuple(ROW_NS)) -> RowData:
+    """The softmax rows of both queries at the context sizes ``ns`` (``ROW_NS``), ``ROW_DRAWS`` contexts each."""
     gen = ctx.generator(LEMMA_DATA_ID, "rows")
     N = ctx.pick(*ROW_DRAWS)
-    rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ROW_NS]
-    return RowData(inst, list(ROW_NS), rows, N)
+    rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ns]
+    return RowData(inst, list(ns), rows, N)
+
+
+def doublings(n_max: int, n_min: int = ROW_NS[0]) -> tuple[int, ...]:
+    """Context sizes doubling from ``n_min`` up to ``n_max`` (``ROW_NS`` for ``n_max = 256``)."""
+    return tuple(n_min * 2**k for k in range(int(n_max // n_min).bit_length()) if n_min * 2**k <= n_max)
