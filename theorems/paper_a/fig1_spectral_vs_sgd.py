@@ -40,11 +40,11 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a.algorithms import spectral_init_from_estimates
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.figure_decisions import CONVERGED, loss_curves, typical
-from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_SPECTRAL, D, L_STAR, N_DATA, SETTING, SGD, Method
+from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_SPECTRAL, D, ETA, L_STAR, N_DATA, SETTING, SGD, Method
 from theorems.paper_a.figure_setups import figure_runs
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 
@@ -75,20 +75,22 @@ FINDINGS = (
 
 
 def check_figure1(ctx: Context, runs: dict, spectral_init=spectral_init_from_estimates,
-                  algorithm: Method = ALG1_SPECTRAL) -> Outcome:
+                  algorithm: Method = ALG1_SPECTRAL, slightly: float = SLIGHTLY,
+                  converged: float = CONVERGED) -> Outcome:
     """Statements (a)-(c), each for a typical draw, on the figures' ``runs``: ``algorithm`` is the run read as
     Algorithm 1, ``spectral_init`` its initialization when it has its spectral step.  The controls pass a wrong spectral
     initialization (``spectral_init_without_sigma_sqrt``) or Algorithm 1 without its spectral step (``ALG1_RANDOM``:
-    from the baseline's N(0, 1) init)."""
+    from the baseline's N(0, 1) init).  ``slightly`` ("slightly above": ``L(theta_0)/L*`` at most this) and
+    ``converged`` (within this factor of the floor) are our readings of the paper's words (free choices)."""
     L, steps = runs["L"], runs["steps"]
     alg, base = L[algorithm], L[SGD]
     floor = alg[-1] - L_STAR  # the statistical floor of this setting (same data and minibatches)
     ratio0 = (runs["L0"][spectral_init] if algorithm.spectral else alg[0]) / L_STAR
     base_excess = (base[-1] - L_STAR).nan_to_num(float("inf"))
     statements = {
-        "(a) Algorithm 1 (spectral init) starts slightly above L*": (ratio0 > 1) & (ratio0 <= SLIGHTLY),
+        "(a) Algorithm 1 (spectral init) starts slightly above L*": (ratio0 > 1) & (ratio0 <= slightly),
         "(b) SGD starts > 1000 L*": base[0] > FAR_ABOVE * L_STAR,
-        "(c) SGD not converged at T = 2000": base_excess > CONVERGED * floor,
+        "(c) SGD not converged at T = 2000": base_excess > converged * floor,
     }
     ev = Evidence(ctx, decisions=len(statements))
     fractions = []
@@ -124,4 +126,16 @@ CLAIM = Claim(
               Control("Algorithm 1 without its spectral step", "figure-1",
                       "Algorithm 1 run from the baseline's N(0, 1) init, its spectral initialization (step 1) omitted: "
                       "statement (a), that it starts slightly above L*, is false for it", {"algorithm": ALG1_RANDOM})),
+    free_choices=(
+        FreeChoice("step size η", ETA, "the paper's step is lost (its T = 2000 is kept); 0.003-0.03 spans a factor 3 "
+                   "either side of ours", {"figure-1": lambda v: {"runs": figure_runs.bind(eta=v)}},
+                   low=0.003, high=0.03, scale="log"),
+        FreeChoice("converged (× floor)", CONVERGED, "'has not converged' is read off a log-scale loss plot: from 1.5× "
+                   "the floor (just outside its minibatch noise of tens of percent) to 10× (a decade above it)",
+                   {"figure-1": lambda v: {"converged": v}}, low=1.5, high=10.0, scale="log"),
+        FreeChoice("slightly above (× d/N)", 10, "'slightly above L*' has no number: 3-100 times the least-squares "
+                   "plug-in's relative excess d/N (L(θ₀) ≤ 1.0012 L* to 1.04 L*), from just above the estimation "
+                   "error's own scale to a few percent, still at L* on the figure's log scale",
+                   {"figure-1": lambda v: {"slightly": 1 + v * D / N_DATA}}, low=3, high=100, scale="log"),
+    ),
 )

@@ -66,9 +66,11 @@ SPECTRAL_INITS = (al.spectral_init_from_estimates, spectral_init_without_sigma_s
 
 
 @fixture
-def figure_runs(ctx, methods=METHODS, spectral_inits=SPECTRAL_INITS) -> dict:
+def figure_runs(ctx, methods=METHODS, spectral_inits=SPECTRAL_INITS, eta: float = ETA) -> dict:
     """Every method of Figures 1-2 on the same draws, one stacked batch, population loss recorded at log-spaced
     steps: ``{"steps", "L": {Method: (steps, draws)}, "L0": {spectral init: (draws,)}, "B"}``.
+
+    ``eta`` is every method's step size (the paper's is lost: a free choice of both figures).
 
     ``L0`` holds the initial loss of each of ``spectral_inits`` (only the starting point of the control's wrong one
     enters a decision, so it is not trained).
@@ -99,7 +101,7 @@ def figure_runs(ctx, methods=METHODS, spectral_inits=SPECTRAL_INITS) -> dict:
     objective = ex.StackedMinibatchObjective(x, y, schedule, cat["lam"], rows=cat["rows"])
     steps = sorted(set(log_spaced_steps(T, 80)) | {0, 1, 2, T})
     # Algorithm 1's preconditioner Sigmahat^{-1}; the identity (plain SGD) for the unpreconditioned blocks
-    tr = run((cat["V"], cat["K"]), objective, chain(al.precondition(cat["S"]), scale(ETA)), T,
+    tr = run((cat["V"], cat["K"]), objective, chain(al.precondition(cat["S"]), scale(eta)), T,
              lambda p, info: {"L": population_loss(*p, cat["Sigma"], cat["W"], NOISE)}, steps)
     L, start = {}, 0
     for m, size in sizes.items():

@@ -11,6 +11,7 @@ its own generator with the samplers below.
 """
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from numerics.paper_a import experiments as ex
@@ -42,12 +43,12 @@ ALG_SCOPE = ScopeFilter(
     why="keeps the relaxation times ~ 1/(η σ_d) short enough for the runs' horizons (the paper assumes only σ_d > 0)")
 
 
-def instances(gen: torch.Generator, count: int, ev=None):
+def instances(gen: torch.Generator, count: int, ev=None, m_op: float = M_OP, min_ratio: float = SPECTRAL_MIN_RATIO):
     """``count`` instances ``(Sigma, W*)`` of the spectral-initialization family above, batched (rejection
-    sampling on ``sigma_d(M*) >= SPECTRAL_MIN_RATIO sigma_1(M*)``); the draws it rejected are recorded on ``ev``
-    (the check's ``Evidence``, or a fixture's ``ScopeTally``) under :data:`SPECTRAL_SCOPE`."""
+    sampling on ``sigma_d(M*) >= min_ratio sigma_1(M*)``, ``sigma_1(M*) = m_op``); the draws it rejected are recorded
+    on ``ev`` (the check's ``Evidence``, or a fixture's ``ScopeTally``) under :data:`SPECTRAL_SCOPE`."""
     tally = {}
-    out = ex.conditioned_instance(D, R, gen, count, M_OP, SPECTRAL_MIN_RATIO, tally=tally)
+    out = ex.conditioned_instance(D, R, gen, count, m_op, min_ratio, tally=tally)
     if ev is not None:
         ev.scope(SPECTRAL_SCOPE, tally["min_ratio"], tally["drawn"])
     return out
@@ -65,3 +66,8 @@ def conditioned_instances(gen: torch.Generator, count: int, m_op: float = M_OP, 
         if gap_scope is not None:
             ev.scope(gap_scope, tally["min_gap"], tally["ratio_kept"])  # of the draws that passed the ratio
     return out
+
+
+def n_grid(n_min: int, n_max: int = 10**6, points: int = 7) -> list[int]:
+    """``points`` sample sizes log-spaced from ``n_min`` to ``n_max`` (rounded): the n-grids of A.L5 and A.L6."""
+    return np.logspace(np.log10(n_min), np.log10(n_max), points).round().astype(int).tolist()

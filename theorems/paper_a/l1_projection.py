@@ -277,4 +277,6 @@ CLAIM = Claim(
         Control("probe: QR factor", "probe", "the probe must find a point where the QR variant is not symmetric",
                 {"mutant": {"method": "qr"}}),
     ),
+    no_free_choice=("an algebraic identity checked to float64 rounding at every drawn shape, spectrum and distance (1e-2 to "
+                    "3σ₁^{1/2}): no step, horizon, size or threshold the paper leaves open enters a decision"),
 )

@@ -255,4 +255,7 @@ CLAIM = Claim(
         Control("probe: β/2", "probe", "the probe must find a small-scale instance where β/2 fails",
                 {"mutant": {"bound": beta_half_bound}}),
     ),
+    no_free_choice=("a deterministic inequality with our derived constant, checked pointwise within the derived ρ at the derivation's "
+                    "λ = 1/4; both sides scale alike under M* → cM*, so no instance scale, step or threshold the paper leaves open "
+                    "enters a decision"),
 )

@@ -59,12 +59,12 @@ import torch
 from numerics.paper_a import experiments as ex
 from numerics.paper_a.algorithms import spectral_init_from_estimates
 from numerics.stats import decide_binomial
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry_constants import good_init_constants
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
-from theorems.paper_a.init_instances import NOISE, SPECTRAL_SCOPE, instances
+from theorems.paper_a.init_instances import M_OP, NOISE, SPECTRAL_SCOPE, instances
 from theorems.plots import new_figure
 
 ID = "A.L3"
@@ -103,23 +103,25 @@ def predicted_n0(dist, e, rho, e0, n_ref: int, delta: float, rate: float = RATE)
     return max(1, math.ceil(n_ref * q ** (1 / rate)))
 
 
-def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: float = RATE) -> Outcome:
+def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: float = RATE, n_ref: int = N_REF,
+             m_op: float = M_OP) -> Outcome:
     """Per instance and ``delta``: ``P(E1 and E2) >= 1 - delta`` at ``N_FACTOR n_pred(delta)`` and ``< 1 - delta`` at
     ``n_pred(delta)/N_FACTOR`` (exact sampling, Clopper-Pearson).  ``spectral_init`` is step 2 of Algorithm 1,
     ``(What, Sigmahat) -> theta_0`` (control: ``spectral_init_without_sigma_sqrt``), ``rate`` the prediction's
-    (control: 1, the rate 1/n)."""
+    (control: 1, the rate 1/n); ``n_ref`` the size the prediction is read at, ``m_op`` the instances'
+    ``sigma_1(M*)``."""
     gen = ctx.generator(ID, "n0")
     n_inst, draws = ctx.pick(*N_INST), ctx.pick(*DRAWS)
     ev = Evidence(ctx, decisions=2 * n_inst * len(DELTAS))
-    Sig, Ws = instances(gen, n_inst, ev)
+    Sig, Ws = instances(gen, n_inst, ev, m_op=m_op)
     rows = []
     for i in range(n_inst):
         c = good_init_constants(Sig[i], Ws[i])
         d = Sig.shape[-1]
-        ref = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, N_REF, ctx.pick(*REF_DRAWS), gen, spectral_init)
+        ref = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n_ref, ctx.pick(*REF_DRAWS), gen, spectral_init)
         preds = []
         for delta in DELTAS:
-            n_pred = predicted_n0(ref["dist"], ref["e"], c["rho"], c["e0"], N_REF, delta, rate)
+            n_pred = predicted_n0(ref["dist"], ref["e"], c["rho"], c["e0"], n_ref, delta, rate)
             preds.append(n_pred)
             for side, n in (("above", N_FACTOR * n_pred), ("below", max(d, n_pred // N_FACTOR))):
                 r = ex.spectral_init_draws(Sig[i], Ws[i], NOISE, n, draws, gen, spectral_init)
@@ -136,7 +138,7 @@ def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: flo
         slope = np.polyfit(np.log(1 / np.array(DELTAS)), np.array(preds, float), 1)[0]
         ev.measure(f"instance {i + 1}: predicted n0(δ) per unit log(1/δ)", float(slope),
                    claimed="affine in log(1/δ) (Gaussian-like tails), not ∝ 1/δ")
-        e1_alone = predicted_n0(ref["dist"], torch.zeros_like(ref["e"]), c["rho"], c["e0"], N_REF, DELTAS[1], rate)
+        e1_alone = predicted_n0(ref["dist"], torch.zeros_like(ref["e"]), c["rho"], c["e0"], n_ref, DELTAS[1], rate)
         ev.measure(f"instance {i + 1}: n_pred(δ = {DELTAS[1]}) of E1 alone / of E1 ∧ E2", e1_alone / preds[1],
                    claimed="< 1: E2 binds")
         ev.say(f"#{i + 1} (σ_d={c['sigma_d']:.3f}, ρ'={c['rho']:.3f}, e0={c['e0']:.4f}): n_pred(δ) = "
@@ -149,8 +151,8 @@ def check_n0(ctx: Context, spectral_init=spectral_init_from_estimates, rate: flo
         ev.figure("Probability of a good initialization around the predicted n0(δ)", _plot(rows),
                   f"P(E1 ∧ E2) at n_pred(δ)/{N_FACTOR} (below 1 − δ: open) and {N_FACTOR}·n_pred(δ) (at least 1 − δ: "
                   f"filled), {draws} exactly sampled training sets each, Clopper-Pearson at level {ev.level:.6f}; "
-                  f"n_pred from the sqrt(n) law and {ctx.pick(*REF_DRAWS)} training sets at n = {N_REF}.")
-    return ev.outcome(summary_prefix=f"{passed}/{len(rows)} decisions pass; ", deltas=list(DELTAS), n_ref=N_REF,
+                  f"n_pred from the sqrt(n) law and {ctx.pick(*REF_DRAWS)} training sets at n = {n_ref}.")
+    return ev.outcome(summary_prefix=f"{passed}/{len(rows)} decisions pass; ", deltas=list(DELTAS), n_ref=n_ref,
                       draws=draws, spectral_init=spectral_init.__name__, rate=rate,
                       n_pred=[[int(r[3]) for r in rows if r[0] == i and r[2] == "above"] for i in range(n_inst)])
 
@@ -201,5 +203,13 @@ CLAIM = Claim(
                 "error of the lemma's n0 itself. It predicts n0 = N_REF·q instead of N_REF·q², smaller by the factor "
                 "q = √(n0/N_REF) ~ 10-60 on these instances (derived from the predicted n0, two to three decades "
                 "above N_REF), far outside the factor-2 window, so 2·n_pred falls below the true n0", {"rate": 1.0}),
+    ),
+    free_choices=(
+        FreeChoice("reference n", N_REF, "the √n law holds asymptotically and no size is given to read it at; 1e2-1e4 "
+                   "spans a decade either side of ours (A.L5's grid starts at 1e3)", {"n0": lambda v: {"n_ref": v}},
+                   low=100, high=10_000, scale="log", integer=True),
+        FreeChoice("σ₁(M*)", M_OP, "A3's constant is lost; as reconstructed it needs σ₁(M*) < 1/4 (ρ′ > 0): 0.05-0.2 "
+                   "spans a factor 3 below our 0.15 to near that bound", {"n0": lambda v: {"m_op": v}},
+                   low=0.05, high=0.2, scale="log"),
     ),
 )

@@ -417,4 +417,6 @@ CLAIM = Claim(
                 "the exact one-point conditions claimed for the empirical preconditioned gradient",
                 {"with_error_terms": False}),
     ),
+    no_free_choice=("the inequalities hold by algebra for any point within ρ′, any gradient vector and any Σ̂ on Lemma 3's event; the "
+                    "points, contexts n and Σ̂'s sample size only choose where they are evaluated"),
 )

@@ -62,12 +62,12 @@ import torch
 
 from numerics.paper_a import moments as mo
 from numerics.stats import decide_lower
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
 from theorems.paper_a.bias_coefficients import ALTERNATIVE_LIMITS, tilted_limits, untilted_limits
 from theorems.paper_a.bias_decisions import LIMIT_ORDER, limit_decisions, limit_plot, n_axes
-from theorems.paper_a.softmax_rows_setups import row_data
+from theorems.paper_a.softmax_rows_setups import QUERY_Q, ROW_NS, doublings, lemma_instance, row_data
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -294,4 +294,14 @@ CLAIM = Claim(
                       {"scale": query_scale_without_sigma}),
               Control("untilted limits", "limits", "limits 1 (uniform weights 1/n', no exponential tilt)",
                       {"limits": untilted_limits})),
+    free_choices=(
+        FreeChoice("tilted query q", QUERY_Q[1], "the lemma holds at every query; 0.1-1 spans tilts e^q from 1.1 to "
+                   "2.7, up to the 96th percentile of ‖B‖op²·χ²₃ ≥ q for a Gaussian query",
+                   {check: (lambda v: {"data": row_data.bind(inst=lemma_instance.bind(query_q=(QUERY_Q[0], v)))})
+                    for check in ("amgm-bounds", "limits")}, low=0.1, high=1.0, scale="log"),
+        FreeChoice("largest n", ROW_NS[-1], "the limit is extrapolated from n ≤ 256; 128-512 spans a factor 2 either "
+                   "side (the four-term fit needs at least 5 context sizes)",
+                   {check: (lambda v: {"data": row_data.bind(ns=doublings(v))}) for check in ("amgm-bounds", "limits")},
+                   low=128, high=512, scale="log", integer=True),
+    ),
 )

@@ -79,3 +79,8 @@ def row_data(ctx, inst: LemmaInstance, ns: tuple = tuple(ROW_NS)) -> RowData:
     N = ctx.pick(*ROW_DRAWS)
     rows = [mo.softmax_row_stats(inst.K, inst.Sigma, inst.xq, n, N, gen) for n in ns]
     return RowData(inst, list(ns), rows, N)
+
+
+def doublings(n_max: int, n_min: int = ROW_NS[0]) -> tuple[int, ...]:
+    """Context sizes doubling from ``n_min`` up to ``n_max`` (``ROW_NS`` for ``n_max = 256``)."""
+    return tuple(n_min * 2**k for k in range(int(n_max // n_min).bit_length()) if n_min * 2**k <= n_max)

@@ -49,7 +49,7 @@ from numerics.paper_a import algorithms as al
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import optimal_loss, population_loss, sym_sqrt
 from theorems import strategies as S
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.geometry_instances import SHAPES, describe, instance_tensors, spectral_instances
@@ -260,7 +260,8 @@ def population_objective_with_identity_regularizer(Sigma, W, sigma: float, lam: 
     return al.population_objective(Sigma, W, sigma, lam, torch.eye(Sigma.shape[-1], dtype=DTYPE))
 
 
-def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.population_objective) -> Outcome:
+def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.population_objective,
+                        init_scale: float = INIT_SCALE) -> Outcome:
     r"""Structure-aware GD (Algorithm 1 step 3 with the exact population gradient, i.e. GD in factor coordinates)
     from iid ``N(0, 0.3^2)`` inits.  A run *found a global minimizer of its objective* when the objective is within
     ``1e-14 ||M*||^2`` of its minimum ``L*``; the claim says each such run is on Mfold (``dist <= 1e-5 ||M*||^{1/2}``).
@@ -268,7 +269,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
     Decision: ``fail`` if any converged run is off Mfold (a minimizer outside Mfold); ``inconclusive`` if fewer
     than half of the runs converged; else ``pass``.  ``objective(Sigma, W, sigma, lam)`` is the exact gradient GD
     follows, ``lam`` the regularization weight; the controls (:func:`population_objective_with_identity_regularizer`,
-    R with I; ``lam = 0``) have other minimizers.
+    R with I; ``lam = 0``) have other minimizers.  ``init_scale`` is the inits' standard deviation.
     """
     gen = ctx.generator(ID, "gd")
     runs = ctx.pick(*GD_RUNS)
@@ -280,7 +281,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
         Sigma, W = al.random_instance(d, r, gen)
         U, Lam, Vs = ge.target_svd(Sigma, W)
         s = float(Lam.pow(2).sum().sqrt())
-        init = al.random_init(runs, r, d, gen, scale=INIT_SCALE)
+        init = al.random_init(runs, r, d, gen, scale=init_scale)
         steps = sorted(set(np.unique(np.round(np.logspace(0, math.log10(T), 30))).astype(int).tolist()) | {0, T})
         tr = al.train(init, objective(Sigma, W, SIGMA_NOISE, lam), al.algorithm1(Sigma, ETA), T,
                       Sigma, W, SIGMA_NOISE, lam=lam, record_at=steps)
@@ -317,7 +318,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
         ax.legend(loc="best", fontsize=7)
         ev.figure("Minimizers found by GD lie on Mfold", fig, "Distance to Mfold along structure-aware GD runs from "
                   "random inits (6 runs per instance); dashed: the tolerance.")
-    return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=ETA, init_scale=INIT_SCALE,
+    return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=ETA, init_scale=init_scale,
                       steps=T, obj_tol=OBJ_TOL, dist_tol=DIST_TOL, lam=lam, objective=objective.__name__)
 
 
@@ -424,5 +425,13 @@ CLAIM = Claim(
                 {"mutant": {"conclusion": "unique"}}),
         Control("probe: SO(d) only", "probe", "wrong conclusion: minimizers have det Q = +1 (one component)",
                 {"mutant": {"conclusion": "so_d"}}),
+    ),
+    free_choices=(
+        FreeChoice("λ", ge.LAMBDA, "any λ > 0 has the same minimizers (the spec's 1/4 is our choice); 1/16-1 spans a "
+                   "factor 4 either side", {"gd-minimizers-on-manifold": lambda v: {"lam": v}},
+                   low=1 / 16, high=1.0, scale="log"),
+        FreeChoice("init scale", INIT_SCALE, "the theorem holds from any init; 0.1-1 spans from a start near the "
+                   "origin to the paper's iid N(0, 1) init (Appendix A)",
+                   {"gd-minimizers-on-manifold": lambda v: {"init_scale": v}}, low=0.1, high=1.0, scale="log"),
     ),
 )

@@ -516,5 +516,8 @@ CLAIM = Claim(
                 "Procrustes projection; measured power: see the module docstring",
                 {"mutant": {"projection": "identity"}}),
     ),
+    no_free_choice=("the derived α(dist), β(dist) and Hessian spectrum are checked pointwise (adversarial points included) within the "
+                    "derived ρ at the derivation's λ = 1/4; both sides scale alike under M* → cM*, so no choice the paper leaves "
+                    "open enters a decision"),
 )
 

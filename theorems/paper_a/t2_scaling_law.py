@@ -115,7 +115,7 @@ from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import limit_fit, squared_norm_of_mean
 from numerics.stats import Margin, decide_close, decide_lower, decide_upper, loglog_slope
 from theorems import strategies as S
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
@@ -221,19 +221,21 @@ def training_sets(gen, Sigma, W, count: int, n: int = N_TRAIN):
 # 1. Optimization term: the geometric rate
 # ---------------------------------------------------------------------------
 
-def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outcome:
+def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED, eta_mult: float = 1.0) -> Outcome:
     """Per training set: the fitted geometric rate equals the linearized prediction and is at least the envelope
-    rate; ``preconditioner`` is Algorithm 1's (control: ``NO_PRECONDITIONER``)."""
+    rate; ``preconditioner`` is Algorithm 1's (control: ``NO_PRECONDITIONER``).  The step is ``eta_mult`` times the
+    envelope's ``alpha/beta``, the horizon ``RATE_STEPS / eta_mult`` (the same ``eta T``: every run reaches the fit
+    window)."""
     gen = ctx.generator(ID, "rate")
     B = ctx.pick(*RATE_RUNS)
-    T = ctx.pick(*RATE_STEPS)
+    T = math.ceil(ctx.pick(*RATE_STEPS) / eta_mult)
     ev = Evidence(ctx, decisions=3 * B)  # per run: rate = prediction on each half-window, rate >= envelope
     Sigma, W = conditioned_instances(gen, B, min_gap=MIN_GAP, ev=ev, gap_scope=GAP_SCOPE)
     init, S_hat = training_sets(gen, Sigma, W, B)
     cs = [good_init_constants(Sigma[i], W[i]) for i in range(B)]
     a = torch.tensor([alpha_bound(c["sigma_d"], c["rho"]) for c in cs], dtype=DTYPE)
     b = torch.tensor([sqrt_beta_bound(c["sigma_1"], c["rho"]) ** 2 for c in cs], dtype=DTYPE)
-    eta = a / b  # the step the envelope 1 - 2 eta alpha + eta^2 beta prescribes
+    eta = eta_mult * a / b  # a / b: the step the envelope 1 - 2 eta alpha + eta^2 beta prescribes
     tr = run(init, al.population_objective(Sigma, W, NOISE), chain(preconditioner(S_hat), scale(eta)), T,
              lambda p, info: {"excess": excess(*p, Sigma, W), "V": p[0], "K": p[1]}, range(T + 1))
     ex_t = tr["excess"].numpy()
@@ -241,7 +243,7 @@ def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outc
     shown = []
     for i in range(B):
         e = ex_t[:, i]
-        c_env = -math.log(1 - float(a[i] ** 2 / b[i]))
+        c_env = -math.log(1 - float(eta[i] * (2 * a[i] - eta[i] * b[i])))  # = -log(1 - a²/b) at eta = a/b
         if not np.isfinite(e[-1]) or e[-1] > e[0]:
             ev.status("fail", f"#{i + 1} (η={float(eta[i]):.4f}): diverged or did not decay (final excess {e[-1]:.3g})")
             continue
@@ -301,7 +303,7 @@ def check_rate(ctx: Context, preconditioner: Preconditioner = TWO_SIDED) -> Outc
                   "Excess population loss of Algorithm 1 with exact gradients of L_λ (n → ∞), step η = α(ρ′)/β(ρ′) "
                   "per instance; dashed (offset ×3 for visibility): the linearized prediction over the fit window, "
                   "started from the run's displacement at the window's first step; the plateau near 1e-32 is float64 rounding.")
-    return ev.outcome(T=T, eta=eta.tolist(), preconditioner=preconditioner.name)
+    return ev.outcome(T=T, eta=eta.tolist(), eta_mult=eta_mult, preconditioner=preconditioner.name)
 
 
 def linearized_excess(Sigma, W, S_hat, eta: float, limit, start, steps: int):
@@ -430,22 +432,24 @@ def check_key_block_mode(ctx: Context, preconditioner: Preconditioner = TWO_SIDE
 # 2. Statistical term: the floor vs the context size n
 # ---------------------------------------------------------------------------
 
-def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True, ev: Evidence | None = None):
+def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True, ev: Evidence | None = None,
+                  eta: float = ETA_FLOOR):
     """Per context size ``n``: the excess at the Polyak-averaged fixed point of Algorithm 1 with the control-variate
     oracle (U-statistic over replicas), continuing from the previous ``n``; ``fixed_context`` keeps the oracle's
     contexts at that size; ``fresh`` adds the one-fresh-batch noise floors; ``ev``: the check's evidence, on which
-    the instance's rejected draws and the dropped replicas are recorded (its scope filters)."""
+    the instance's rejected draws and the dropped replicas are recorded (its scope filters).  ``eta`` is the step;
+    the steps per ``n`` scale as ``1/eta`` (``FLOOR_STEPS`` at ``ETA_FLOOR``: the same ``eta T``)."""
     gen = ctx.generator(ID, "floor")
     Sigma, W = conditioned_instances(gen, 1, ev=ev)
     Sigma, W = Sigma[0], W[0]
     Rr = ctx.pick(*FLOOR_REPLICAS)
     ns = list(ctx.pick(*FLOOR_NS))
-    T = ctx.pick(*FLOOR_STEPS)
+    T = round(ctx.pick(*FLOOR_STEPS) * ETA_FLOOR / eta)
     m = ctx.pick(*FLOOR_BATCHES)
     (V0, K0), S_hat = training_sets(gen, Sigma, W, 1)
     S = sym_sqrt(Sigma)
     params = (V0.expand(Rr, -1, -1).clone(), K0.expand(Rr, -1, -1).clone())
-    tx = al.algorithm1(S_hat.expand(Rr, -1, -1), ETA_FLOOR)
+    tx = al.algorithm1(S_hat.expand(Rr, -1, -1), eta)
     floors, ses = [], []
     alive = torch.ones(Rr, dtype=torch.bool)
     for n in ns:
@@ -463,23 +467,24 @@ def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = 
         est = squared_norm_of_mean(resid[alive].unsqueeze(1))
         floors.append(float(est.value[0]))
         ses.append(float(est.se[0]))
-    out = {"ns": ns[:len(floors)], "floor": np.array(floors), "se": np.array(ses), "R": Rr, "T": T, "m": m,
+    out = {"ns": ns[:len(floors)], "floor": np.array(floors), "se": np.array(ses), "R": Rr, "T": T, "m": m, "eta": eta,
            "dropped": int(Rr - alive.sum())}
     if ev is not None:
         ev.scope(DIVERGED_SCOPE, out["dropped"], Rr)
     if fresh:
-        out["fresh"] = fresh_batch_floors(gen, Sigma, W, (V0, K0), S_hat, ctx)
+        out["fresh"] = fresh_batch_floors(gen, Sigma, W, (V0, K0), S_hat, ctx, eta)
     return out
 
 
-def fresh_batch_floors(gen, Sigma, W, init, S_hat, ctx: Context):
-    """Stationary excess with ONE fresh noisy batch per step (no expectation): the noise floor, ~ eta/n."""
+def fresh_batch_floors(gen, Sigma, W, init, S_hat, ctx: Context, eta: float = ETA_FLOOR):
+    """Stationary excess with ONE fresh noisy batch per step (no expectation): the noise floor, ~ eta/n (steps scale
+    as ``1/eta``, as the floor's)."""
     ns = list(ctx.pick(*FRESH_NS))
-    Rr, T = ctx.pick(*FRESH_REPLICAS), ctx.pick(*FRESH_STEPS)
+    Rr, T = ctx.pick(*FRESH_REPLICAS), round(ctx.pick(*FRESH_STEPS) * ETA_FLOOR / eta)
     params = tuple(t.expand(Rr, -1, -1).clone() for t in init)
     vals, ses = [], []
     for n in ns:
-        tr = run(params, ex.FreshBatchOracle(Sigma, W, NOISE, n, gen), al.algorithm1(S_hat.expand(Rr, -1, -1), ETA_FLOOR),
+        tr = run(params, ex.FreshBatchOracle(Sigma, W, NOISE, n, gen), al.algorithm1(S_hat.expand(Rr, -1, -1), eta),
                  T, lambda p, info: {"excess": excess(*p, Sigma, W)}, range(T // 3, T + 1))
         per_run = tr["excess"].mean(0)  # time average over the stationary window
         vals.append(float(per_run.mean()))
@@ -494,11 +499,12 @@ def decide_floor_exponent(lo: float, hi: float):
     return decide_upper(lo, hi, -1.0, max_width=FLOOR_MAX_WIDTH)
 
 
-def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
-    """The exponent of the exact oracle's floor in the context size ``n``; ``fixed_context`` keeps every context at
-    that size (control: 8) while ``n`` grows."""
+def check_floor(ctx: Context, fixed_context: int | None = None, eta: float = ETA_FLOOR,
+                big_n: int = FLOOR_BIG_N) -> Outcome:
+    """The exponent of the exact oracle's floor in the context size ``n``, fitted on ``n >= big_n``; ``fixed_context``
+    keeps every context at that size (control: 8) while ``n`` grows; ``eta`` is the runs' step."""
     ev = Evidence(ctx)
-    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None, ev=ev)
+    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None, ev=ev, eta=eta)
     ns, fl, se = np.array(f["ns"], float), f["floor"], f["se"]
     z = ev.z
     if f["dropped"] > MAX_DROPPED_FRACTION * f["R"]:
@@ -510,14 +516,14 @@ def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
     if np.any(fl <= 0):
         ev.status("inconclusive", f"a floor estimate is not positive: {fl.tolist()}")
         return ev.outcome()
-    big = ns >= FLOOR_BIG_N
+    big = ns >= big_n
     if big.sum() < 3:
-        ev.status("inconclusive", f"fewer than 3 context sizes n ≥ {FLOOR_BIG_N}")
+        ev.status("inconclusive", f"fewer than 3 context sizes n ≥ {big_n}")
         return ev.outcome()
     fit = loglog_slope(ns[big], fl[big], se[big])
     d = decide_floor_exponent(*fit.interval(1, z))
-    ev.decide(f"exponent of the floor in n (n ≥ {FLOOR_BIG_N})", d, value=float(fit.coef[1]),
-              line=f"floor exponent (n ≥ {FLOOR_BIG_N}) {fit.coef[1]:.3f} [{d.lo:.3f}, {d.hi:.3f}] vs envelope −1 "
+    ev.decide(f"exponent of the floor in n (n ≥ {big_n})", d, value=float(fit.coef[1]),
+              line=f"floor exponent (n ≥ {big_n}) {fit.coef[1]:.3f} [{d.lo:.3f}, {d.hi:.3f}] vs envelope −1 "
                    f"[{d.status}]")
     fa = loglog_slope(ns, fl, se)
     ev.measure("exponent of the floor, all n (power law misspecified: χ²/dof reported)", float(fa.coef[1]),
@@ -534,15 +540,15 @@ def check_floor(ctx: Context, fixed_context: int | None = None) -> Outcome:
                    *ff.interval(1, z), level=ev.level)
         ev.say(f"one fresh batch per step: exponent {ff.coef[1]:.3f}")
     if ev.plots:
-        ev.figure("Statistical floor vs context size", _floor_figure(ns, fl, se, fit, z, fixed_context, fresh),
+        ev.figure("Statistical floor vs context size", _floor_figure(ns, fl, se, fit, z, fixed_context, fresh, eta),
                   f"Excess at the Polyak-averaged fixed point of Algorithm 1 with the oracle at context n "
                   f"({f['R']} replicas × {f['m']} batches per step, {f['T']} steps per n, U-statistic across "
-                  f"replicas, ±z SE), η = {ETA_FLOOR}.")
+                  f"replicas, ±z SE), η = {eta:g}.")
     return ev.outcome(ns=f["ns"], floor=fl.tolist(), se=se.tolist(), fixed_context=fixed_context,
                       dropped=f["dropped"])
 
 
-def _floor_figure(ns, fl, se, fit, z, fixed_context, fresh):
+def _floor_figure(ns, fl, se, fit, z, fixed_context, fresh, eta: float):
     fig, ax = new_figure()
     ax.errorbar(ns, fl, yerr=z * se, fmt="o", capsize=2, color="tab:blue",
                 label="exact oracle (control variates)" if fixed_context is None else f"context fixed at {fixed_context}")
@@ -552,7 +558,7 @@ def _floor_figure(ns, fl, se, fit, z, fixed_context, fresh):
     ax.plot(ns, fl[-1] * (ns[-1] / ns) ** 2, "k:", lw=0.8, label="∝ 1/n²")
     if fresh is not None:
         ax.errorbar(np.array(fresh["ns"], float), fresh["floor"], yerr=z * fresh["se"], fmt="s", capsize=2,
-                    color="tab:orange", label=f"one fresh batch per step (η = {ETA_FLOOR})")
+                    color="tab:orange", label=f"one fresh batch per step (η = {eta:g})")
     ax.set(xscale="log", yscale="log", xlabel="context size n", ylabel="L(θ_∞) − L*")
     ax.legend(loc="best", fontsize=7)
     return fig
@@ -718,5 +724,16 @@ CLAIM = Claim(
         Control("probe: Q = I projection", "probe", "the envelope for the distance to the Q = I point of Mfold in place "
                 "of the Procrustes projection P(θ): the probe must find a trajectory inside the assumptions that leaves "
                 "it", {"mutant": {"projection": "identity"}}),
+    ),
+    free_choices=(
+        FreeChoice("rate step (× α/β)", 1.0, "'for η small enough': from α/β, the largest step A.T1.3's envelope "
+                   "certifies, down to a quarter of it (the horizon scales as 1/η, so every run reaches the fit window)",
+                   {"rate": lambda v: {"eta_mult": v}}, low=0.25, high=1.0, scale="log"),
+        FreeChoice("floor step η", ETA_FLOOR, "the paper's step is lost; 0.1-1 spans a factor 3 either side of our 0.3, "
+                   "all below the stability limit 2/μ_max = 3.3 of this family (steps per n scale as 1/η: the same ηT)",
+                   {"floor": lambda v: {"eta": v}}, low=0.1, high=1.0, scale="log"),
+        FreeChoice("floor n0", FLOOR_BIG_N, "the theorem's n0(δ) is lost; 16-64 spans a factor 2 either side of our 32 "
+                   "and leaves at least 3 context sizes at quick (n ≤ 256)", {"floor": lambda v: {"big_n": v}},
+                   low=16, high=64, scale="log", integer=True),
     ),
 )
