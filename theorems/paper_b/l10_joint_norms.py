@@ -24,6 +24,8 @@ the tolerance ``NORM_TOLERANCE`` = 0.02, fail when the whole interval is below t
 fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
 reported.
 
+Free choices: the step eta, the DM dimension d and the horizon (``joint_setups.joint_choices``).
+
 Controls (mutants of the mathematics): of the lower bounds, the W-step without its normalization (a GD step in W:
 ``grad_W L -> 0`` as the loss falls, ``||W_t||`` stalls) and the u-step without its ``1/L`` factor (``alpha = 0``:
 ``||u_t||`` grows only like ``log t``); of the upper bounds, the path bounds with the two blocks' step powers swapped
@@ -39,7 +41,7 @@ from theorems.evidence import Evidence
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import tail_exponent
 from theorems.paper_b.joint_setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, dm_batch, eq10_update,
-                                           joint_run)
+                                           joint_choices, joint_run)
 from theorems.plots import new_figure
 
 ID = "B.L10"
@@ -189,4 +191,5 @@ CLAIM = Claim(
         Control("step powers swapped", "schedule-upper-bounds", "the path bounds with W's and u's step powers swapped: "
                 "η Σ (s+1)^{-b} ~ t^{1/3} for ||W_t||, which grows like t^{2/3}", {"bound": path_bound_powers_swapped}),
     ),
+    free_choices=joint_choices({"norm-exponents": {"run": MAIN_RUN}, "schedule-upper-bounds": {"run": MAIN_RUN}}),
 )
