@@ -79,28 +79,29 @@ RAW_W_RUN = joint_run.bind(batch=CONTROL_BATCH, update=RAW_W, n_steps=N_CTRL, ke
 NO_1_OVER_L_RUN = joint_run.bind(batch=CONTROL_BATCH, update=NO_1_OVER_L, n_steps=N_CTRL)
 
 
-def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+def path_bound(steps: np.ndarray, power: float, N: int, eta: float = ETA) -> np.ndarray:
     """eta sum_{s<t} (s+1)^{-power} at the recorded steps (K,): the triangle bound of a norm grown by such steps."""
-    csum = np.concatenate([[0.0], np.cumsum(ETA * np.arange(1, N + 1, dtype=float) ** -power)])
+    csum = np.concatenate([[0.0], np.cumsum(eta * np.arange(1, N + 1, dtype=float) ** -power)])
     return csum[steps.astype(int)]
 
 
-def path_bound_powers_swapped(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+def path_bound_powers_swapped(steps: np.ndarray, power: float, N: int, eta: float = ETA) -> np.ndarray:
     """A mutant of :func:`path_bound` (the implementation check's control): the two blocks' step powers swapped (a for
     u, b for W), so W's bound grows like t^{1-b} = t^{1/3} while W's steps add up to ~ t^{2/3} (the lower bound)."""
     a, b = EQ10[0], EQ10[2]
-    return path_bound(steps, a + b - power, N)
+    return path_bound(steps, a + b - power, N, eta)
 
 
 def path_fractions(run: JointRun, bound=path_bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(eta sum (s+1)^{-a} at the records (K,), ||W_t|| and ||u_t|| over their triangle bounds (K, B) each; 0 where
-    the bound is 0, at t = 0)."""
+    the bound is 0, at t = 0), with the run's own step eta."""
     traj, N = run.traj, run.n_steps
     R = run.batch.ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                      # (B,) largest token norm
     steps = traj.steps.numpy()
     Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
-    bW = bound(steps, run.update["a"], N)
-    bu = bound(steps, run.update["b"], N)[:, None] * R[None, :]                      # (K, B)
+    eta = run.update["eta"]                                                          # the run's step
+    bW = bound(steps, run.update["a"], N, eta)
+    bu = bound(steps, run.update["b"], N, eta)[:, None] * R[None, :]                # (K, B)
     rW = np.where(bW[:, None] > 0, Wn / np.where(bW > 0, bW, 1.0)[:, None], 0.0)
     ru = np.where(bu > 0, un / np.where(bu > 0, bu, 1.0), 0.0)
     return bW, rW, ru
