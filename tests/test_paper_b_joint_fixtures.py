@@ -102,3 +102,20 @@ def test_eq10_mutants_change_only_the_named_piece():
     gW = torch.autograd.functional.jacobian(lambda W: model.loss_value(W, params[1], ds).sum(), params[0])
     assert torch.allclose(raw_W, -0.1 * (step + 1) ** -S.EQ10[0] * gW, rtol=1e-8, atol=1e-14)
     assert torch.allclose(ref_W.flatten(1).norm(dim=-1), torch.full((2,), 0.1 * (step + 1) ** -S.EQ10[0], dtype=DTYPE))
+
+
+def test_free_choice_runs_are_the_claims_own_at_their_values_and_keyed_by_numbers_elsewhere():
+    """joint_setups.at_choices: the request itself at the claims' values (their run is one point of every design), and
+    elsewhere a request whose key holds only numbers, so two settings' requests for one value share a run."""
+    assert S.at_choices(S.MAIN_RUN) is S.MAIN_RUN
+    a, b = S.at_choices(S.MAIN_RUN, eta=0.01), S.at_choices(S.MAIN_RUN, eta=0.01)
+    assert a is not b and a.key("quick") == b.key("quick") != S.MAIN_RUN.key("quick")
+    assert a.params["changes"] == (("eta", 0.01),) and S.with_changes(S.EQ10_UPDATE, a.params["changes"])["eta"] == 0.01
+    assert S.with_changes(S.EQ10_UPDATE, ()) is S.EQ10_UPDATE
+    with pytest.raises(ValueError, match="no number named"):
+        S.with_changes(S.EQ10_UPDATE, (("eta_max", 1.0),))
+    assert S.at_choices(S.MAIN_RUN, d=32).dependencies()["batch"].params == {"d": 32}
+    assert S.at_choices(S.MAIN_RUN, horizon=2.0).params["n_steps"] == S.scaled(S.N_MAIN, 2.0)
+    assert S.scaled(S.N_MAIN, 2.0).quick == 2 * S.STEPS[0] and S.scaled(S.N_MAIN, 1.0) == S.N_MAIN
+    batch = resolve(S.dm_batch.bind(d=32), Context(seed=3))
+    assert batch.dm.d == 32 == batch.ds.X.shape[-1] and batch.dm.nu_max == S.CONDITION1.nu_max

@@ -1,4 +1,4 @@
-"""B.T2's interior points and B.Fig2's early window and cap range (issue 31): the rules are the derivation's and the
+"""B.T2's interior points and B.Fig2's early window and cap range (issues 31, 32): the rules are the derivation's and the
 paper's wording, fixed in the module, not read off the runs."""
 from __future__ import annotations
 
@@ -53,4 +53,7 @@ def test_fig2_early_is_the_first_tenth_of_the_figure_and_names_no_cap():
     assert "t_cap" not in F2.early_gaps.__code__.co_varnames       # the window does not move with the cap
     lo, hi = F2.CAP_RANGE
     assert math.isclose(S.PS_CAP / lo, 100) and math.isclose(hi / S.PS_CAP, 100)
-    assert [r.params["algorithm"].cap for r in F2.PS_RANGE_RUNS] == list(F2.CAP_RANGE)
+    cap = F2.CLAIM.free_choice("PS cap")          # the cap is a free choice over CAP_RANGE, the suite's 1e4 its value
+    assert (cap.value, cap.low, cap.high) == (S.PS_CAP, *F2.CAP_RANGE)
+    assert cap.sets["ps-fastest-early"](S.PS_CAP)["ps"] is F2.PS_CAPPED_RUN
+    assert cap.sets["ps-fastest-early"](lo)["ps"].params == {"cap": lo}

@@ -148,6 +148,11 @@ def suite_run(ctx, suite: Suite, algorithm: A.Algorithm, n_steps=per_budget(*SUI
     """``algorithm`` on every run of the suite for ``n_steps`` steps (by default the horizon of the suite at its
     default size: bind ``n_steps`` with a suite of another horizon).  At standard and full the envelope's horizon is
     the same number, so those requests share one value."""
+    return run_algorithm(suite, algorithm, n_steps)
+
+
+def run_algorithm(suite: Suite, algorithm: A.Algorithm, n_steps: int) -> SuiteRun:
+    """``algorithm`` on every run of the suite for ``n_steps`` steps, recorded at the suite's record steps."""
     traj = A.train(suite.ds, algorithm.transform, n_steps, suite.W0, record_at=record_at(suite, n_steps),
                    keep_params=True)
     return SuiteRun(algorithm.name, algorithm.cap, n_steps, traj)

@@ -29,6 +29,9 @@ log(1 - <Wbar, Wbar_mm>) against GD at the last step; pass if every interval is 
 above 0.  (2) "PS fastest": PS's log L at the last step against each of the others, same rule.
 The other metrics' ordering (the "slightly faster" remark) is reported, not decided.
 
+Free choices (``Claim.free_choices``, decided over their ranges by ``verify sensitivity``): PS's cap (none, ours, or
+Fig. 2's range 1e2-1e6), the step eta of NGD and joint NGD and the horizon (``joint_setups.joint_choices``).
+
 Controls (mutants of the mathematics): NGD with its u-step's 1/L factor dropped (alpha = 0: the u-step becomes a
 GD step of size eta = 0.05, the loss decays polynomially and does not beat GD); PS with a cap (the fixed-head
 variant of Fig. 2, cap 1: it becomes GD with step 1 once the cap binds).
@@ -41,12 +44,12 @@ import numpy as np
 
 from numerics.paper_b import algorithms as A
 from numerics.stats import decide_upper, mean_interval
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import per_budget
 from theorems.paper_b.joint_assumptions import condition1_assumptions
-from theorems.paper_b.joint_setups import (EQ10, ETA, ETA_GD, MAIN_RUN, N_CTRL, JointRun, Update, dm_batch, eq10_update,
-                                           joint_run)
+from theorems.paper_b.joint_setups import (EQ10, ETA, ETA_GD, MAIN_RUN, N_CTRL, JointRun, Update, at_choices, dm_batch,
+                                           eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
 
 ID = "B.Fig3"
@@ -96,6 +99,27 @@ def fig3_run(update: Update):
 RUNS = {name: fig3_run(u) for name, u in UPDATES.items()}
 NGD_WITHOUT_1_OVER_L_RUN = fig3_run(NGD_WITHOUT_1_OVER_L)
 PS_CAPPED_RUN = fig3_run(PS_CAPPED)
+
+
+#: PS's cap as the free choice names it (a level: "none" is uncapped, PS_CAP)
+CAP_LEVELS = {"none": PS_CAP, "1e2": 1e2, "1e4": 1e4, "1e6": 1e6}
+
+
+def runs_at(eta: float = ETA, horizon: float = 1.0, cap: str = "none") -> dict:
+    """The four runs at other values of the free choices: the step of NGD and joint NGD (``eta``; GD keeps its own),
+    the common horizon (``horizon`` times the budget's) and PS's cap (``cap``, a level of CAP_LEVELS)."""
+    out = {}
+    for name, run in RUNS.items():
+        run = at_choices(run, eta=eta if name in ("NGD", "joint NGD") else ETA, horizon=horizon)
+        if name == "PS" and CAP_LEVELS[cap] != PS_CAP:
+            run = run.bind(changes=(("eta_max", CAP_LEVELS[cap]),))
+        out[name.lower().replace(" ", "_")] = run       # the checks' parameter: gd, ngd, joint_ngd, ps
+    return out
+
+
+def _choice_sets(key: str) -> dict:
+    """Free choice ``key`` ("eta", "horizon", "cap") on both checks' runs."""
+    return {"all-beat-gd": lambda v: runs_at(**{key: v}), "ps-fastest": lambda v: runs_at(**{key: v})}
 
 
 def constants(run: JointRun) -> dict:
@@ -226,5 +250,10 @@ CLAIM = Claim(
                 "polynomial loss decay", {"ngd": NGD_WITHOUT_1_OVER_L_RUN}),
         Control("PS with a cap", "ps-fastest", "Fig. 2's capped Polyak step (cap 1): GD with step 1 once the cap binds",
                 {"ps": PS_CAPPED_RUN}),
+    ),
+    free_choices=(
+        FreeChoice("PS cap", "none", "the seed names no cap for Fig. 3 while Fig. 2's experiments cap PS: uncapped "
+                   "(ours) or Fig. 2's range 1e2-1e6", _choice_sets("cap"), levels=tuple(CAP_LEVELS)),
+        *(f for f in joint_choices(sets=_choice_sets) if f.name != "DM dimension d"),
     ),
 )

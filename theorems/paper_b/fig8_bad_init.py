@@ -11,7 +11,9 @@ Qualitative statements checked (each a deterministic decision):
       (s_{0,opt} < 1/2) and s_{0,opt} -> 0, s_{1,opt} -> 1 (values at R = 100 below 1e-6 / above 1 - 1e-6);
   S2  GD (eta = 1) from W_0 = 0.1 Wbar_0 reaches <Wbar_T, Wbar_mm> >= 1 - 1e-3 (plot 3);
   S3  its training loss decreases at every step and L(W_T) - L* <= 1e-2 (L(W_0) - L*) (plot 4).
-NGD (eta = 0.1) is drawn for comparison.  Negative control: GD from W_0 = 30 Wbar_0 (plots 3-4 fail).
+NGD (eta = 0.1) is drawn for comparison.  Negative control: GD from W_0 = 30 Wbar_0 (plots 3-4 fail).  Free choices
+(decided over their ranges by ``verify sensitivity``): the init norm (0.01-1), GD's step (0.1-10) and the horizon
+(0.5-4 times the budget's).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import torch
 from numerics import DTYPE
 from numerics.paper_b import algorithms as al
 from numerics.paper_b import model, runs
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_setups import bad_init_problem
 from theorems.plots import new_figure
@@ -41,10 +43,12 @@ STEPS = (1000, 5000, 20000)  # GD / NGD horizon at quick / standard / full
 CONTROL_NORM = 30.0  # the control's init norm: GD does not move (plots 3-4 fail)
 
 
-def check_figure(ctx: Context, problem: tuple, init_norm: float = CONSTANTS["init_norm"]) -> Outcome:
+def check_figure(ctx: Context, problem: tuple, init_norm: float = CONSTANTS["init_norm"],
+                 gd_eta: float = CONSTANTS["gd_eta"], horizon: float = 1.0) -> Outcome:
     """S1 (the ray), S2 (GD aligns with W_mm), S3 (GD's loss decreases to near L*) from W_0 = init_norm Wbar_0;
-    ``problem``: C.1's data and its W-SVM."""
-    steps = ctx.pick(*STEPS)
+    ``problem``: C.1's data and its W-SVM; ``gd_eta`` GD's step, ``horizon`` times the budget's horizon (free
+    choices)."""
+    steps = int(round(horizon * ctx.pick(*STEPS)))
     ds, r = problem
     Wb = ds.meta["W0_bar"]
     # S1: the ray
@@ -54,7 +58,7 @@ def check_figure(ctx: Context, problem: tuple, init_norm: float = CONSTANTS["ini
     s1 = log_s[:, 1, 1].exp()                                           # sample 1, opt = token 1
     # S2, S3: GD (and NGD for the picture), every step
     W0 = (init_norm * Wb).unsqueeze(0)
-    gd = runs.run_recorded(ds, al.gd(CONSTANTS["gd_eta"]), W0, steps, W_mm=r.solution, values=True)
+    gd = runs.run_recorded(ds, al.gd(gd_eta), W0, steps, W_mm=r.solution, values=True)
     ngd = runs.run_recorded(ds, al.ngd(CONSTANTS["ngd_eta"]), W0, steps, W_mm=r.solution, values=True, every=10)
     corr_T = float(gd["corr_mm"][-1, 0])
     lex = gd["log_excess_loss"][:, 0]
@@ -74,7 +78,8 @@ def check_figure(ctx: Context, problem: tuple, init_norm: float = CONSTANTS["ini
         ev.figure("Figure 8: bad stationary init direction", _plot(ds, Wb, Rs, s0, s1, gd, ngd),
                   "Left to right: tokens and the init direction applied to the queries; opt scores along the "
                   "ray R W̄₀; alignment with W_mm; log excess training loss (GD and NGD).")
-    constants = dict(CONSTANTS, steps=steps, init_norm=init_norm, W0_bar=Wb.tolist(), W_mm=r.solution.tolist())
+    constants = dict(CONSTANTS, steps=steps, init_norm=init_norm, gd_eta=gd_eta, W0_bar=Wb.tolist(),
+                     W_mm=r.solution.tolist())
     return ev.outcome(constants=constants)
 
 
@@ -121,4 +126,13 @@ CLAIM = Claim(
                   stochastic=False, uses={"problem": bad_init_problem}),),
     controls=(Control("init norm 30", "figure", "GD from W₀ = 30 W̄₀: no alignment, loss stuck",
                       {"init_norm": CONTROL_NORM}),),
+    free_choices=(
+        FreeChoice("init norm", CONSTANTS["init_norm"], "C.1 asks a small init norm, its value lost: 0.01-1, a decade "
+                   "either side of ours, below ‖W_mm‖ ≈ 1.3", {"figure": lambda v: {"init_norm": v}}, low=0.01,
+                   high=1.0, scale="log"),
+        FreeChoice("GD step η", CONSTANTS["gd_eta"], "the figure's step is lost: a decade either side of the natural "
+                   "unit", {"figure": lambda v: {"gd_eta": v}}, low=0.1, high=10.0, scale="log"),
+        FreeChoice("horizon factor", 1.0, "the figure's horizon is lost: half to four times the budget's (1000 steps "
+                   "at quick)", {"figure": lambda v: {"horizon": v}}, low=0.5, high=4.0, scale="log"),
+    ),
 )

@@ -16,6 +16,9 @@ another update, another horizon), and the runner computes each once per run.
   of ``||W_t||``).
 * The main run (:data:`MAIN_RUN`): updates (10) on the main batch for ``N`` steps (1500 / 6000 / 15000), W and u kept at
   60 log-spaced records; the extra runs (controls, Fig. 3) are a third as long (:data:`N_CTRL`).
+* Free choices (:func:`joint_choices`): the step eta, the DM dimension d and the horizon are ours where the seed
+  is silent; the claims declare them with their ranges, and :func:`at_choices` gives a run at other values of them
+  (keyed by the numbers, so ``verify sensitivity`` shares each run between the checks that read it).
 * An update rule is a value (:class:`Update`): the function that builds its transform, its numbers, and its label in
   the records.  The mutants of (10) shared by several claims' controls are here, each beside its reason; a mutant only
   one claim runs is in that claim's module.
@@ -25,15 +28,17 @@ seeds ``seed * 100003 + k`` in order (``numerics.paper_b.joint.Setup``), so a la
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import torch
 
 from numerics import optim
 from numerics.paper_b import joint as J
 from numerics.paper_b.model import Dataset
-from theorems.fixture import fixture, per_budget
+from theorems.claim import FreeChoice
+from theorems.fixture import Request, as_request, fixture, per_budget
 from theorems.paper_b.joint_assumptions import MAIN, nu_threshold
 
 #: step size: Cond. 1 (iv) as we instantiate it, eta R^2 <= 1 with R ~ 4.3 the largest token norm
@@ -117,9 +122,11 @@ DM_SEED_KEY = "DM draws"
 
 
 @fixture
-def dm_batch(ctx, dm: DM = CONDITION1, B=per_budget(*DRAWS), seed: int | None = None) -> DMBatch:
+def dm_batch(ctx, dm: DM = CONDITION1, B=per_budget(*DRAWS), seed: int | None = None, d: int | None = None) -> DMBatch:
     """``B`` draws of ``dm`` (default: Condition 1's), tried from the run's ``DM_SEED_KEY`` seed, with their
-    max-margin solutions; ``seed``: a fixed data seed instead (to replay a known draw in a test)."""
+    max-margin solutions; ``seed``: a fixed data seed instead (to replay a known draw in a test); ``d``: the model at
+    another dimension (a free choice's other values; Lemma 9's level does not depend on d)."""
+    dm = dm if d is None else dataclasses.replace(dm, d=d)
     return draw_batch(dm, B, ctx.derived_seed(DM_SEED_KEY) % 2**31 if seed is None else seed)
 
 
@@ -237,14 +244,75 @@ def run_on(batch: DMBatch, update: Update, n_steps: int, every_step: bool = Fals
     return JointRun(traj, batch, update, n_steps)
 
 
+def with_changes(update: Update, changes: tuple[tuple[str, float], ...]) -> Update:
+    """``update`` with some of its numbers replaced (``changes``: (name, value) pairs), labelled with them."""
+    if not changes:
+        return update
+    new = dict(changes)
+    unknown = sorted(set(new) - {k for k, _ in update.params})
+    if unknown:
+        raise ValueError(f"update {update.label}: no number named {', '.join(unknown)}")
+    label = f"{update.label} ({', '.join(f'{k} = {v:g}' for k, v in changes)})"
+    return Update(label, update.make, tuple((k, new.get(k, v)) for k, v in update.params))
+
+
 @fixture(uses={"batch": dm_batch})
 def joint_run(ctx, batch: DMBatch, update: Update = EQ10_UPDATE, n_steps=N_MAIN, every_step: bool = False,
-              keep_params: bool = False) -> JointRun:
-    """``update`` on ``batch`` (default: updates (10) on the main batch for the main horizon)."""
-    return run_on(batch, update, n_steps, every_step, keep_params)
+              keep_params: bool = False, changes: tuple[tuple[str, float], ...] = ()) -> JointRun:
+    """``update`` on ``batch`` (default: updates (10) on the main batch for the main horizon); ``changes``: (name,
+    value) pairs replacing some of the update's numbers (a free choice's other values: keyed by the numbers)."""
+    return run_on(batch, with_changes(update, changes), n_steps, every_step, keep_params)
 
 
 #: the main run: (10) on the main batch for the main horizon, W and u kept (B.L13 evaluates the loss between them)
 MAIN_RUN = joint_run.bind(keep_params=True)
 #: the W-step with the wrong sign on the main batch for the control horizon (B.L12's and B.T4's controls)
 ASCENT_RUN = joint_run.bind(update=ASCENT_W, n_steps=N_CTRL)
+
+
+# ---------------------------------------------------------------------------
+# Free choices of the joint-training claims (``theorems.claim.FreeChoice``)
+# ---------------------------------------------------------------------------
+
+def scaled(steps, factor: float):
+    """A horizon (a number or one per budget) times ``factor``, rounded to whole steps."""
+    if hasattr(steps, "quick"):
+        return per_budget(*(int(round(factor * s)) for s in (steps.quick, steps.standard, steps.full)))
+    return int(round(factor * steps))
+
+
+def at_choices(run: Request, eta: float = ETA, d: int = MAIN["d"], horizon: float = 1.0) -> Request:
+    """``run`` (a :func:`joint_run` request) at other values of the joint-training claims' free choices: the step
+    ``eta`` of its update, the DM dimension ``d`` and the horizon as ``horizon`` times the run's; the request itself at
+    the claims' own values, so the claims' runs are one point of every design."""
+    params = {}
+    if eta != ETA:
+        params["changes"] = (("eta", eta),)
+    if d != MAIN["d"]:
+        params["batch"] = as_request(run.params.get("batch", dm_batch)).bind(d=d)
+    if horizon != 1.0:
+        params["n_steps"] = scaled(run.params.get("n_steps", N_MAIN), horizon)
+    return run.bind(**params) if params else run
+
+
+
+def joint_choices(runs: Mapping[str, Mapping[str, Request]] | None = None,
+                  sets: Callable[[str], Mapping[str, Callable]] | None = None) -> tuple[FreeChoice, ...]:
+    """The free choices of a joint-training claim whose checks read runs of (10): ``runs`` maps each check to its
+    {parameter: joint_run request}, set by :func:`at_choices`; or ``sets(key)`` gives {check: value -> overrides} for
+    the choice ``key`` ("eta", "d", "horizon": :func:`at_choices`' names), for checks that read runs otherwise."""
+    if sets is None:
+        def sets(key):
+            return {check: (lambda v, rs=rs: {p: at_choices(r, **{key: v}) for p, r in rs.items()})
+                    for check, rs in runs.items()}
+
+    return (
+        FreeChoice("step η", ETA, "Cond. 1 (iv) asks only for a small step; ours, ηR² ≤ 1 (R ≈ 4.3), puts 0.05 at its "
+                   "top: 0.005-0.05 goes a decade below", sets("eta"), low=0.005, high=ETA, scale="log"),
+        FreeChoice("DM dimension d", MAIN["d"], "Cond. 1 (iii) asks d ≥ poly(n, T) with its constant lost; 32-256 is "
+                   "half to four times our 64, every draw conditioned on Lemma 9's event", sets("d"), low=32, high=256,
+                   scale="log", integer=True),
+        FreeChoice("horizon factor", 1.0, "the window [N/5, N] must start past the attention-saturation transient "
+                   "(t ≈ 100 at η = 0.05); 0.5-2 halves and doubles the budget's horizon", sets("horizon"), low=0.5,
+                   high=2.0, scale="log"),
+    )

@@ -24,6 +24,8 @@ the tolerance ``NORM_TOLERANCE`` = 0.02, fail when the whole interval is below t
 fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
 reported.
 
+Free choices: the step eta, the DM dimension d and the horizon (``joint_setups.joint_choices``).
+
 Controls (mutants of the mathematics): of the lower bounds, the W-step without its normalization (a GD step in W:
 ``grad_W L -> 0`` as the loss falls, ``||W_t||`` stalls) and the u-step without its ``1/L`` factor (``alpha = 0``:
 ``||u_t||`` grows only like ``log t``); of the upper bounds, the path bounds with the two blocks' step powers swapped
@@ -39,7 +41,7 @@ from theorems.evidence import Evidence
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import tail_exponent
 from theorems.paper_b.joint_setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, dm_batch, eq10_update,
-                                           joint_run)
+                                           joint_choices, joint_run)
 from theorems.plots import new_figure
 
 ID = "B.L10"
@@ -77,28 +79,29 @@ RAW_W_RUN = joint_run.bind(batch=CONTROL_BATCH, update=RAW_W, n_steps=N_CTRL, ke
 NO_1_OVER_L_RUN = joint_run.bind(batch=CONTROL_BATCH, update=NO_1_OVER_L, n_steps=N_CTRL)
 
 
-def path_bound(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+def path_bound(steps: np.ndarray, power: float, N: int, eta: float = ETA) -> np.ndarray:
     """eta sum_{s<t} (s+1)^{-power} at the recorded steps (K,): the triangle bound of a norm grown by such steps."""
-    csum = np.concatenate([[0.0], np.cumsum(ETA * np.arange(1, N + 1, dtype=float) ** -power)])
+    csum = np.concatenate([[0.0], np.cumsum(eta * np.arange(1, N + 1, dtype=float) ** -power)])
     return csum[steps.astype(int)]
 
 
-def path_bound_powers_swapped(steps: np.ndarray, power: float, N: int) -> np.ndarray:
+def path_bound_powers_swapped(steps: np.ndarray, power: float, N: int, eta: float = ETA) -> np.ndarray:
     """A mutant of :func:`path_bound` (the implementation check's control): the two blocks' step powers swapped (a for
     u, b for W), so W's bound grows like t^{1-b} = t^{1/3} while W's steps add up to ~ t^{2/3} (the lower bound)."""
     a, b = EQ10[0], EQ10[2]
-    return path_bound(steps, a + b - power, N)
+    return path_bound(steps, a + b - power, N, eta)
 
 
 def path_fractions(run: JointRun, bound=path_bound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(eta sum (s+1)^{-a} at the records (K,), ||W_t|| and ||u_t|| over their triangle bounds (K, B) each; 0 where
-    the bound is 0, at t = 0)."""
+    the bound is 0, at t = 0), with the run's own step eta."""
     traj, N = run.traj, run.n_steps
     R = run.batch.ds.X.norm(dim=-1).flatten(1).amax(-1).numpy()                      # (B,) largest token norm
     steps = traj.steps.numpy()
     Wn, un = traj["W_norm"].numpy(), traj["u_norm"].numpy()
-    bW = bound(steps, run.update["a"], N)
-    bu = bound(steps, run.update["b"], N)[:, None] * R[None, :]                      # (K, B)
+    eta = run.update["eta"]                                                          # the run's step
+    bW = bound(steps, run.update["a"], N, eta)
+    bu = bound(steps, run.update["b"], N, eta)[:, None] * R[None, :]                # (K, B)
     rW = np.where(bW[:, None] > 0, Wn / np.where(bW > 0, bW, 1.0)[:, None], 0.0)
     ru = np.where(bu > 0, un / np.where(bu > 0, bu, 1.0), 0.0)
     return bW, rW, ru
@@ -189,4 +192,5 @@ CLAIM = Claim(
         Control("step powers swapped", "schedule-upper-bounds", "the path bounds with W's and u's step powers swapped: "
                 "η Σ (s+1)^{-b} ~ t^{1/3} for ||W_t||, which grows like t^{2/3}", {"bound": path_bound_powers_swapped}),
     ),
+    free_choices=joint_choices({"norm-exponents": {"run": MAIN_RUN}, "schedule-upper-bounds": {"run": MAIN_RUN}}),
 )

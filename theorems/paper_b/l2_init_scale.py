@@ -15,7 +15,8 @@ at most sigma R^2.  With the tail bound P(|N(0,1)| > u) <= 2 e^{-u^2/2} and a un
 
 so every opt score starts at s_io(W_0) = 1/(1 + sum_{t != o} e^{a_it - a_io}) >= 1/(1 + (T - 1) e^{2 eps}).
 The norm threshold sigma_0 (d + sqrt(2 log(2/delta))) is the "data-dependent threshold" of the spec
-(through R, n, T).  Constants used: eps = 1/4, delta = 0.05.
+(through R, n, T).  Constants used: eps = 1/4, delta = 0.05 (free choices of the event check: ``verify sensitivity``
+decides it over eps in 0.05-1 and delta in 0.01-0.1).
 
 Evidence: sympy (variance of the bilinear form, the union-bound quantile, the opt-score floor, the
 derivative identity behind the tail bound); Monte Carlo of the event at sigma_0 with a Clopper-Pearson
@@ -39,7 +40,7 @@ from hypothesis import strategies as st
 from numerics import DTYPE
 from numerics.paper_b import data, model, runs
 from numerics.stats import binomial_interval, decide_binomial
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_assumptions import DELTA, EPS, sigma0
 from theorems.paper_b.fixed_head_probes import PROBE
@@ -140,54 +141,55 @@ def unit_scale_stats(ds, count: int, gen: torch.Generator, chunk: int = 500):
     return torch.cat(M), torch.cat(N)
 
 
-def event_count(ds, M, N, sigma: float, delta: float = DELTA) -> int:
+def event_count(ds, M, N, sigma: float, delta: float = DELTA, eps: float = EPS) -> int:
     """How many of the unit-scale draws (M, N) satisfy the event at scale ``sigma``."""
-    return int(((sigma * M <= EPS) & (sigma * N <= norm_bound(sigma, ds.d, delta))).sum())
+    return int(((sigma * M <= eps) & (sigma * N <= norm_bound(sigma, ds.d, delta))).sum())
 
 
-def critical_scale_ratio(M, s0: float, z: float) -> tuple[float, float, float]:
+def critical_scale_ratio(M, s0: float, z: float, eps: float = EPS, delta: float = DELTA) -> tuple[float, float, float]:
     """sigma_delta / sigma_0 with a distribution-free interval: the (1 - delta)-quantile q of max|a(G)| gives the
     largest scale with probability 1 - delta, sigma_delta = eps / q; order statistics at ±z binomial sd bound q."""
     count = len(M)
     Ms = np.sort(M.numpy())
-    c = count * (1 - DELTA)
-    i_lo = int(max(0, math.floor(c - z * math.sqrt(count * DELTA * (1 - DELTA)))))
-    i_hi = int(min(count - 1, math.ceil(c + z * math.sqrt(count * DELTA * (1 - DELTA)))))
-    return EPS / float(Ms[int(c)]) / s0, EPS / float(Ms[i_hi]) / s0, EPS / float(Ms[i_lo]) / s0
+    c = count * (1 - delta)
+    i_lo = int(max(0, math.floor(c - z * math.sqrt(count * delta * (1 - delta)))))
+    i_hi = int(min(count - 1, math.ceil(c + z * math.sqrt(count * delta * (1 - delta)))))
+    return eps / float(Ms[int(c)]) / s0, eps / float(Ms[i_hi]) / s0, eps / float(Ms[i_lo]) / s0
 
 
-def check_event(ctx: Context, r_power: int = 2) -> Outcome:
-    """Per instance: P(event) at sigma_0 against 1 - delta (Clopper-Pearson); ``r_power=0``: sigma_0 without R^2."""
+def check_event(ctx: Context, r_power: int = 2, eps: float = EPS, delta: float = DELTA) -> Outcome:
+    """Per instance: P(event) at sigma_0 against 1 - delta (Clopper-Pearson); ``r_power=0``: sigma_0 without R^2;
+    ``eps``, ``delta``: the lemma's logit bound and failure probability (free choices)."""
     gen = ctx.generator(ID, "event")
     count = ctx.pick(*EVENT_DRAWS)
     insts = _instances(ctx)
     ev = Evidence(ctx, decisions=len(insts))
     curves = []
     for j, ds in enumerate(insts):
-        s0 = sigma0(ds, r_power=r_power)
+        s0 = sigma0(ds, eps=eps, delta=delta, r_power=r_power)
         M, N = unit_scale_stats(ds, count, gen)
-        k = event_count(ds, M, N, s0)
-        ratio, ratio_lo, ratio_hi = critical_scale_ratio(M, s0, ev.z)
+        k = event_count(ds, M, N, s0, delta, eps)
+        ratio, ratio_lo, ratio_hi = critical_scale_ratio(M, s0, ev.z, eps, delta)
         name = f"{ds.meta['name']} d={ds.d} #{j + 1}"
-        d = decide_binomial(k, count, ev.level, at_least=1 - DELTA, max_width=MAX_WIDTH)
+        d = decide_binomial(k, count, ev.level, at_least=1 - delta, max_width=MAX_WIDTH)
         ev.decide(f"{name}: P(event) at σ = {s0:.3g}", d, value=k / count,
                   line=f"{name}: P = {k / count:.4f} [{d.lo:.4f}, {d.hi:.4f}], σ_δ/σ₀ = {ratio:.2f} [{d.status}]")
         ev.measure(f"{name}: σ_δ/σ₀ (measured critical scale over the lemma's)", ratio,
                    claimed="≥ 1 (the lemma is conservative)", lo=ratio_lo, hi=ratio_hi, level=ev.level)
         curves.append((name, s0, M))
     if ev.plots:
-        ev.figure("Probability that every initial logit is below ε", _plot(curves, r_power),
-                  f"{count} Gaussian W₀ per instance; ε = {EPS}, δ = {DELTA}; the lemma's scale is at 1.")
-    return ev.outcome(headline=ev.lines[0], eps=EPS, delta=DELTA, draws=count, r_power=r_power,
-                      opt_floor=opt_floor(4))
+        ev.figure("Probability that every initial logit is below ε", _plot(curves, r_power, eps, delta),
+                  f"{count} Gaussian W₀ per instance; ε = {eps}, δ = {delta}; the lemma's scale is at 1.")
+    return ev.outcome(headline=ev.lines[0], eps=eps, delta=delta, draws=count, r_power=r_power,
+                      opt_floor=opt_floor(4, eps))
 
 
-def _plot(curves, r_power):
+def _plot(curves, r_power, eps=EPS, delta=DELTA):
     fig, ax = new_figure()
     grid = np.linspace(0.2, 4.0, 40)
     for name, s0, M in curves:
-        ax.plot(grid, [float(((g * s0 * M) <= EPS).double().mean()) for g in grid], label=name)
-    ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
+        ax.plot(grid, [float(((g * s0 * M) <= eps).double().mean()) for g in grid], label=name)
+    ax.axhline(1 - delta, color="k", ls="--", lw=0.8, label="1 − δ")
     ax.axvline(1.0, color="gray", lw=0.8)
     ax.set_xlabel("init scale / σ₀" + ("" if r_power == 2 else " (σ₀ without R²: control)"))
     ax.set_ylabel("P(max |a_it(W₀)| ≤ ε)")
@@ -272,6 +274,12 @@ CLAIM = Claim(
                 {"mutant": {"r_power": 0}}),
         Control("dropped R² factor", "event", "σ = ε/√(2 log(4nT/δ)) (no 1/R²): too large for ‖x‖ up to R",
                 {"r_power": 0}),
+    ),
+    free_choices=(
+        FreeChoice("ε", EPS, "the lemma bounds the logits by some ε (ours 1/4): 0.05-1, from nearly uniform attention "
+                   "to logits of order one", {"event": lambda v: {"eps": v}}, low=0.05, high=1.0, scale="log"),
+        FreeChoice("δ", DELTA, "'with probability at least 1 − δ' for some δ: 0.01-0.1, the usual levels",
+                   {"event": lambda v: {"delta": v}}, low=0.01, high=0.1, scale="log"),
     ),
     findings=("The measured critical scale σ_δ (largest init scale with P(event) ≥ 1 − δ) is 1.6–2.3 times our σ₀ "
               "on every instance: the union-bound scale is conservative by about 2×, so a scale that is off by less "

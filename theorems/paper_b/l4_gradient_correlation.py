@@ -431,6 +431,8 @@ CLAIMS = [
             Control("Ass 2 broken", "autograd", "non-opt scores spread by 1.0 (γ̄ = their mean): (5) is not the "
                     "gradient", {"instances": example1_instances.bind(spread=1.0)}),
         ),
+        no_free_choice=("(5) is an identity for every W under Ass 2: the checks compare it with sympy and autograd at a "
+                        "rounding tolerance, and the sampled W and instances choose where, not what is decided"),
     ),
     Claim(
         id=ID_L4,

@@ -54,7 +54,7 @@ import torch
 from numerics import DTYPE
 from numerics.paper_b import runs
 from numerics.stats import Margin, binomial_interval, decide_binomial, decide_exponent, loglog_slope, mean_se
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
 from theorems.plots import new_figure
@@ -126,26 +126,29 @@ def d_sufficient(n: int, T: int, delta: float, eps: float = EPS, union: bool = T
 # 2. Monte Carlo through the Gram matrix
 # ---------------------------------------------------------------------------
 
-def draws(ctx: Context, d: int, common: float = 0.0) -> dict:
-    """``count`` Example 1 data sets at dimension d (n = 8, T = 4): nu, nu*, Ass 1 per draw, max spread."""
+def draws(ctx: Context, d: int, common: float = 0.0, n: int = N, T: int = T, eps: float = EPS) -> dict:
+    """``count`` Example 1 data sets at dimension d (n sequences of T tokens): nu, nu*, Ass 1 per draw (at Lemma 2's
+    ``eps``), max spread."""
     count = ctx.pick(*DRAWS)
-    g = runs.example1_geometry(N, T, d, count, ctx.derived_seed(ID, "gram", d, common), GAMMA_OPT, GAMMA_OTHER,
+    g = runs.example1_geometry(n, T, d, count, ctx.derived_seed(ID, "gram", d, common), GAMMA_OPT, GAMMA_OTHER,
                                common)
-    b = opt_score_floor(T, g["R"], EPS, 0.0)
+    b = opt_score_floor(T, g["R"], eps, 0.0)
     ns = nu_star(dict(q=g["q"], R=g["R"], lo=math.exp(-GAMMA_OPT) * (GAMMA_OPT - GAMMA_OTHER),
-                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), N, b)
+                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), n, b)
     return dict(nu=g["nu"].numpy(), nu_star=ns.numpy(), ass1=(ass1_lhs(g["nu"]) <= ns).numpy(),
                 spread=g["spread"].numpy())
 
 
-def check_probability(ctx: Context, common: float = 0.0, union: bool = True) -> Outcome:
-    """P(Ass 1) at d_1(delta) >= 1 - delta for each delta; ``union=False`` / ``common``: the controls."""
+def check_probability(ctx: Context, common: float = 0.0, union: bool = True, n: int = N, T: int = T,
+                      eps: float = EPS) -> Outcome:
+    """P(Ass 1) at d_1(delta) >= 1 - delta for each delta; ``union=False`` / ``common``: the controls; ``n``, ``T``,
+    ``eps``: Example 1's sizes and Lemma 2's eps (free choices)."""
     ev = Evidence(ctx, decisions=len(DELTAS))
     curves, spread_max = [], 0.0
     for delta in DELTAS:
-        d1 = d_sufficient(N, T, delta, union=union)
-        grid = [max(int(f * d1), N * T + 2) for f in REPORT_FACTORS]
-        res = {d: draws(ctx, d, common) for d in grid}
+        d1 = d_sufficient(n, T, delta, eps, union=union)
+        grid = [max(int(f * d1), n * T + 2) for f in REPORT_FACTORS]
+        res = {d: draws(ctx, d, common, n, T, eps) for d in grid}
         count = len(res[d1]["ass1"])
         ks = [int(res[d]["ass1"].sum()) for d in grid]
         spread_max = max(spread_max, max(float(np.abs(res[d]["spread"]).max()) for d in grid))
@@ -165,12 +168,12 @@ def check_probability(ctx: Context, common: float = 0.0, union: bool = True) -> 
     ev.say(f"Ass 2: max non-opt score spread over every draw = {spread_max:g} (by construction: the noise is "
            f"orthogonal to u = e₁; not a decision)")
     if ev.plots:
-        ev.figure("Probability that Example 1 satisfies Ass 1 (ours)", _plot_probability(curves, common, union),
+        ev.figure("Probability that Example 1 satisfies Ass 1 (ours)", _plot_probability(curves, common, union, n, T),
                   f"Draws through the token Gram matrix; Clopper-Pearson intervals at level {ev.level:.5f}.")
-    return ev.outcome(n=N, T=T, deltas=DELTAS, common=common, union=union, ass2="by construction (spread 0)")
+    return ev.outcome(n=n, T=T, eps=eps, deltas=DELTAS, common=common, union=union, ass2="by construction (spread 0)")
 
 
-def _plot_probability(curves, common, union):
+def _plot_probability(curves, common, union, n=N, T=T):
     fig, ax = new_figure()
     for delta, grid, p, ci in curves:
         ax.errorbar(grid, p, yerr=[p - np.array([c[0] for c in ci]), np.array([c[1] for c in ci]) - p], fmt="o-",
@@ -179,20 +182,21 @@ def _plot_probability(curves, common, union):
     ax.set_xscale("log")
     ax.set_xlabel("d")
     ax.set_ylabel("P(ν/(1−3ν) ≤ ν*)")
-    ax.set_title("Example 1, n = 8, T = 4" + (" + common noise direction (control)" if common else "")
+    ax.set_title(f"Example 1, n = {n}, T = {T}" + (" + common noise direction (control)" if common else "")
                  + ("" if union else " — d₁ without the union bound (control)"), fontsize=8)
     ax.legend(fontsize=7)
     return fig
 
 
-def check_rate(ctx: Context, common: float = 0.0) -> Outcome:
-    """Fitted exponent of E[nu] in d on d = 10^4 .. 10^8 = -1/2 within RATE_MARGIN; ``common``: the control."""
+def check_rate(ctx: Context, common: float = 0.0, n: int = N, T: int = T) -> Outcome:
+    """Fitted exponent of E[nu] in d on d = 10^4 .. 10^8 = -1/2 within RATE_MARGIN; ``common``: the control; ``n``,
+    ``T``: Example 1's sizes (free choices)."""
     ds_ = [10**k for k in RATE_LOG10_D]
-    ms = [mean_se(draws(ctx, d, common)["nu"]) for d in ds_]
+    ms = [mean_se(draws(ctx, d, common, n, T)["nu"]) for d in ds_]
     ev = Evidence(ctx)
     fit = ev.exponent("exponent of E[ν] in d", ds_, [m for m, _ in ms], [s for _, s in ms], target=RATE_TARGET,
                       margin=RATE_MARGIN)
-    d1 = d_sufficient(N, T, DELTAS[0])
+    d1 = d_sufficient(n, T, DELTAS[0])
     ev.say(f"E[ν]·√d at d = {', '.join(f'1e{k}' for k in RATE_LOG10_D)}: "
            + ", ".join(f"{m * math.sqrt(d):.4f}" for (m, _), d in zip(ms, ds_))
            + f"; χ²/dof {fit.chi2_dof:.2f}; d₁(0.05) = {d1:.3g} is where E[ν] falls to ~ν*")
@@ -245,6 +249,17 @@ CLAIM = Claim(
                 "every token shares a unit noise direction: ν does not decay", {"common": CONTROL_COMMON}),
         Control("common noise direction (rate)", "rate", "every token shares a unit noise direction: exponent ≈ 0",
                 {"common": CONTROL_COMMON}),
+    ),
+    free_choices=(
+        FreeChoice("sequences n", N, "Example 1's sizes are lost (ours are the trajectory bank's n = 8, T = 4): n = "
+                   "2-16, a quarter to twice ours", {"probability": lambda v: {"n": v}, "rate": lambda v: {"n": v}},
+                   low=2, high=16, scale="log", integer=True),
+        FreeChoice("tokens T", T, "Example 1's sizes are lost: T = 2-8, half to twice ours (at most 64 tokens with n, "
+                   "the Monte Carlo's nT × nT Gram matrices)", {"probability": lambda v: {"T": v},
+                                                                "rate": lambda v: {"T": v}},
+                   low=2, high=8, scale="log", integer=True),
+        FreeChoice("ε", EPS, "Lemma 2's logit bound, which sets Ass 1's level through the opt-score floor, is ours (1/4): "
+                   "0.05-1, as B.L2's", {"probability": lambda v: {"eps": v}}, low=0.05, high=1.0, scale="log"),
     ),
     findings=("Example 1 (n = 8, T = 4) meets our Ass 1 (ν/(1−3ν) ≤ ν* ≈ 1.5e-3) with probability ≈ 0.6 at "
               "d ≈ 1.2·10⁶ and ≈ 0.95 at d ≈ 1.6·10⁶; our sufficient d₁(0.05) ≈ 2.3·10⁶ (P ≈ 0.998 there) is "

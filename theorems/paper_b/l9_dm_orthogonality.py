@@ -37,6 +37,8 @@ tails) and a Gaussian tail for ``<x, x'>`` given ``x'``,
 Evidence: the derivation of nu_0 (sympy); Monte Carlo of ``P(nu <= nu_0)`` at ``d_9`` with a Clopper-Pearson
 interval (pass if its lower end is >= 1 - delta, fail if its upper end is below), and the curve ``P`` against d.
 
+Free choices (decided over their ranges by ``verify sensitivity``): delta (0.01-0.1) and the set-up's rho (2-8).
+
 Controls: the level derived with the cross terms' factor 2 dropped (each ``<r_j, x_{i,opt} - x_{i,o}>`` bounded by
 ``nu m`` as if the difference were one token, not two: ``(1 - 1/rho^2)/(n T)``, twice nu_0), which sympy must refuse;
 the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at the same d; d = d_9/16 (Cond. 1 (iii) broken).
@@ -53,7 +55,7 @@ from numerics import DTYPE
 from numerics.paper_b import data
 from numerics.paper_b.model import Dataset
 from numerics.stats import binomial_interval, decide_binomial
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.joint_assumptions import MAIN, nu0_level, nu_threshold
 from theorems.plots import new_figure
@@ -139,13 +141,15 @@ def sample_nu(gen: torch.Generator, K: int, n: int, T: int, d: int, rho: float) 
     return data.assumptions(Dataset(X, torch.ones(K, n), opt=opt))["nu"].numpy()
 
 
-def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: float = 1.0) -> Outcome:
+def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: float = 1.0, delta: float = DELTA,
+                      rho0: float = MAIN["opt_ratio"]) -> Outcome:
     """P(nu <= nu_0) at ``d_factor`` d_9 for DM with opt-token ratio ``rho``, and the curve in d.
 
-    nu_0 and d_9 are those of the set-up's ratio (a control draws with another ``rho`` against them)."""
-    n, T, rho0 = MAIN["n"], MAIN["T"], MAIN["opt_ratio"]
+    nu_0 and d_9 are those of the set-up's ratio ``rho0`` (a control draws with another ``rho`` against them) and the
+    failure probability ``delta`` (``rho0`` and ``delta``: free choices)."""
+    n, T = MAIN["n"], MAIN["T"]
     nu0 = nu_threshold(n, T, rho0)
-    d_star = d9(n, T, rho0, DELTA)
+    d_star = d9(n, T, rho0, delta)
     d_test = max(2, int(round(d_star * d_factor)))
     K = ctx.pick(*MC_DRAWS)
     gen = ctx.generator(ID, "monte-carlo", rho, d_factor)
@@ -155,9 +159,9 @@ def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: fl
     curve = {d: (k / K, *binomial_interval(k, K, ev.level)) for d, k in counts.items()}
     p, lo, hi = curve[d_test]
     ev.decide(f"P(ν ≤ ν₀) at d = {d_test}",
-              decide_binomial(counts[d_test], K, ev.level, at_least=1 - DELTA, max_width=MAX_WIDTH), value=p,
+              decide_binomial(counts[d_test], K, ev.level, at_least=1 - delta, max_width=MAX_WIDTH), value=p,
               line=f"ρ = {rho:g}, n = {n}, T = {T}: P(ν ≤ ν₀ = {nu0:.4f}) at d = {d_test} is {p:.4f} "
-                   f"[{lo:.4f}, {hi:.4f}] (Clopper-Pearson, {K} draws) vs 1 − δ = {1 - DELTA:g}; d₉ = {d_star}")
+                   f"[{lo:.4f}, {hi:.4f}] (Clopper-Pearson, {K} draws) vs 1 − δ = {1 - delta:g}; d₉ = {d_star}")
     ev.measure("d₉(δ) from the union bound", d_star)
     ev.measure("ν₀", nu0)
     for d, (pd, lo_d, hi_d) in curve.items():
@@ -168,7 +172,7 @@ def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: fl
         ps = np.array([curve[d][0] for d in grid])
         err = np.array([[curve[d][0] - curve[d][1], curve[d][2] - curve[d][0]] for d in grid]).T
         ax.errorbar(np.array(grid, float), ps, yerr=err, fmt="o-", capsize=3, label=f"ρ = {rho:g}")
-        ax.axhline(1 - DELTA, color="k", ls="--", lw=0.8, label="1 − δ")
+        ax.axhline(1 - delta, color="k", ls="--", lw=0.8, label="1 − δ")
         ax.axvline(d_star, color="tab:gray", ls=":", label="d₉(δ) (union bound)")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("d")
@@ -202,5 +206,12 @@ CLAIM = Claim(
                 "⟨r_j, x_opt − x_o⟩ bounded by νm (one token) instead of 2νm (two)", {"nu0": nu0_doubled}),
         Control("opt token not larger", "probability-at-d9", "ρ = 1 (Cond. 1 (ii) broken) at d₉", {"rho": 1.0}),
         Control("d too small", "probability-at-d9", "d = d₉/16 (Cond. 1 (iii) broken)", {"d_factor": 1 / 16}),
+    ),
+    free_choices=(
+        FreeChoice("δ", DELTA, "'with high probability' for some δ: 0.01-0.1, the usual levels",
+                   {"probability-at-d9": lambda v: {"delta": v}}, low=0.01, high=0.1, scale="log"),
+        FreeChoice("opt-token ratio ρ", MAIN["opt_ratio"], "Cond. 1 (ii) asks only for larger opt tokens: ρ = 2-8, "
+                   "half to twice ours (the level ν₀ and d₉ move with it)",
+                   {"probability-at-d9": lambda v: {"rho": v, "rho0": v}}, low=2.0, high=8.0, scale="log"),
     ),
 )

@@ -39,6 +39,9 @@ equalities are equivalences (the interval inside the band): GD's Stolz constant 
 the 1/2 of a dropped factor 2), NGD's exponent -2 within ``NGD_RATE_MARGIN`` (excludes Theorem 1's -1); GD's bounds
 are one-sided.
 
+Free choices (``free_choices``; ``verify sensitivity`` decides each claim over their ranges): the step of the claim's
+algorithm (a decade either side), the horizon (0.5-4 times the budget's) and the scale of W_0's entries (0.1-10).
+
 Shared set-ups (fixtures, ``theorems.fixture``): the sympy objects of the derivation (:func:`two_token_sympy`, static:
 the gradient and the limits, computed once and read by both claims' derivations and their controls) and the torch runs
 of each algorithm (:func:`two_token_runs`, per run); an algorithm is a value (:class:`TwoTokenAlgorithm`: its step, how
@@ -65,9 +68,9 @@ from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, records, two_token
 from numerics.stats import Margin, decide_close, decide_lower, decide_upper, mean_interval, per_run_slopes
-from theorems.claim import Check, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence, ScopeTally
-from theorems.fixture import fixture
+from theorems.fixture import fixture, per_budget
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -235,19 +238,22 @@ NGD_AUTOGRAD = TwoTokenAlgorithm("NGD (autograd)", ETA_NGD, autograd_ngd, None)
 
 
 @fixture
-def two_token_runs(ctx, algorithm: TwoTokenAlgorithm = GD) -> dict:
+def two_token_runs(ctx, algorithm: TwoTokenAlgorithm = GD, n_steps=per_budget(500, 20000, 50000),
+                   step_factor: float = 1.0, scale: float = 1.0) -> dict:
     """B runs of ``algorithm`` on the two-token data from random W_0 (``initial_points``: r > 0, GD's transient short),
-    split into p = <W, Wbar_mm> and r = ||W_perp||."""
+    split into p = <W, Wbar_mm> and r = ||W_perp||; ``n_steps`` the horizon, ``step_factor`` times the algorithm's
+    step, ``scale`` the scale of W_0's entries (the free choices' other values)."""
     seed = ctx.derived_seed("B.S33", "W0")
-    B, N, n_points = ctx.pick(*RUNS), ctx.pick(500, 20000, 50000), ctx.pick(30, 60, 80)
+    B, N, n_points = ctx.pick(*RUNS), n_steps, ctx.pick(30, 60, 80)
+    eta = algorithm.eta * step_factor
     scope = ScopeTally(source=f"W0: {B} runs")
-    W0 = initial_points(seed, B, N, scope)
+    W0 = initial_points(seed, B, N, scope, scale, eta_gd=eta if algorithm is GD else ETA_GD)
     ds = data.two_token()
     at = optim.log_spaced_steps(N, n_points)
-    traj = algorithm.train(ds, W0, N, at, algorithm.eta)
+    traj = algorithm.train(ds, W0, N, at, eta)
     p0, r0 = two_token.split(W0)
     p, r = two_token.split(traj["W"])
-    return dict(name=algorithm.name, steps=traj.steps.numpy(), p=p, r=r, p0=p0, r0=r0, eta=algorithm.eta, N=N,
+    return dict(name=algorithm.name, steps=traj.steps.numpy(), p=p, r=r, p0=p0, r0=r0, eta=eta, N=N,
                 om=two_token.one_minus_corr(p, r), W_norm=np.hypot(p, r), scope=scope)
 
 
@@ -257,15 +263,38 @@ NGD_RUNS = two_token_runs.bind(algorithm=NGD)
 NGD_AUTOGRAD_RUNS = two_token_runs.bind(algorithm=NGD_AUTOGRAD)
 
 
-def initial_points(seed: int, B: int, N: int, ev=None) -> torch.Tensor:
-    """B draws of W_0 with iid N(0, 1) entries, conditioned on GD's transient tau(z_0) = (e^{-z_0} - 1)/(2 eta_GD)
+def free_choices(algorithm: TwoTokenAlgorithm, checks: tuple[str, ...]) -> tuple[FreeChoice, ...]:
+    """The free choices of a claim whose ``checks`` read ``algorithm``'s runs: its step, the horizon (a multiple of
+    the budget's) and the scale of W_0's entries; each sets the runs all of them read."""
+    runs = two_token_runs.bind(algorithm=algorithm)
+    N = two_token_runs.defaults()["n_steps"]
+
+    def sets(at):
+        return {c: (lambda v: {"runs": at(v)}) for c in checks}
+
+    horizon = lambda h: runs.bind(n_steps=per_budget(*(int(round(h * n)) for n in (N.quick, N.standard, N.full))))
+    return (
+        FreeChoice(f"{algorithm.name} step η", algorithm.eta, "the example's statements hold for every constant step: "
+                   f"a decade either side of ours ({algorithm.eta:.3g})",
+                   sets(lambda v: runs.bind(step_factor=v / algorithm.eta)), low=algorithm.eta / 10,
+                   high=algorithm.eta * 10, scale="log"),
+        FreeChoice("horizon factor", 1.0, "the rates are asymptotic and the paper's horizon is lost: half to four times "
+                   "the budget's (quick: the window [50, 500])", sets(horizon), low=0.5, high=4.0, scale="log"),
+        FreeChoice("W₀ scale", 1.0, "the example takes any W₀ with a component orthogonal to W_mm: entries of scale "
+                   "0.1-10, a decade either side of ours", sets(lambda v: runs.bind(scale=v)), low=0.1, high=10.0,
+                   scale="log"),
+    )
+
+
+def initial_points(seed: int, B: int, N: int, ev=None, scale: float = 1.0, eta_gd: float = ETA_GD) -> torch.Tensor:
+    """B draws of W_0 with iid N(0, scale^2) entries, conditioned on GD's transient tau(z_0) = (e^{-z_0} - 1)/(2 eta_gd)
     <= TRANSIENT_MAX N (z_0 = W_11 - W_21): the first B admissible draws of one generator, so they replay.  The draws
     rejected are recorded on ``ev`` (an ``Evidence`` or a ``ScopeTally``) under :data:`TRANSIENT_SCOPE`."""
-    z_min = -math.log1p(2 * ETA_GD * TRANSIENT_MAX * N)
+    z_min = -math.log1p(2 * eta_gd * TRANSIENT_MAX * N)
     gen = torch.Generator(device="cpu").manual_seed(seed)
     kept = torch.empty(0, 2, 2, dtype=DTYPE)
     while len(kept) < B:
-        W0 = torch.randn(B, 2, 2, generator=gen, dtype=DTYPE)
+        W0 = scale * torch.randn(B, 2, 2, generator=gen, dtype=DTYPE)
         ok = W0[:, 0, 0] - W0[:, 1, 0] >= z_min
         kept = torch.cat([kept, W0[ok]])
         if ev is not None:
@@ -276,9 +305,11 @@ def initial_points(seed: int, B: int, N: int, ev=None) -> torch.Tensor:
 def check_closed_form(ctx: Context, runs: dict, closed_form: TwoTokenAlgorithm = GD,
                       gd_factor: float = 2.0) -> Outcome:
     """Torch trajectory of ``runs`` against ``closed_form``'s exact dynamics, to TOL (deterministic given the runs).
-    Controls: another algorithm's runs, the GD map with a wrong factor."""
+    Controls: another algorithm's runs, the GD map with a wrong factor.  The closed form is taken at the runs' step
+    when they are of its algorithm (a free choice may move the step), else at its own."""
     R = runs
-    want = closed_form.closed_form(R["p0"], closed_form.eta, R["steps"], gd_factor)
+    eta = R["eta"] if R["name"] == closed_form.name else closed_form.eta
+    want = closed_form.closed_form(R["p0"], eta, R["steps"], gd_factor)
     err_p = np.abs(R["p"] - want) / np.maximum(np.abs(want), 1.0)
     err_r = np.abs(R["r"] - R["r0"][None]) / np.maximum(R["r0"][None], 1.0)
     om_want = two_token.one_minus_corr(want, R["r0"][None])
@@ -323,7 +354,7 @@ def check_gd_rates(ctx: Context, runs: dict) -> Outcome:
     ev.scopes(R.get("scope", {}))
     with np.errstate(over="ignore", invalid="ignore"):
         ez = np.exp(math.sqrt(2) * R["p"][sel])
-        a = per_run_slopes(t, ez) / (2 * ETA_GD / math.e)
+        a = per_run_slopes(t, ez) / (2 * R["eta"] / math.e)
     e_norm = per_run_slopes(np.log(np.log(t)), np.log(R["W_norm"][sel]))
     e_corr = per_run_slopes(np.log(np.log(t)), np.log(R["om"][sel]))
     (ma, *ia), (mn, *ino), (mc, *ico) = (mean_interval(v, ev.z) for v in (a, e_norm, e_corr))
@@ -428,6 +459,7 @@ S33 = Claim(
         Control("NGD in place of GD (rates)", "gd-rates", "NGD: ‖W_t‖ ~ t and 1 − corr ~ t⁻² leave the GD bounds",
                 {"runs": NGD_RUNS}),
     ),
+    free_choices=free_choices(GD, ("gd-matches-closed-form", "gd-rates")),
 )
 
 #: the claim B.A4 (a declaration, not a decision constant)
@@ -459,6 +491,7 @@ A4 = Claim(
                 {"runs": GD_RUNS}),
         Control("GD in place of NGD (rate)", "ngd-rate", "GD's exponent in t is ≈ −2/log t", {"runs": GD_RUNS}),
     ),
+    free_choices=free_choices(NGD, ("ngd-matches-closed-form", "ngd-rate")),
 )
 
 CLAIMS = [S33, A4]

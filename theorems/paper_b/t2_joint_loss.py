@@ -61,6 +61,10 @@ sweep law 1/4, 1/12 away, and the W factor's ``1 - a = 1/2``, 1/6 away; 1/30 is 
 budget; what it shows is the pre-asymptotic approach).  Points with ``a + b < 1`` (outside the proof's condition)
 are reported, not decided.
 
+Free choices: the step eta, the DM dimension d and the horizon (``joint_setups.joint_choices``), each set on the
+sweep's and the interior's runs (at a horizon factor h the interior horizon is ``interior_horizon`` of h times the main
+one).  The sweep of b is part of the claim's evidence, not a free choice.
+
 Controls (mutants of the mathematics): the derivation, the sweep and the interior with the W factor's exponent
 (``p = 1 - a``) in place of the u factor's; the sweep with the u-step's ``1/L`` factor dropped (``alpha = 0`` run where the law
 says ``alpha = 1``: the loss decays only polynomially, so ``log(1/L)`` does not grow like ``t^{1-b}``).
@@ -78,8 +82,8 @@ from theorems.evidence import Evidence
 from theorems.fixture import fixture, per_budget
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import WINDOW, tail_exponent
-from theorems.paper_b.joint_setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, STEPS, JointRun, eq10_update, joint_run,
-                                           run_on)
+from theorems.paper_b.joint_setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, STEPS, JointRun, at_choices, eq10_update,
+                                           joint_choices, joint_run, run_on)
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -341,6 +345,28 @@ def check_interior(ctx: Context, runs: tuple[JointRun, ...], predicted=loss_expo
 N_EQ10_OF = {interior_horizon(INTERIOR[0][0], s): s for s in STEPS}
 
 
+def sweep_at(**choice) -> object:
+    """The sweep's runs at other values of the joint-training free choices (``joint_setups.at_choices``)."""
+    return law_runs.bind(**{f"run_{i}": at_choices(_law_run(*p), **choice) for i, p in enumerate(SWEEP)})
+
+
+def interior_at(**choice) -> object:
+    """The interior runs at other values of the free choices; at a horizon factor h the interior horizon is derived
+    from h times the main one (``interior_horizon``), not scaled."""
+    h = choice.pop("horizon", 1.0)
+    steps = {} if h == 1.0 else {"n_steps": per_budget(*(interior_horizon(INTERIOR[0][0], int(round(h * s)))
+                                                         for s in STEPS))}
+    return interior_runs.bind(**{f"run_{i}": at_choices(joint_run.bind(update=UPDATES[p], n_steps=INTERIOR_STEPS),
+                                                        **choice).bind(**steps)
+                                 for i, p in enumerate((*INTERIOR, *INTERIOR_REPORTED))})
+
+
+def _choice_sets(key: str) -> dict:
+    """The joint-training free choice ``key`` (``joint_setups.at_choices``' name) on the sweep and the interior runs."""
+    return {"loss-law": lambda v: {"sweep": sweep_at(**{key: v})},
+            "interior-law": lambda v: {"runs": interior_at(**{key: v})}}
+
+
 # ---------------------------------------------------------------------------
 # 3. The claim
 # ---------------------------------------------------------------------------
@@ -386,4 +412,5 @@ CLAIM = Claim(
         Control("interior: law p = 1 − a", "interior-law", "the W factor's exponent predicted instead",
                 {"predicted": w_factor_exponent}),
     ),
+    free_choices=joint_choices(sets=_choice_sets),
 )

@@ -28,6 +28,9 @@ interval (across-run error + the drift between window halves):
 The exponent of ``1 - corr`` against ``||W_t||`` is reported: it is close to -2 (as B.T1's t^{-2} for NGD with
 ``||W_t|| ~ t``), not -1.
 
+Free choices: the polylog degree k (1-3), the step eta, the DM dimension d and the horizon
+(``joint_setups.joint_choices``).
+
 Controls (mutants of the mathematics): a wrong W_mm (the W-SVM with its most loaded constraint dropped: the
 direction aligns with something else, Q grows like ||W_t||); the W-step with the wrong sign (gradient ascent in W:
 the direction leaves W_mm, 1 - corr does not decay).
@@ -42,12 +45,12 @@ import torch
 from numerics.paper_b import svm
 from numerics.paper_b.model import Dataset
 from numerics.stats import decide_upper
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture, per_budget
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import WINDOW, tail_exponent
-from theorems.paper_b.joint_setups import ASCENT_W, N_CTRL, DMBatch, JointRun, dm_batch, joint_run
+from theorems.paper_b.joint_setups import ASCENT_W, N_CTRL, DMBatch, JointRun, dm_batch, joint_choices, joint_run
 from theorems.plots import new_figure
 
 ID = "B.T3"
@@ -98,11 +101,13 @@ def w_mm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, torch.Tensor]:
     return "W_mm with a dropped constraint", torch.stack(out)
 
 
-def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Tensor] | None = None) -> Outcome:
+def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Tensor] | None = None,
+                    polylog_k: float = POLYLOG_K) -> Outcome:
     """(A) Q_t = ||W_t|| (1 − corr_t) / log^k t non-increasing; (B) exponent of 1 − corr in t against the envelope.
 
     ``run``: T3_RUN, or a control's mutant run (the control horizon); ``reference``: (what, W_mm per draw) to measure
-    the alignment against in place of the run's own W_mm (a control: the wrong W_mm)."""
+    the alignment against in place of the run's own W_mm (a control: the wrong W_mm); ``polylog_k``: the envelope's
+    polylog degree k (a free choice)."""
     traj, N = run.traj, run.n_steps
     a = run.update["a"]
     if reference is not None:
@@ -117,18 +122,18 @@ def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Ten
     steps = traj.steps.numpy()
     Wn = traj["W_norm"].numpy()
     t = steps[1:].astype(float)
-    Q = Wn[1:] * omc[1:] / np.log(np.maximum(t, 2.0))[:, None] ** POLYLOG_K
+    Q = Wn[1:] * omc[1:] / np.log(np.maximum(t, 2.0))[:, None] ** polylog_k
     eQ = tail_exponent(t, Q, N, ev.z, increments=False)
     dQ = decide_upper(eQ.lo, eQ.hi, Q_SLOPE_MAX, max_width=Q_MAX_WIDTH)
     ev.decide("(A) log-log slope of ||W_t||(1 − corr)/log^k t in t (alignment per unit norm)", dQ, value=eQ.est,
-              line=f"{name}: (A) Q_t = ||W_t||(1 − corr)/log^{POLYLOG_K} t ~ t^{eQ.text()} (must be ≤ {Q_SLOPE_MAX:g}: "
-                   f"1 − corr ≤ C log^{POLYLOG_K} t/||W_t||) [{dQ.status}]")
+              line=f"{name}: (A) Q_t = ||W_t||(1 − corr)/log^{polylog_k:g} t ~ t^{eQ.text()} (must be ≤ "
+                   f"{Q_SLOPE_MAX:g}: 1 − corr ≤ C log^{polylog_k:g} t/||W_t||) [{dQ.status}]")
     e = tail_exponent(t, omc[1:], N, ev.z, increments=False)
-    allowance = polylog_allowance(WINDOW * N, N)
+    allowance = polylog_allowance(WINDOW * N, N, polylog_k)
     bound = -(1 - a) + allowance
     d = decide_upper(e.lo, e.hi, bound, max_width=MAX_WIDTH)
     ev.decide("(B) exponent of 1 − ⟨W̄_t, W̄_mm⟩ in t on the window", d, value=e.est,
-              line=f"(B) 1 − corr ~ t^{e.text()} on [{WINDOW * N:.0f}, {N}]: envelope −(1 − a) + log^{POLYLOG_K} "
+              line=f"(B) 1 − corr ~ t^{e.text()} on [{WINDOW * N:.0f}, {N}]: envelope −(1 − a) + log^{polylog_k:g} "
                    f"allowance = {-(1 - a):.3f} + {allowance:.3f} = {bound:.3f} (the exponent −(1 − a) is the "
                    f"schedule's) [{d.status}]; final max {omc[-1].max():.2e}; {omc.shape[1]} runs")
     m = (steps >= WINDOW * N)
@@ -150,7 +155,8 @@ def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Ten
         ax.set_title(name)
         ev.figure("Directional convergence of W_t to W_mm", fig,
                   "1 − ⟨W̄_t, W̄_mm⟩ per run with a t^{−(1−a)} guide (the envelope's exponent is the schedule's).")
-    return ev.outcome(headline=f"(A) ||W_t||(1 − corr)/log²t ~ t^{eQ.text()} ≤ 0; (B) 1 − corr ~ t^{e.text()}, "
+    return ev.outcome(headline=f"(A) ||W_t||(1 − corr)/log^{polylog_k:g} t ~ t^{eQ.text()} ≤ 0; (B) 1 − corr ~ "
+                               f"t^{e.text()}, "
                                f"envelope ≤ {bound:.3f}", per_run=e.per_run, per_run_Q=eQ.per_run, envelope=bound)
 
 
@@ -179,5 +185,10 @@ CLAIM = Claim(
                 {"reference": w_mm_without_most_loaded}),
         Control("W-step with the wrong sign", "direction-rate", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W)",
                 {"run": T3_ASCENT_RUN}),
+    ),
+    free_choices=(
+        FreeChoice("polylog degree k", POLYLOG_K, "'C polylog(t)' fixes no power of log t: 1-3 around B.T1's 2",
+                   {"direction-rate": lambda v: {"polylog_k": v}}, low=1, high=3),
+        *joint_choices({"direction-rate": {"run": T3_RUN}}),
     ),
 )

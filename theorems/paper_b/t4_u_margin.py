@@ -26,6 +26,9 @@ Evidence.  On the shared DM runs (``joint_setups``):
     ``fraction-at-most-1``, labelled an implementation check (not evidence); (1)-(2) are ``margin-fraction``.
 Reported: the exponent of ``1 - q_t`` in ``log t`` (a ``1/log t`` rate has exponent -1 there).
 
+Free choices: the fraction c (0.1-0.9), the step eta, the DM dimension d and the horizon
+(``joint_setups.joint_choices``).
+
 Controls of (1)-(2): the W-step with the wrong sign (a mutant of (10): ascent in W drives attention to the non-opt
 tokens, u separates those, and its margin on the opt tokens is a small fraction of the max); Condition 1 broken
 (rho = 1, d = 16: the designated opt tokens need not be those attention selects, and u's margin on them turns
@@ -38,13 +41,13 @@ import numpy as np
 import torch
 
 from numerics.stats import decide_lower, decide_upper, mean_se
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import WINDOW, tail_exponent
 from theorems.paper_b.joint_setups import (ASCENT_RUN, BROKEN_BATCH, CONDITION1, MAIN_RUN, N_CTRL, JointRun, draw_batch,
-                                           joint_run, run_on)
+                                           joint_choices, joint_run, run_on)
 from theorems.plots import new_figure
 
 ID = "B.T4"
@@ -87,17 +90,17 @@ def margin_fraction(run: JointRun, growth: int = 1):
     return run.traj.steps.numpy(), q.numpy(), run.n_steps
 
 
-def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
-    """(1)-(2) on one set of runs; returns (min late-window q_t, mean q_N)."""
+def decide_margin(ev: Evidence, steps, q, N, name: str, c: float = C_FRACTION) -> tuple[float, float]:
+    """(1)-(2) on one set of runs against the fraction ``c``; returns (min late-window q_t, mean q_N)."""
     late = steps >= WINDOW * N
     half = int(np.searchsorted(steps, N / 2))
     qmin = q[late].min(0)                                          # per run: the late window's minimum
     drift = np.abs(q[-1] - q[half])                                # per run: how much q still moves
     lo_b, hi_b = qmin - drift, qmin + drift
     # the worst run: one lying wholly below c if any (it fails the claim), else the one with the lowest lower end
-    w = int(np.argmin(hi_b)) if (hi_b < C_FRACTION).any() else int(np.argmin(lo_b))
-    floor = decide_lower(float(lo_b[w]), float(hi_b[w]), C_FRACTION, max_width=FLOOR_MAX_WIDTH)
-    ev.decide(f"min over the late window of q_t, worst run (± its drift), against c = {C_FRACTION:g}", floor,
+    w = int(np.argmin(hi_b)) if (hi_b < c).any() else int(np.argmin(lo_b))
+    floor = decide_lower(float(lo_b[w]), float(hi_b[w]), c, max_width=FLOOR_MAX_WIDTH)
+    ev.decide(f"min over the late window of q_t, worst run (± its drift), against c = {c:g}", floor,
               value=float(qmin.min()),
               line=f"{name}: min_t≥N/5 q_t per run {np.round(qmin, 4).tolist()} (± drift ≤ {drift.max():.3g}); worst "
                    f"{floor}")
@@ -120,10 +123,10 @@ def decide_margin(ev: Evidence, steps, q, N, name: str) -> tuple[float, float]:
     return float(qmin.min()), m
 
 
-def check_margin(ctx: Context, run: JointRun) -> Outcome:
+def check_margin(ctx: Context, run: JointRun, c: float = C_FRACTION) -> Outcome:
     """q_t >= c on the late window in every run; the gap 1 - q_t closing, on runs sized by a pilot
     (``PILOT_*``).  ``run``: the main run; the controls pass a mutant's run or the broken set-up's (the control
-    horizon)."""
+    horizon); ``c``: the fraction (a free choice)."""
     name = run.update.label
     if run.batch.dm != CONDITION1:
         s = run.batch.setup
@@ -132,7 +135,7 @@ def check_margin(ctx: Context, run: JointRun) -> Outcome:
     def decide_at(growth):
         steps, q, N = margin_fraction(run, growth)
         ev = Evidence(ctx, decisions=2)
-        qmin, m = decide_margin(ev, steps, q, N, name)
+        qmin, m = decide_margin(ev, steps, q, N, name, c)
         return widest_ratio(ev.decisions, 2), (ev, (steps, q, N, qmin, m))
 
     (ev, (steps, q, N, qmin, m)), growth = sized_by_pilot(decide_at, PILOT_TARGET_WIDTH, PILOT_MAX_GROWTH,
@@ -144,15 +147,15 @@ def check_margin(ctx: Context, run: JointRun) -> Outcome:
         fig, ax = new_figure()
         ax.semilogx(steps[1:], q[1:], color="tab:blue", lw=1, alpha=0.6)
         ax.axhline(1, color="k", lw=0.8, ls="--")
-        ax.axhline(C_FRACTION, color="tab:red", lw=0.8, ls=":", label=f"c = {C_FRACTION:g}")
+        ax.axhline(c, color="tab:red", lw=0.8, ls=":", label=f"c = {c:g}")
         ax.axvline(WINDOW * N, color="tab:gray", lw=0.8, ls=":")
         ax.set_xlabel("step t")
         ax.set_ylabel("q_t = ||u_mm|| · margin(u_t)")
         ax.set_title(name)
         ax.legend(loc="best")
         ev.figure("Margin of u_t on the opt tokens, as a fraction of the max margin", fig,
-                  "q_t per run: on the late window (right of the dotted line) it must stay above c = 1/2 and rise.")
-    return ev.outcome(headline=f"min late-window q_t = {qmin:.4f} ≥ c = {C_FRACTION:g}; q_N = {m:.4f}", q_N=q[-1],
+                  f"q_t per run: on the late window (right of the dotted line) it must stay above c = {c:g} and rise.")
+    return ev.outcome(headline=f"min late-window q_t = {qmin:.4f} ≥ c = {c:g}; q_N = {m:.4f}", q_N=q[-1],
                       q_window_min=q[steps >= WINDOW * N].min(0), runs=q.shape[1], pilot_growth=growth)
 
 
@@ -205,5 +208,10 @@ CLAIM = Claim(
                 "need not be the ones attention selects", {"run": BROKEN_RUN}),
         Control("margin not normalized", "fraction-at-most-1", "q_t computed without dividing by ||u_t|| (a dropped "
                 "factor): ||u_t|| q_t, unbounded as the loss → 0", {"fraction": margin_fraction_unnormalized}),
+    ),
+    free_choices=(
+        FreeChoice("fraction c", C_FRACTION, "the theorem's c is a ratio of lost O(1) constants: 0.1-0.9, from a tenth "
+                   "to nearly all of the max margin", {"margin-fraction": lambda v: {"c": v}}, low=0.1, high=0.9),
+        *joint_choices({"margin-fraction": {"run": MAIN_RUN}, "fraction-at-most-1": {"run": MAIN_RUN}}),
     ),
 )
