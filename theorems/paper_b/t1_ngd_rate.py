@@ -78,10 +78,11 @@ import torch
 from numerics import optim
 from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, records
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture
 from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_inscope as F
 from theorems.paper_b import fixed_head_rates as rf
 from theorems.probe import probe_check
 
@@ -93,6 +94,10 @@ STATEMENT = (
 )
 
 CONVERGED = 1e-3  # 1 - corr at t = N below which a run counts as aligned (NGD reaches ~1e-4 by t = 500)
+#: the rate's runs inside the assumptions: NGD at eta on the in-scope family (fixed_head_inscope), over the envelope's
+#: horizon; global convergence reads the same runs at t = N
+RATE = F.rate_inputs("ngd", S.ETA, S.ENVELOPE)
+GD_IN_SCOPE = F.family_run("gd", S.ETA, S.ENVELOPE)   # the control's: GD on the same data and starts
 
 
 # ---------------------------------------------------------------------------
@@ -113,7 +118,8 @@ def autograd_ngd_run(ctx, suite: S.Suite, n_steps=S.ENVELOPE) -> S.SuiteRun:
 
 
 def check_global(ctx: Context, suite: S.Suite, run: S.SuiteRun, W_mm: torch.Tensor) -> Outcome:
-    """Every run of NGD ends aligned with ``W_mm`` (deterministic given the runs; control: a wrong W_mm)."""
+    """Every run of NGD ends aligned with ``W_mm`` (deterministic given the runs; control: a wrong W_mm); the record
+    says whether the runs lie inside the assumptions (``fixed_head_inscope.record_scope``)."""
     s, traj = suite, run.traj
     final = rf.one_minus_corr(traj["W"], W_mm).numpy()[-1]
     ok = final < CONVERGED
@@ -124,7 +130,8 @@ def check_global(ctx: Context, suite: S.Suite, run: S.SuiteRun, W_mm: torch.Tens
              f"{int(s.adversarial.sum())} started along −W̄mm)", value=k / B, claimed="all")
     ev.measure("largest final 1 − corr", float(final.max()), claimed=f"< {CONVERGED:g}")
     ev.measure("largest final 1 − corr, adversarial inits", float(final[s.adversarial.numpy()].max()))
-    return ev.outcome(final_one_minus_corr=final.tolist())
+    where = F.record_scope(ev, sum(r["inside"] for r in F.suite_scope(s, run)), B)
+    return ev.outcome(final_one_minus_corr=final.tolist(), **where)
 
 
 # ---------------------------------------------------------------------------
@@ -132,11 +139,11 @@ def check_global(ctx: Context, suite: S.Suite, run: S.SuiteRun, W_mm: torch.Tens
 # ---------------------------------------------------------------------------
 
 
-def probe_conclusion(inst, alpha_each, algorithm: str = "NGD"):
-    """B.T1's envelope on the instance's run, in the run's own clock plus linear norm growth
-    (``fixed_head_rates.probe_rate``; its facts: the run's initial logit bound and largest step);
-    ``algorithm="GD"``: GD in place of NGD (control)."""
-    return rf.probe_rate(inst, algorithm)
+def probe_conclusion(inst, alpha_each, algorithm: str = "NGD", phase_norm: float = rf.PHASE_NORM):
+    """B.T1's envelope on the instance's run, in the run's own clock plus linear norm growth, on its window in its
+    asymptotic phase (``fixed_head_rates.probe_rate``; its facts: the run's initial logit bound and largest step);
+    ``algorithm="GD"``: GD in place of NGD (control); ``phase_norm``: the phase rule's norm factor."""
+    return rf.probe_rate(inst, algorithm, phase_norm=phase_norm)
 
 
 # ---------------------------------------------------------------------------
@@ -171,27 +178,52 @@ CLAIM = Claim(
     ),
     assumptions=rf.ASSUMPTIONS,
     checks=(
-        Check("rate", "numeric", "Exponent of 1 − corr in t over a late window, mean over iid runs (random Example-1 "
-              "data, random and adversarial initial directions), against −1 + polylog allowance", rf.check_envelope,
-              uses={"suite": S.example1_suite, "run": S.NGD_ENVELOPE, "W_mm": S.suite_w_mm}),
-        Check("global-convergence", "numeric", "Every run, including W₀ ∝ −W̄mm, aligns with W_mm", check_global,
-              uses={"suite": S.example1_suite, "run": S.NGD_RUN, "W_mm": S.suite_w_mm}),
+        Check("rate", "numeric", "Exponent of 1 − corr in t over a late window, mean over iid runs inside the "
+              "assumptions (near-orthogonal tokens at half Ass 1's level, Lemma 2's small init, random and adversarial "
+              "initial directions), against −1 + polylog allowance", rf.check_envelope, uses=RATE),
+        Check("rate (Example 1)", "numeric", "The same rule on the paper's Example 1 (outside our Ass 1: ν ≈ 0.4)",
+              rf.check_envelope, uses={"suite": S.example1_suite, "run": S.NGD_ENVELOPE, "W_mm": S.suite_w_mm}),
+        Check("global-convergence", "numeric", "Every run inside the assumptions, including W₀ ∝ −W̄mm, aligns with "
+              "W_mm", check_global, uses=RATE),
         Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
               "2's ε) and step size on both sides of their assumptions; conclusion: linear norm growth and envelope "
-              "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v", probe_check,
+              "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v, on its window in its asymptotic phase", probe_check,
               params=rf.PROBE | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("GD in place of NGD", "rate", "constant-step GD: 1 − corr ~ 1/log²t (B.S33), must violate the envelope",
-                {"run": S.GD_ENVELOPE}),
+                {"run": GD_IN_SCOPE}),
         Control("wrong W_mm", "rate", "alignment measured against the W-SVM with its most-loaded constraint dropped",
-                {"W_mm": S.suite_wrong_w_mm}),
+                {"W_mm": S.suite_wrong_w_mm.bind(suite=RATE["suite"])}),
         Control("linear-domain gradient", "rate", "NGD on float64 autograd of the loss: once s_opt rounds to 1 "
                 "the opt token's gradient term cancels, the direction is wrong and the alignment degrades",
-                {"run": autograd_ngd_run}),
+                {"run": autograd_ngd_run.bind(suite=RATE["suite"])}),
+        Control("wrong W_mm (Example 1)", "rate (Example 1)", "alignment against the W-SVM with its most-loaded "
+                "constraint dropped", {"W_mm": S.suite_wrong_w_mm}),
         Control("wrong W_mm (global)", "global-convergence", "alignment against the W-SVM with a dropped constraint",
-                {"W_mm": S.suite_wrong_w_mm}),
+                {"W_mm": S.suite_wrong_w_mm.bind(suite=RATE["suite"])}),
         Control("probe: GD in place of NGD", "probe", "constant-step GD on the probe's instances: ‖W_t‖ ~ log t "
                 "(B.S33), so the linear-growth part of the conclusion must fail", {"mutant": {"algorithm": "GD"}}),
+    ),
+    free_choices=(
+        FreeChoice("η", S.ETA, "the paper's NGD step is lost; NGD's direction depends on η only through its clock ηt "
+                   "and its early steps: 0.2-5 spans the probe's own range [0.2, 2] and a step 5x the unit",
+                   {"rate": lambda v: F.rate_inputs("ngd", v, S.ENVELOPE),
+                    "global-convergence": lambda v: F.rate_inputs("ngd", v, S.ENVELOPE)},
+                   low=0.2, high=5.0, scale="log"),
+        FreeChoice("horizon ×", 1.0, "the window [N/10, N] must keep the log² allowance ≤ 0.3 (N ≥ 2700: the quick "
+                   "horizon 3000 is the shortest), and the paper gives no horizon: up to 10x longer",
+                   {"rate": lambda v: {"run": RATE["run"].bind(n_steps=F.scaled(S.ENVELOPE_STEPS, v))},
+                    "global-convergence": lambda v: {"run": RATE["run"].bind(n_steps=F.scaled(S.ENVELOPE_STEPS, v))}},
+                   low=1.0, high=10.0, scale="log"),
+        FreeChoice("n", F.INSCOPE_SIZES["n"], "Example 1's sample count in the paper's figure is lost: from 2 (the "
+                   "fewest with cross-sample terms) to 8 (the trajectory bank's Example 1)",
+                   {"rate": lambda v: F.rate_inputs("ngd", S.ETA, S.ENVELOPE, n=v),
+                    "global-convergence": lambda v: F.rate_inputs("ngd", S.ETA, S.ENVELOPE, n=v)},
+                   low=2, high=8, integer=True),
+        FreeChoice("phase norm factor", rf.PHASE_NORM, "the probe's asymptotic phase starts once the norm is this "
+                   "many times max(‖W₀‖, ‖W_mm‖): from 2 (with balanced gaps every gap ≥ 1, every W-SVM constraint "
+                   "met) to 100 (every gap ≥ 50)", {"probe": lambda v: {"mutant": {"phase_norm": v}}},
+                   low=2.0, high=100.0, scale="log"),
     ),
 )
