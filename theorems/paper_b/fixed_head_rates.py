@@ -1,7 +1,9 @@
 r"""The rules of the fixed-head rate claims (B.T1, B.T6, B.T7, B.L1, B.Fig2) and their probe.  Defines no claim.
 
-The runs these rules read are fixtures of ``example1_suite_setups`` (the Example-1 suite and its runs), injected into
-the checks; the rules here receive them as arguments.
+The runs these rules read are fixtures, injected into the checks: the in-scope family of ``fixed_head_inscope`` (runs
+inside the claims' assumptions as we reconstruct them; each check records how many are inside, ``scope_evidence``) and
+the Example-1 suite of ``example1_suite_setups`` (the paper's example, outside our Ass 1); the rules here receive them
+as arguments.
 
 * **Rates over a late window** (:func:`late`, :func:`upper_envelope`, :func:`rate_fit`):
   the claims bound ``1 - corr`` (or ``1 - s_opt``) for all ``t >= t_0``, so fits use the upper envelope
@@ -26,10 +28,13 @@ the checks; the rules here receive them as arguments.
   ``SATURATION_MARGIN`` (half the distance to the slope -1/2 of a rate that loses a factor 2).
 * **The probe** of B.T1, B.L1 and B.T7 (:func:`instances`, :func:`probe_run`, :func:`probe_rate`): assumptions
   drawn on both sides, classified with THE definitions of ``fixed_head_assumptions`` (Ass 1 at the run's measured
-  initial logit bound and largest step, Ass 2) and Lemma 2's small init (max |a_it(W_0)| <= eps = 1/4).  Its rate
-  conclusion is read in the run's own clock (``||W_t|| / v``, v its late norm growth per step) plus linear norm
-  growth; see :func:`probe_rate` for why (B.T7's standard-budget "counterexample" was a time offset).  A probe run's
-  initial logit bound and largest step are returned as the conclusion's facts (``theorems.probe``, "Facts").
+  initial logit bound and largest step, Ass 2) and Lemma 2's small init (max |a_it(W_0)| <= eps = 1/4).  Each run is
+  continued until a rule fixed in advance places a window in its asymptotic phase (balanced gaps, grown norm, a
+  clock past its origin; a decade of its own clock: :func:`phase_window`, the comment block above ``PHASE_MARGIN``),
+  up to ``PHASE_CAP`` steps, and decided there (:func:`decide_in_phase`); a run without such a window is not
+  decided.  Its rate conclusion is read in the run's own clock (``||W_t|| / v``, v its growth per step) plus linear
+  norm growth; see :func:`probe_rate` for why (B.T7's standard-budget "counterexample" was a time offset).  A probe
+  run's initial logit bound and largest step are returned as the conclusion's facts (``theorems.probe``, "Facts").
 """
 from __future__ import annotations
 
@@ -448,21 +453,17 @@ def _probe_algorithm(inst, algorithm: str):
 
 def probe_grid(cap: int = PHASE_CAP) -> list[int]:
     """The steps a probe run records up to ``cap``: every step to ``PROBE_EVERY_STEP``, then
-    ``PROBE_POINTS_PER_DECADE`` log-spaced steps per decade, each with its successor, and the ends of the run's
-    segments (:func:`segment_ends`); fixed in advance, so a run's records do not depend on where it stopped."""
+    ``PROBE_POINTS_PER_DECADE`` log-spaced steps per decade, each with its successor; fixed in advance, so a run's
+    records do not depend on where it paused (:func:`segment_ends`) or stopped."""
     ls = np.unique(np.round(np.logspace(0, math.log10(cap), int(PROBE_POINTS_PER_DECADE * math.log10(cap)) + 1)))
     ls = [int(t) for t in ls if 0 < t <= cap]
-    return sorted(set(range(PROBE_EVERY_STEP + 1)) | set(ls) | {t + 1 for t in ls if t < cap} | set(segment_ends(cap)))
+    return sorted(set(range(PROBE_EVERY_STEP + 1)) | set(ls) | {t + 1 for t in ls if t < cap} | {cap})
 
 
 def segment_ends(cap: int = PHASE_CAP) -> list[int]:
-    """Where a probe run pauses to look for its window: 300 steps, then doubling, up to ``cap`` (the records are
-    those of :func:`probe_grid` whatever the segments; only the cost depends on them)."""
-    ends, t = [], 300
-    while t < cap:
-        ends.append(t)
-        t *= 2
-    return ends + [cap]
+    """Where a probe run pauses to look for its window: every 400 steps (a first window ends near t = 340 at NGD's
+    unit step), up to ``cap``.  Only the cost depends on them: the records are :func:`probe_grid`'s."""
+    return list(range(400, cap, 400)) + [cap]
 
 
 @dataclass(eq=False)
@@ -476,10 +477,7 @@ class ProbeRun:
     ds: data.Dataset
     transform: object
     cap: int = PHASE_CAP
-
-    @property
-    def t(self) -> int:
-        return int(self.traj.steps[-1])
+    t: int = 0                # the step the run has reached (its last record may lie before it)
 
     @property
     def eps(self) -> float:
@@ -505,20 +503,25 @@ class ProbeRun:
         end = next(e for e in segment_ends(self.cap) if e > self.t)
         self.traj = _continued(self.traj, train_segment(self.ds, self.transform, self.traj.final[0], self.t, end,
                                                         probe_grid(self.cap)))
+        self.t = end
         return True
 
 
 def train_segment(ds, transform, W: torch.Tensor, start: int, end: int, grid: list[int]) -> optim.Trajectory:
-    """Steps ``start`` .. ``end`` from W (recorded at ``grid`` in the run's own step count)."""
+    """Steps ``start`` .. ``end`` from W, recorded at the steps of ``grid`` in [start, end] (in the run's own step
+    count; ``traj.final`` holds W at ``end`` whether or not it is recorded)."""
     traj = A.train(ds, transform, end - start, W, record_at=[t - start for t in grid if start <= t <= end],
                    keep_params=True)
-    return optim.Trajectory(traj.steps + start, traj.metrics, traj.final)
+    steps = traj.steps + start
+    keep = torch.as_tensor(np.isin(steps.numpy(), grid))
+    return optim.Trajectory(steps[keep], {k: v[keep] for k, v in traj.metrics.items()}, traj.final)
 
 
 def _continued(a: optim.Trajectory, b: optim.Trajectory) -> optim.Trajectory:
-    """``a`` then ``b`` (which starts where ``a`` ends: its first record is ``a``'s last)."""
-    return optim.Trajectory(torch.cat([a.steps, b.steps[1:]]),
-                            {k: torch.cat([v, b.metrics[k][1:]]) for k, v in a.metrics.items()}, b.final)
+    """``a`` then ``b``, which continues from ``a``'s final iterate (a record of both is kept once)."""
+    new = b.steps > a.steps[-1]
+    return optim.Trajectory(torch.cat([a.steps, b.steps[new]]),
+                            {k: torch.cat([v, b.metrics[k][new]]) for k, v in a.metrics.items()}, b.final)
 
 
 def probe_run(inst, algorithm: str = "NGD", cap: int = PHASE_CAP) -> ProbeRun | None:
@@ -530,8 +533,9 @@ def probe_run(inst, algorithm: str = "NGD", cap: int = PHASE_CAP) -> ProbeRun | 
         return None
     W0 = probe_init(inst, sol.solution)
     transform = _probe_algorithm(inst, algorithm)
-    traj = train_segment(inst["ds"], transform, W0, 0, segment_ends(cap)[0], probe_grid(cap))
-    return ProbeRun(sol, traj, W0, inst["ds"], transform, cap)
+    end = segment_ends(cap)[0]
+    return ProbeRun(sol, train_segment(inst["ds"], transform, W0, 0, end, probe_grid(cap)), W0, inst["ds"],
+                    transform, cap, end)
 
 
 def in_phase(run: ProbeRun, phase_norm: float = PHASE_NORM) -> np.ndarray:
