@@ -18,7 +18,8 @@ rests on in-scope or outside-the-assumptions evidence (:func:`record_scope`: ``d
 * :func:`inscope_suite`: B iid runs (data set, start), as an ``example1_suite_setups.Suite``, so the rate rules of
   ``fixed_head_rates`` read it as they read the Example-1 suite.
 * :func:`inscope_run`: GD, NGD or the Polyak step on it (:class:`FamilyRun`: a ``SuiteRun`` that knows its step).
-* :func:`inscope_bank`: every-step runs of the trajectory bank's algorithms on the family, from Lemma-2 inits (B.L3).
+* :func:`inscope_bank`: every-step runs of the trajectory bank's algorithms on the family, from Lemma-2 inits, as
+  :class:`StepRuns` (B.L3's every-step check reads them, and its other runs in the same form).
 """
 from __future__ import annotations
 
@@ -196,12 +197,22 @@ def record_scope(ev, inside: int, total: int, what: str = _SCOPE_TEXT) -> dict:
 # ---------------------------------------------------------------------------
 
 
+@dataclass(eq=False)
+class StepRuns:
+    """Every-step runs to score, [(ds, label, kind, eta, trajectory, W0)], with the line that names them and the
+    set-up they come from (the record's details: source, d, init_mult)."""
+
+    tag: str
+    setup: dict
+    runs: list
+
+
 @fixture
 def inscope_bank(ctx, level: float = INSCOPE_LEVEL, n: int = INSCOPE_SIZES["n"], T: int = INSCOPE_SIZES["T"],
-                 algorithms=BANK_ALGOS) -> list:
+                 algorithms=BANK_ALGOS) -> StepRuns:
     """Per algorithm of ``algorithms`` (the trajectory bank's: label, kind, step) ``INSCOPE_BANK_INSTANCES`` data sets
     of the family at that algorithm's level, each with B Lemma-2 inits (``fixed_head_setups``: delta = 1e-6) run for
-    the bank's steps, recorded at every step: [(ds, label, kind, eta, trajectory, W0)]."""
+    the bank's steps, recorded at every step (B.L3's every-step check reads them)."""
     gen = ctx.generator(INSCOPE_SEED_KEY, "bank", n, T, level)
     k, B, steps = ctx.pick(*INSCOPE_BANK_INSTANCES), ctx.pick(*BANK_INITS), ctx.pick(*BANK_STEPS)
     out = []
@@ -214,7 +225,8 @@ def inscope_bank(ctx, level: float = INSCOPE_LEVEL, n: int = INSCOPE_SIZES["n"],
             W0 = sigma0(ds, delta=INIT_DELTA) * noise
             out.append((ds, label, kind, eta, runs.run_recorded(ds, runs.algorithm(kind, eta), W0, steps,
                                                                 values=kind == "polyak"), W0))
-    return out
+    return StepRuns(f"near-orthogonal tokens at {level:g} of Ass 1's level, Lemma-2 inits",
+                    dict(source="in-scope family", d=out[0][0].d, init_mult=1.0), out)
 
 
 # ---------------------------------------------------------------------------

@@ -66,6 +66,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoic
 from theorems.evidence import Evidence
 from theorems.fixture import fixture
 from theorems.paper_b import fixed_head_inscope as F
+from theorems.paper_b.fixed_head_inscope import StepRuns
 from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2, EPS, ass1, ass2_holds, nu_star, opt_score_floor, sigma0
 from theorems.paper_b.fixed_head_probes import PROBE, probe_dataset
 from theorems.paper_b.fixed_head_setups import INIT_DELTA, trajectory_bank
@@ -169,16 +170,6 @@ def _first_columns(tr, B):
     return optim.Trajectory(tr.steps, {k: v[:, :B] for k, v in tr.metrics.items()}, tuple(p[:B] for p in tr.final))
 
 
-@dataclass(eq=False)
-class StepRuns:
-    """Every-step runs to score, [(ds, label, kind, eta, trajectory, W0)], with the line that names them and the
-    set-up they come from (the record's details: source, d, init_mult)."""
-
-    tag: str
-    setup: dict
-    runs: list
-
-
 @fixture(uses={"bank": trajectory_bank})
 def bank_runs(ctx, bank) -> StepRuns:
     """The shared trajectory bank's runs from Lemma-2 inits (Example 1 at d = 32 and orthogonal tokens)."""
@@ -188,14 +179,6 @@ def bank_runs(ctx, bank) -> StepRuns:
         for label, (kind, eta, tr) in e["runs"].items():
             out.append((e["ds"], label, kind, eta, _first_columns(tr, B), e["W0"][:B]))
     return StepRuns("the shared trajectory bank, Lemma-2 inits", dict(source="bank", d=32, init_mult=1.0), out)
-
-
-@fixture(uses={"bank": F.inscope_bank})
-def inscope_runs(ctx, bank) -> StepRuns:
-    """The trajectory bank's algorithms on the in-scope family (``fixed_head_inscope.inscope_bank``: near-orthogonal
-    tokens at half Ass 1's level for each algorithm's step), from Lemma-2 inits, every step."""
-    return StepRuns("near-orthogonal tokens at half Ass 1's level, Lemma-2 inits", dict(source="in-scope family",
-                    d=bank[0][0].d, init_mult=1.0), list(bank))
 
 
 @fixture
@@ -350,7 +333,7 @@ CLAIM = Claim(
               derivation),
         Check("every-step", "numeric", "GD/NGD/Polyak, every step, inside the assumptions (near-orthogonal tokens at "
               "half Ass 1's level, Lemma-2 inits): no drop of s_opt while violated; min s_opt ≥ b",
-              check_steps, stochastic=False, uses={"step_runs": inscope_runs}),
+              check_steps, stochastic=False, uses={"step_runs": F.inscope_bank}),
         Check("every-step (Example 1)", "numeric", "The same on the shared trajectory bank's Lemma-2 inits (Example 1 "
               "at d = 32, outside our Ass 1, and one exactly orthogonal instance)", check_steps, stochastic=False,
               uses={"step_runs": bank_runs}),
@@ -370,11 +353,11 @@ CLAIM = Claim(
     free_choices=(
         FreeChoice("level", F.INSCOPE_LEVEL, "where inside our Ass 1 the family sits (ν/(1−3ν) = level × ν*): from "
                    "near its exactly orthogonal centre (1e-2) to its boundary (1), where the derived sufficient "
-                   "condition is tightest", {"every-step": lambda v: {"step_runs": inscope_runs.bind(
-                       bank=F.inscope_bank.bind(level=v))}}, low=0.01, high=1.0, scale="log"),
+                   "condition is tightest", {"every-step": lambda v: {"step_runs": F.inscope_bank.bind(level=v)}},
+                   low=0.01, high=1.0, scale="log"),
         FreeChoice("n", F.INSCOPE_SIZES["n"], "the lemma's cross-sample terms grow with n (ν* ∝ 1/(n − 1)): from 2 "
                    "(the fewest with such terms) to 8 (the trajectory bank's Example 1)",
-                   {"every-step": lambda v: {"step_runs": inscope_runs.bind(bank=F.inscope_bank.bind(n=v))}},
+                   {"every-step": lambda v: {"step_runs": F.inscope_bank.bind(n=v)}},
                    low=2, high=8, integer=True),
     ),
     findings=("On Example 1 at d = 32 (ν ≈ 0.4, hundreds of times our sufficient ν* ≲ 1.4e-3: outside Ass 1 as we derive it) "

@@ -269,13 +269,13 @@ def replay_issue11(phase_norm: float = rf.PHASE_NORM) -> dict:
     run = rf.probe_run(inst, "Polyak")
     holds, label, detail, facts = rf.probe_rate(inst, "Polyak", run, phase_norm)
     ok = rf.in_phase(run, phase_norm)
-    start = int(len(ok) - np.argmin(ok[::-1])) if ok.any() else None        # the first record from which on all hold
+    start = int(np.flatnonzero(~ok).max(initial=-1)) + 1                     # the first record from which on all hold
     steps = run.traj.steps.numpy()
     gaps = run.traj["logit_gap"][:, 0].numpy()
     shown = [k for k in range(len(steps)) if steps[k] in (0, 1, 10, 100, 300, 1000, 2000, 3000) or k == len(steps) - 1]
     return dict(instance={k: v for k, v in inst.items() if k != "ds"}, holds=holds, label=label, detail=detail,
                 assumptions=rf.probe_assumptions(inst, facts), facts=facts, phase_norm=phase_norm,
-                phase_from_step=None if start is None or start >= len(ok) else int(steps[start]),
+                phase_from_step=None if start >= len(ok) else int(steps[start]),
                 steps_run=int(steps[-1]), W_mm_norm=run.sol.norm,
                 gaps_per_sample={int(steps[k]): [round(float(g), 4) for g in gaps[k]] for k in shown},
                 W_norm={int(steps[k]): round(float(np.linalg.norm(run.traj["W"][k, 0].numpy())), 4) for k in shown})
