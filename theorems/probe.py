@@ -181,10 +181,13 @@ def run_probe(
     examples: dict[str, dict] = {}  # first example seen in each non-expected cell
     points: list[dict] = []
     failures: list[tuple[Any, str]] = []
+    undecided: dict[str, int] = {}  # why the undecided instances were not decided: their conclusion's label
+    undecided_why = [""]            # the label of the last instance classify found undecided
 
     def classify(inst):
         holds, label, detail, facts = _concluded(conclusion(inst, alpha_each))
         if holds is None:
+            undecided_why[0] = label or "no reason given"
             label = UNDECIDED
         if assumptions is None:
             return holds, label, holds is False, detail, {}, facts
@@ -204,6 +207,8 @@ def run_probe(
         def prop(inst):
             holds, cell, counter, detail, a, facts = classify(inst)
             cells[cell] = cells.get(cell, 0) + 1
+            if holds is None:
+                undecided[undecided_why[0]] = undecided.get(undecided_why[0], 0) + 1
             if assumptions is not None and cell not in (HOLD_HOLD, UNDECIDED) and cell not in examples:
                 examples[cell] = with_facts(describe, inst, facts) | {
                     "failed_assumptions": [k for k, v in a.items() if not v], "detail": detail, "shrunk": False}
@@ -248,6 +253,8 @@ def run_probe(
                "decided_per_round": decided_per_round, "alpha_per_example": alpha_each,
                "hypothesis_seed": ctx.seed, "round_seeds": round_seeds, "cell_examples": examples,
                "profile": "ci (no database)" if ctx.budget == "quick" else "standard (example database)"}
+    if undecided:
+        details["undecided"] = undecided
     if points:
         details["points"] = points
     plotted = [p for p in points if p["holds"] is not None]  # an undecided instance has no place on a holds/fails axis
@@ -256,10 +263,11 @@ def run_probe(
         inst, detail, facts = failures[-1]
         details["counterexample"] = with_facts(describe, inst, facts) | {"why": detail}
         return Outcome("fail", f"COUNTEREXAMPLE found (shrunk): {detail}", figures=figures, details=details)
-    cell_txt = ", ".join(f"{v} {k}" for k, v in sorted(cells.items()))
+    why = "; ".join(f"{v} {k}" for k, v in sorted(undecided.items()))
+    cell_txt = ", ".join(f"{v} {k}" + (f" ({why})" if k == UNDECIDED and why else "") for k, v in sorted(cells.items()))
     if iff and cells.get(FAIL_FAIL):
-        why = (examples.get(FAIL_FAIL) or {}).get("detail", "")
-        return Outcome("fail", f"the other branch of the iff fails outside the assumptions: {why} | "
+        other = (examples.get(FAIL_FAIL) or {}).get("detail", "")
+        return Outcome("fail", f"the other branch of the iff fails outside the assumptions: {other} | "
                        f"{n} examples ({cell_txt})", figures=figures, details=details)
     rounds = f" in {len(round_seeds)} rounds" if len(round_seeds) > 1 else ""
     if n_decided < min_decided:

@@ -23,12 +23,15 @@ bounded below (B.L3).  Only Ass. 2 and the exp loss are used; Ass. 1 enters thro
 
 Evidence: sympy proves the per-sample identities and the two scalar inequalities (as integrals of
 non-negative functions); numerically (a)-(c) are checked at every recorded iterate of uncapped PS runs
-(the Example-1 suite of ``example1_suite_setups``), all in the log domain (L - L* is e^{-1000} at t = 1000); the
+inside the assumptions (the in-scope family of ``fixed_head_inscope`` at the Polyak step's own level: its first
+step, 2-3 long, puts nu* near 1e-6), all in the log domain (L - L* is e^{-1000} at t = 1000); the
 rate is decided with B.T1's envelope rule (``fixed_head_rates.envelope_rate``: effective bound -1 + s_2 printed,
--0.71 at quick) on uncapped PS; a probe draws the assumptions on both sides (B.T1's instances without a step
+-0.71 at quick) on uncapped PS, on those runs (until issue 32 both checks ran on the Example-1 suite, outside our
+Ass 1: exponent -1.99 [-2.01, -1.97] at quick seed 0; the paper's Figure 2 runs the capped step, B.Fig2); a probe
+draws the assumptions on both sides (B.T1's instances without a step
 size: the Polyak step sets its own length; Ass 1 at the run's largest step, the suite's single definition), and
-checks (b) at random W and the uncapped-PS envelope in the run's own clock with linear norm growth
-(``fixed_head_rates.probe_rate``).
+checks (b) at random W and the uncapped-PS envelope in the run's own clock with linear norm growth, on the run's
+window in its asymptotic phase (``fixed_head_rates.probe_rate``).
 
 The standard-budget counterexample of issue #11 (seed 1: "Polyak exponent -0.048 against bound -0.528, assumptions
 holding") is, as far as it can be replayed, a bug in the probe, not in the algorithm or the theorem (the issue's
@@ -43,10 +46,16 @@ first step has length 195 (at -Wbar_mm the opt scores are e^-7.6, so ||grad L|| 
 bound (b)'s ||W_mm|| / s_min allows it), ||W_1|| = 194, 1 - corr = 3.8e-6 at t = 1 and 1.8e-11 at t = 50, then
 1 - corr ~ K/(t + 1270)^2 (the norm then grows 0.153 per step): locally flat in t over [30, 150] (exponent -0.11),
 while the envelope C log^2 t / t holds with C = 1.2e-5 (the max of t (1 - corr)/log^2 t over t >= 2), and the exponent
-in the run's own clock ||W_t|| is -2.000 over t in [1200, 6000].  The new probe conclusion reads this run as "not
-decided" (||W|| grows only 1.18x over its window: inside the time offset).  Under the suite's single definitions the
-instance is outside the assumptions anyway: max |a(W_0)| = 6.2 > 1/4 (Lemma 2) and the 195-long step puts Ass 1's
-floor b, hence nu*, far below nu.
+in the run's own clock ||W_t|| is -2.000 over t in [1200, 6000].  The probe's rule reads this run as "not decided" (its norm does not grow tenfold by the cap: the whole run lies
+inside the time offset).  Under the suite's single definitions the instance is outside the assumptions anyway:
+max |a(W_0)| = 6.2 > 1/4 (Lemma 2) and the 195-long step puts Ass 1's floor b, hence nu*, far below nu.
+
+Issue 32 restates the issue's own instance: Example 1 with n = T = 2, d = 3, noise 3.0 (sigma = 3/sqrt 3), data
+seed 139, W_0 = -1.78 Wbar_mm (``ISSUE11``).  The probe replays it with its own rule at every run (the probe's
+``details["issue 11 instance"]``, :func:`replay_issue11`): the uncapped Polyak step's first step is ~1300 long (the
+opt scores at W_0 are tiny), then one sample's logit gap grows by ~1 per step while the other's grows by ~0.2 (the
+plateau); its gaps are balanced from t = 2 on, but its norm grows only ~1.4-fold by the cap (4000 steps), so the rule
+leaves it not decided; it lies outside our Ass 1 and Lemma 2's init (max |a(W_0)| = 10).
 
 Negative controls (overrides of their checks' parameters): wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
 saturates); the capped PS of the experiments (cap 1e4) for the rate, its runs in place of the uncapped ones: once the
@@ -63,10 +72,11 @@ import sympy as sp
 import torch
 
 from numerics import DTYPE
-from numerics.paper_b import model, records
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from numerics.paper_b import data, model, records
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b import example1_suite_setups as S
+from theorems.paper_b import fixed_head_inscope as F
 from theorems.paper_b import fixed_head_rates as rf
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -82,9 +92,14 @@ STATEMENT = (
 
 TOL = 1e-9           # log-margins >= -TOL: the bounds hold up to float64 rounding of the log-domain quantities
 PROBE_POINTS = 12    # random W per probe instance at which (b) is evaluated
-PS_ENVELOPE = S.PS_RUN.bind(n_steps=S.ENVELOPE)  # the uncapped Polyak step over the envelope's horizon
+#: the rate's and the bounds' runs inside the assumptions: the uncapped Polyak step on the in-scope family at its own
+#: level (fixed_head_inscope: its first step, 2-3 long, sets nu* ~ 1e-6), over the envelope's horizon
+RATE = F.rate_inputs("polyak", math.inf, S.ENVELOPE)
 #: the control's runs: the experiments' capped Polyak step, which becomes GD with step eta_max once its cap binds
-CAPPED_PS_ENVELOPE = S.suite_run.bind(algorithm=S.PS_CAPPED, n_steps=S.ENVELOPE)
+CAPPED_PS_IN_SCOPE = F.family_run("polyak", S.PS_CAP, S.ENVELOPE, on=("polyak", math.inf))
+#: the issue-11 instance (issue 32's statement of it: Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, W_0 of
+#: norm 1.78 along -Wbar_mm), replayed against the probe's rule in the probe's record
+ISSUE11 = dict(noise=3.0, data_seed=139, init=1.78)
 
 
 # ---------------------------------------------------------------------------
@@ -191,12 +206,19 @@ def check_bounds(ctx: Context, suite: S.Suite, run: S.SuiteRun, excess=log_exces
         ax.legend(loc="best", fontsize=7)
         ev.figure("Gradient-norm bounds and the PS step length", fig,
                   "(L − L*)/‖∇L‖ along uncapped PS runs; by (b) and (c) it stays between constants.")
-    return ev.outcome(zero_L_star=excess is log_plain_loss)
+    scope = F.suite_scope(s, run)
+    where = F.record_scope(ev, sum(x["inside"] for x in scope), len(scope))
+    return ev.outcome(zero_L_star=excess is log_plain_loss, **where)
 
 
 # ---------------------------------------------------------------------------
 # 3. Probe: (b) at random W and the rate of uncapped PS, assumptions on both sides
 # ---------------------------------------------------------------------------
+
+def _suite_run(inputs: dict) -> dict:
+    """A check's ``suite`` and ``run`` of :func:`fixed_head_inscope.rate_inputs` (the bounds check takes no W_mm)."""
+    return {"suite": inputs["suite"], "run": inputs["run"]}
+
 
 def random_points(inst, W_mm: torch.Tensor, norm: float) -> torch.Tensor:
     """PROBE_POINTS matrices (M, d, d): random directions, half shifted along Wbar_mm, norms 0.1 .. 10^1.5.
@@ -210,10 +232,11 @@ def random_points(inst, W_mm: torch.Tensor, norm: float) -> torch.Tensor:
     return W * (10.0 ** torch.linspace(-1, 1.5, M, dtype=DTYPE))[:, None, None]
 
 
-def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
+def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False, phase_norm: float = rf.PHASE_NORM):
     """(b) holds at random W, and the uncapped-PS run obeys B.T1's envelope in its own clock with linear norm
-    growth (``fixed_head_rates.probe_rate``); not decided where the rate part cannot be (time offset, precision).
-    Facts: the run's initial logit bound and largest step (of the last run looked at)."""
+    growth on its window in its asymptotic phase (``fixed_head_rates.probe_rate``; ``phase_norm``: the phase rule's
+    norm factor); not decided where the rate part cannot be (no complete phase window by the cap, precision).
+    Facts: the run's initial logit bound and largest step."""
     run = rf.probe_run(inst, "Polyak")
     if run is None:
         return None, "W-SVM infeasible", "no W_mm: not decided", {}
@@ -222,11 +245,52 @@ def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False):
     _, b, _, _, _ = bound_margins(W, inst["ds"], sol.solution[None], torch.tensor([sol.norm], dtype=DTYPE),
                                   log_plain_loss if wrong_L_star else log_excess_loss)
     ok_b = bool((b >= -TOL).all())
-    rate_ok, label, detail, facts = rf.probe_rate(inst, "Polyak", run)
+    rate_ok, label, detail, facts = rf.probe_rate(inst, "Polyak", run, phase_norm)
     line = f"(b) holds at {int((b >= -TOL).sum())}/{PROBE_POINTS} random W; PS: {detail}"
     if not ok_b or rate_ok is False:
         return False, "evaluated", line, facts
     return rate_ok, "evaluated" if rate_ok else label, line, facts
+
+
+def issue11_instance() -> dict:
+    """The standard-budget counterexample of issue 11 as issue 32 restates it: Example 1 data with n = 2, T = 2,
+    d = 3, noise 3.0 (sigma = 3/sqrt(3)), data seed 139, an adversarial start of norm 1.78 (W_0 = -1.78 Wbar_mm),
+    under the uncapped Polyak step (a probe instance of ``fixed_head_rates.instances``' kind)."""
+    ds = data.example1(n=2, T=2, d=3, spread=0.0, sigma=ISSUE11["noise"] / math.sqrt(3), seed=ISSUE11["data_seed"])
+    return dict(kind="example1", n=2, T=2, d=3, rho=None, extra_dims=None, spread=0.0, init=ISSUE11["init"],
+                adversarial=True, data_seed=ISSUE11["data_seed"], ds=ds, nu=float(data.assumptions(ds)["nu"]))
+
+
+def replay_issue11(phase_norm: float = rf.PHASE_NORM) -> dict:
+    """What the probe's rule says of the issue-11 instance (:func:`issue11_instance`): its reading (holds, label,
+    detail), its assumptions, and where the run's phase began (the first record from which on it is in its
+    asymptotic phase, ``fixed_head_rates.in_phase``), with each sample's smallest logit gap along the run."""
+    inst = issue11_instance()
+    run = rf.probe_run(inst, "Polyak")
+    holds, label, detail, facts = rf.probe_rate(inst, "Polyak", run, phase_norm)
+    ok = rf.in_phase(run, phase_norm)
+    start = int(np.flatnonzero(~ok).max(initial=-1)) + 1                     # the first record from which on all hold
+    steps = run.traj.steps.numpy()
+    gaps = run.traj["logit_gap"][:, 0].numpy()
+    shown = [k for k in range(len(steps)) if steps[k] in (0, 1, 10, 100, 300, 1000, 2000, 3000) or k == len(steps) - 1]
+    return dict(instance={k: v for k, v in inst.items() if k != "ds"}, holds=holds, label=label, detail=detail,
+                assumptions=rf.probe_assumptions(inst, facts), facts=facts, phase_norm=phase_norm,
+                phase_from_step=None if start >= len(ok) else int(steps[start]),
+                steps_run=int(steps[-1]), W_mm_norm=run.sol.norm,
+                gaps_per_sample={int(steps[k]): [round(float(g), 4) for g in gaps[k]] for k in shown},
+                W_norm={int(steps[k]): round(float(np.linalg.norm(run.traj["W"][k, 0].numpy())), 4) for k in shown})
+
+
+def probe_and_replay(ctx: Context, replay: bool = True, **probe) -> Outcome:
+    """The probe (``theorems.probe.probe_check`` with ``probe``), and, with ``replay``, the issue-11 instance read by
+    the same rule at the same phase factor (``details["issue 11 instance"]``, and a line of the summary)."""
+    out = probe_check(ctx, **probe)
+    if replay:
+        r = replay_issue11((probe.get("mutant") or {}).get("phase_norm", rf.PHASE_NORM))
+        out.details["issue 11 instance"] = r
+        out.summary += (f" | issue-11 instance (outside: {', '.join(k for k, v in r['assumptions'].items() if not v)}):"
+                        f" {r['label']}, {r['detail']}")
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -247,28 +311,50 @@ CLAIM = Claim(
         "From a large adversarial start the uncapped Polyak step jumps far at once (length 195 from W₀ = −1.16 W̄mm on "
         "a d = 5 instance whose opt scores are e^−7.6), so its rate shows only after a time offset of ~1300 steps: "
         "an instance of that kind reproduces the standard-budget 'counterexample' of issue #11 (an offset read as a "
-        "local exponent in t; the exponent in the run's own clock ‖W_t‖ is −2.0), not a violation of Theorem 7; "
-        "the issue's own instance was not recorded and did not replay.",
+        "local exponent in t; the exponent in the run's own clock ‖W_t‖ is −2.0), not a violation of Theorem 7.",
+        "Issue 11's own instance (Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, W₀ = −1.78 W̄mm), replayed "
+        "by the probe's asymptotic-phase rule: the uncapped Polyak step's first step is ~1300 long, then one "
+        "sample's logit gap grows ~1 per step and the other's ~0.2 (the plateau); its norm grows only ~1.4-fold by "
+        "the cap t = 4000 (tenfold needed), so the rule leaves it not decided, and it lies outside our Ass 1 and "
+        "Lemma 2's init (max|a(W₀)| = 10): no evidence against Theorem 7.",
     ),
-    assumptions=rf.ASSUMPTIONS,
+    assumptions=rf.ASSUMPTIONS + (F.FAMILY_SCOPE,),
     checks=(
         Check("derivation", "symbolic", "One-direction gradient form and the scalar inequalities behind (a)-(c)",
               symbolic_derivation),
-        Check("gradient-bounds", "numeric", "(a), (b), (c) at every recorded iterate of uncapped PS runs",
-              check_bounds, uses={"suite": S.example1_suite, "run": S.PS_RUN}),
-        Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule",
-              rf.check_envelope, uses={"suite": S.example1_suite, "run": PS_ENVELOPE, "W_mm": S.suite_w_mm}),
+        Check("gradient-bounds", "numeric", "(a), (b), (c) at every recorded iterate of uncapped PS runs inside the "
+              "assumptions", check_bounds, uses={"suite": RATE["suite"], "run": RATE["run"]}),
+        Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule, on runs inside "
+              "the assumptions (near-orthogonal tokens at half Ass 1's level, Lemma 2's small init)", rf.check_envelope,
+              uses=RATE),
         Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
-              "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock",
-              probe_check, params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
+              "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock, on "
+              "its window in its asymptotic phase; the issue-11 instance replayed by the same rule", probe_and_replay,
+              params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
     ),
     controls=(
         Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),
         Control("wrong L*", "gradient-bounds", "L* = 0 (the plain loss in place of the excess loss)",
                 {"excess": log_plain_loss}),
         Control("capped PS", "rate", f"the experiments' cap η_max = {S.PS_CAP:g}: becomes GD once it binds",
-                {"run": CAPPED_PS_ENVELOPE}),
+                {"run": CAPPED_PS_IN_SCOPE}),
         Control("probe: wrong L*", "probe", "(b) with L* = 0 must meet a counterexample",
-                {"mutant": {"wrong_L_star": True}}),
+                {"mutant": {"wrong_L_star": True}, "replay": False}),
+    ),
+    free_choices=(
+        FreeChoice("horizon ×", 1.0, "the window [N/10, N] must keep the log² allowance ≤ 0.3 (N ≥ 2700: the quick "
+                   "horizon 3000 is the shortest), and the paper gives no horizon: up to 10x longer",
+                   {"rate": lambda v: {"run": RATE["run"].bind(n_steps=F.scaled(S.ENVELOPE_STEPS, v))},
+                    "gradient-bounds": lambda v: {"run": RATE["run"].bind(n_steps=F.scaled(S.ENVELOPE_STEPS, v))}},
+                   low=1.0, high=10.0, scale="log"),
+        FreeChoice("n", F.INSCOPE_SIZES["n"], "Example 1's sample count in the paper's figure is lost: from 2 (the "
+                   "fewest with cross-sample terms) to 8 (the trajectory bank's Example 1)",
+                   {"rate": lambda v: F.rate_inputs("polyak", math.inf, S.ENVELOPE, n=v),
+                    "gradient-bounds": lambda v: _suite_run(F.rate_inputs("polyak", math.inf, S.ENVELOPE, n=v))},
+                   low=2, high=8, integer=True),
+        FreeChoice("phase norm factor", rf.PHASE_NORM, "the probe's asymptotic phase starts once the norm is this "
+                   "many times max(‖W₀‖, ‖W_mm‖): from 2 (with balanced gaps every gap ≥ 1, every W-SVM constraint "
+                   "met) to 100 (every gap ≥ 50)", {"probe": lambda v: {"mutant": {"phase_norm": v}}},
+                   low=2.0, high=100.0, scale="log"),
     ),
 )
