@@ -334,7 +334,7 @@ def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch
 def test_each_control_shows_the_parameters_it_overrides(html_and_bundle):
     html, _ = html_and_bundle
     section = _section(html, "Z.L2")
-    assert '<code class="overrides">wrong = True</code>' in section and "NOT rejected" in section
+    assert '<code class="overrides src">wrong = True</code>' in section and "NOT rejected" in section
 
 
 def test_each_check_names_the_shared_set_ups_it_uses(tmp_path):

@@ -3,8 +3,9 @@
 Generated once per session from real records (A.T1.1's derivation and probe with a negative control, A.L5's
 distance check, run in-process) plus the synthetic claims of ``test_report.py`` (a figure with constants, a
 counterexample in the four-cell probe table, an inconclusive and a not-checked claim).  Checks that the math
-is laid out as MathML, every plot is visible, every internal link resolves, the console has no errors and
-nothing is fetched; saves screenshots to ``reports/screenshots/``.  Skipped, with the reason, when Chromium,
+is laid out as MathML, every plot is visible and its labels legible, every internal link resolves, the console has no
+errors and nothing is fetched, no raw LaTeX shows, folded sections open on a click, and each claim's contents bar
+stays in view and leads back; saves screenshots to ``reports/screenshots/``.  Skipped, with the reason, when Chromium,
 its driver or selenium is missing (``.ci/run`` installs them).
 """
 import base64
@@ -163,11 +164,94 @@ def test_operating_characteristics_section_with_detection_limits(browser):
     link.click()
     time.sleep(0.2)
     claim = driver.find_element("id", report._anchor("A.L5"))
-    details = claim.find_element("css selector", "details.detection")
+    details = claim.find_element("css selector", "details.oc")
+    rows = details.find_elements("css selector", ".detection tbody tr")
+    assert rows and not any(r.is_displayed() for r in rows)  # folded
     details.find_element("tag name", "summary").click()
-    rows = details.find_elements("css selector", "tbody tr")
-    assert rows and all(r.is_displayed() for r in rows)
+    assert all(r.is_displayed() for r in rows)
     assert any("exponent" in r.text for r in rows)
+    details.find_element("tag name", "summary").click()
+
+
+def test_folded_sections_open_on_a_click_and_the_verdict_needs_none(browser):
+    """Derivation steps, probe cells, constants, the ledger and the operating characteristics are folded; the
+    verdict, the headline and the findings are not; a summary's click unfolds its section (no script involved)."""
+    driver, _ = browser
+    claim = driver.find_element("id", "A.T1.1")
+    for sel in ("details.steps", "details.probe-cells", "details.ledger", "details.oc"):
+        for d in claim.find_elements("css selector", sel):
+            assert d.get_attribute("open") is None, sel
+    steps = claim.find_element("css selector", "details.steps")
+    items = steps.find_elements("css selector", "ol.steps li")
+    assert items and not any(li.is_displayed() for li in items)
+    summary = steps.find_element("tag name", "summary")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", summary)
+    summary.click()
+    assert all(li.is_displayed() for li in items)
+    summary.click()
+    assert not any(li.is_displayed() for li in items)
+    for cid in ("A.T1.1", "A.L5", "Z.T1", "Z.L2"):
+        block = driver.find_element("id", f"{cid}-verdict")
+        assert block.is_displayed() and "Verdict." in block.text and "Headline." in block.text
+    # a counterexample is never folded away
+    cells = driver.find_element("css selector", "#Z\\.T1 details.probe-cells")
+    assert cells.get_attribute("open") is not None
+    assert cells.find_element("css selector", "td.counter.hit").is_displayed()
+
+
+def _top(driver, element_id):
+    return driver.execute_script("return document.getElementById(arguments[0]).getBoundingClientRect().top", element_id)
+
+
+def test_claim_contents_stay_in_view_and_lead_back(browser):
+    """Each claim's contents bar jumps within the claim, stays at the top of the window while the claim is read
+    (without hiding what it jumped to), and leads back to the paper's table and the top of the report."""
+    driver, _ = browser
+    driver.execute_script("window.scrollTo(0, 0)")
+    toc = driver.find_element("css selector", "#A\\.L5 nav.claim-toc")
+    labels = [a.text for a in toc.find_elements("tag name", "a")]
+    assert labels[:2] == ["statement", "verdict"] and "checks (1)" in labels and "↑ top" in labels
+    toc.find_element("css selector", "a[href='#A.L5-checks']").click()
+    time.sleep(0.2)
+    bar = driver.execute_script("return arguments[0].getBoundingClientRect()", toc)
+    assert abs(bar["top"]) < 2, "the claim's contents bar is not held at the top of the window"
+    assert bar["bottom"] - 2 <= _top(driver, "A.L5-checks") < 200, "the target is hidden under the bar or not shown"
+    driver.execute_script("window.scrollBy(0, 400)")  # reading on: the bar stays
+    assert abs(driver.execute_script("return arguments[0].getBoundingClientRect().top", toc)) < 2
+    toc.find_element("css selector", "a[href='#paper-A']").click()
+    time.sleep(0.2)
+    assert abs(_top(driver, "paper-A")) < 40 and driver.execute_script("return location.hash") == "#paper-A"
+    driver.find_element("css selector", "table.overview a[href='#A.L5']").click()
+    time.sleep(0.2)
+    back = driver.find_element("css selector", "a.to-top")  # fixed in the corner, from anywhere
+    assert back.is_displayed()
+    back.click()
+    time.sleep(0.2)
+    assert driver.execute_script("return window.scrollY") < 40
+
+
+def test_plot_text_is_readable(browser):
+    """Every plot's labels (the median text: tick labels, axis names) are drawn at 12 px or more, about the page's
+    small print; a probe's multi-panel plot squeezed into the default width drew them at 6.5 px."""
+    driver, _ = browser
+    sizes = driver.execute_script(
+        "return [...document.querySelectorAll('svg.plot')].map(s => {"
+        " const scale = s.getBoundingClientRect().width / s.viewBox.baseVal.width;"
+        " const px = [...s.querySelectorAll('text, tspan')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale)"
+        "   .sort((a, b) => a - b);"
+        " return [s.getAttribute('aria-label'), px[Math.floor(px.length / 2)]]})")
+    assert len(sizes) >= 2 and all(px >= 12 for _, px in sizes), sizes
+
+
+def test_no_raw_latex_where_the_reader_looks(browser):
+    driver, _ = browser
+    text = driver.execute_script(
+        "const b = document.body.cloneNode(true);"
+        " b.querySelectorAll('style, code.src').forEach(e => e.remove());"
+        " return b.textContent")
+    bad = [text[max(0, m.start() - 40):m.end() + 20]
+           for m in re.finditer(r"\^\{|_\{|\\[A-Za-z]+|LaTeX not understood", text)]
+    assert not bad, bad[:5]
 
 
 def test_counterexample_is_a_visible_red_box(browser):

@@ -18,6 +18,10 @@ renders the same tomorrow):
 * the claim's **decision ledger** (``claim["ledger"]``): each decision constant's value, reason, the commit that
   fixed it, before or after seeing the data, and its changes; tallied per claim, per paper and at the top;
 * an **interval glyph** per measurement (interval, point, claimed value or envelope).
+
+How it is shown: every printed value goes through :func:`prose` (TeX-style ``^{…}``/``_{…}`` as superscripts and
+subscripts), every plot through :func:`compact_svg` (the same drawing in about half the bytes, sized to be legible);
+each claim carries a contents bar and folds what a reader rarely needs (``verify/templates/_claim.html``).
 """
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ from pathlib import Path
 
 import jinja2
 from latex2mathml.converter import convert as latex_to_mathml
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
@@ -89,6 +93,37 @@ def fmt_value(v) -> str:
     if isinstance(v, dict):
         return "{" + ", ".join(f"{k}: {fmt_value(x)}" for k, x in v.items()) + "}"
     return fmt(v)
+
+
+# TeX-style exponents and indices in prose (titles, summaries, findings, headlines, plot labels) are shown as
+# superscripts and subscripts, not as "t^{1−b}".  A braced group may hold one level of braces; an unbraced exponent is
+# a parenthesized group, one number, one letter, ½ or a ceiling ("Σ^(1/2)", "n^-1", "e^q", "t^0.668", "n^-⌈k/2⌉"),
+# the ways the checks write them.  An unbraced "_" is left alone: prose also names code (max_width, hold_hold).
+_SCRIPT_GROUP = re.compile(r"([\^_])\{((?:[^{}]|\{[^{}]*\})*)\}")
+_SCRIPT_TOKEN = re.compile(r"\^(?:\(([^()<>]*)\)|([-−+]?(?:\d+(?:\.\d+)?|[^\W\d_]|½|⌈[^⌉<>]*⌉)))")
+
+
+def scripts(text: str, sup: tuple[str, str] = ("<sup>", "</sup>"), sub: tuple[str, str] = ("<sub>", "</sub>")) -> str:
+    """``text`` (escaped markup) with ``^{…}``, ``_{…}`` and ``^token`` wrapped in the ``sup`` and ``sub`` tags."""
+    def group(m):
+        open_, close = sup if m.group(1) == "^" else sub
+        return open_ + scripts(m.group(2), sup, sub) + close
+
+    text = _SCRIPT_GROUP.sub(group, text)
+    return _SCRIPT_TOKEN.sub(lambda m: sup[0] + (m.group(1) if m.group(1) is not None else m.group(2)) + sup[1], text)
+
+
+def prose(value):
+    """Every value the templates print: text is escaped and its TeX-style scripts become ``<sup>``/``<sub>``;
+    markup (MathML, SVG, macros' output) and non-text pass unchanged."""
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return Markup(scripts(str(escape(value))))
+
+
+def source(value) -> Markup:
+    """Program text (a ledger constant's source, a control's overrides): escaped, never rewritten."""
+    return escape(value if isinstance(value, str) else fmt_value(value))
 
 
 _CLAIMED = re.compile(r"^\s*(==|=|≈|~|<=|≤|<|>=|≥|>)?\s*([-−+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-−+]?\d+)?)")
@@ -251,11 +286,16 @@ def split_top_level(tex: str) -> list[str]:
     return parts or [tex]
 
 
+#: standard LaTeX operator names latex2mathml does not know (it keeps them as literal "\\arg")
+_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
+
+
 def _one_mathml(tex: str) -> tuple[Markup, list[str]]:
+    tex = _OPERATORS.sub(r"\\operatorname{\1}", tex)
     try:
         ml = Markup(latex_to_mathml(tex, display="block"))
     except Exception:  # noqa: BLE001 -- third-party parser, any error means "show the source"
-        return Markup('<pre class="latex">') + tex + Markup("</pre>"), []
+        return Markup('<pre class="latex">') + tex + Markup("</pre>"), ["(cannot parse)"]
     return ml, _UNKNOWN_COMMAND.findall(ml)
 
 
@@ -298,20 +338,81 @@ def step_mathml(step: dict) -> Markup:
 
 
 _SVG_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-_SVG_ID = re.compile(r'\bid="([^"]+)"')
+_SVG_ID = re.compile(r'\sid="([^"]+)"')
 _SVG_REF = re.compile(r'(url\(#|href="#)([^")]+)')
+_SVG_GEOMETRY = re.compile(r'\s(?:d|x|y|x1|x2|y1|y2|cx|cy|r|width|height|points|transform|viewBox)="[^"]*"')
+_SVG_DIGITS = re.compile(r"(\d\.\d)\d+")
+_SVG_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SVG_PATH = re.compile(r'\sd="([^"]*)"')
+_SVG_IDENTITY = re.compile(r'\stransform="rotate\(-?0 [^")]*\)"')
+_SVG_FONTS = re.compile(r"font-family: ('[^']*'),[^;\"]*?(sans-serif|serif|monospace)")
+_SVG_USES = re.compile(r'(<g\b(?![^>]*\bstyle=)[^>]*)>((?:\s*<use\b[^>]*/>)+)(\s*</g>)')
+_SVG_USE_STYLE = re.compile(r'\sstyle="([^"]*)"')
+_SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<]*)(</text>)")
+_SVG_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"')
+
+#: the quick report's declared weight (bytes): the HTML of every claim at seed 0, measured 4.4 MB on the stored
+#: records (docs/report.md); a test renders stored records, when there are some, and holds it to this
+SIZE_BUDGET = 6_000_000
+
+#: a plot's width in the report relative to its natural size (matplotlib's points at 96 dpi); max-width caps it at
+#: the column, so a wide multi-panel figure (a probe's parameter plot) is shown as large as the page allows
+PLOT_SCALE = 1.15
+
+
+def _hoist_use_style(m: re.Match) -> str:
+    """Markers of one scatter series repeat one style per point: move it to their group, which they inherit from."""
+    uses = m.group(2)
+    styles = set(_SVG_USE_STYLE.findall(uses))
+    if len(styles) != 1 or _SVG_USE_STYLE.sub("", uses).count("<use") != uses.count("<use"):
+        return m.group(0)
+    return f'{m.group(1)} style="{styles.pop()}">{_SVG_USE_STYLE.sub("", uses)}{m.group(3)}'
+
+
+def _implicit_lines(d: str) -> str:
+    """A path's ``L`` after an ``M`` or ``L`` is implied by the SVG path grammar: ``M 1 2 L 3 4 L 5 6`` is
+    ``M 1 2 3 4 5 6``."""
+    out, last = [], ""
+    for tok in d.split():
+        if tok.isalpha():
+            if tok == "L" and last in ("M", "L"):
+                continue
+            last = tok
+        out.append(tok)
+    return " ".join(out)
+
+
+def compact_svg(svg: str) -> str:
+    """A matplotlib SVG with the same drawing in fewer bytes: coordinates to 0.1 pt (a tenth of a pixel at the
+    report's scale), no unreferenced ids or identity transforms, one font list per text, one style per marker series,
+    and no indentation; TeX-style scripts in its labels become raised or lowered text."""
+    svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
+    svg = _SVG_METADATA.sub("", svg)  # matplotlib's RDF block: creator URLs, no content
+    svg = _SVG_COMMENT.sub("", svg)  # mathtext's TeX source of each label
+    svg = re.sub(r">\s+<", "><", svg)
+    svg = _SVG_GEOMETRY.sub(lambda m: _SVG_DIGITS.sub(r"\1", re.sub(r"\s+", " ", m.group(0)).replace(" \"", '"')),
+                            svg)
+    svg = _SVG_PATH.sub(lambda m: f' d="{_implicit_lines(m.group(1))}"', svg)
+    svg = _SVG_IDENTITY.sub("", svg)
+    svg = _SVG_FONTS.sub(r"font-family: \1, \2", svg)
+    svg = svg.replace("xlink:href=", "href=")
+    svg = _SVG_USES.sub(_hoist_use_style, svg)
+    return _SVG_TEXT.sub(lambda m: m.group(1) + scripts(
+        m.group(2), ('<tspan baseline-shift="super" font-size="75%">', "</tspan>"),
+        ('<tspan baseline-shift="sub" font-size="75%">', "</tspan>")) + m.group(3), svg)
 
 
 def scoped_svg(svg: str, prefix: str, label: str) -> Markup:
-    """Inline an SVG with its ids prefixed (many matplotlib SVGs share ids like ``figure_1``).
-
-    Also strips an XML prolog and the metadata block, and labels it for screen readers.
-    """
-    svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
-    svg = _SVG_METADATA.sub("", svg)  # matplotlib's RDF block: creator URLs, no content
-    svg = _SVG_ID.sub(lambda m: f'id="{prefix}-{m.group(1)}"', svg)
-    svg = _SVG_REF.sub(lambda m: f"{m.group(1)}{prefix}-{m.group(2)}", svg)
-    svg = svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(label, quote=True)}" class="plot"', 1)
+    """Inline an SVG (:func:`compact_svg`) with the ids it references renamed under ``prefix`` (many matplotlib SVGs
+    share ids), labelled for screen readers, and sized relative to its natural width (``PLOT_SCALE``)."""
+    svg = compact_svg(svg)
+    refs = {m.group(2) for m in _SVG_REF.finditer(svg)}
+    names = {old: f"{prefix}-{i}" for i, old in enumerate(sorted(refs))}
+    svg = _SVG_ID.sub(lambda m: f' id="{names[m.group(1)]}"' if m.group(1) in names else "", svg)
+    svg = _SVG_REF.sub(lambda m: m.group(1) + names[m.group(2)], svg)
+    size = _SVG_SIZE.search(svg)
+    width = f' style="--w: {float(size.group(1)) * 4 / 3 * PLOT_SCALE / 16:.1f}rem"' if size else ""
+    svg = svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(label, quote=True)}" class="plot"{width}', 1)
     return Markup(svg)
 
 
@@ -379,18 +480,10 @@ def _check_view(c: dict, rec: dict, prefix: str) -> dict:
 
 
 def probe_views(views: list[dict]) -> list[dict]:
-    """Every probe that used the four cells, for the report's assumption-violations section.
-
-    Its plots are re-inlined under their own id prefix (the claim's section shows them too)."""
-    out = []
-    for vi, v in enumerate(views):
-        for ci, c in enumerate(v["checks"]):
-            if c["kind"] == "probe" and c["four"]:
-                figs = [{"title": f["title"], "caption": f.get("caption", ""),
-                         "svg": scoped_svg(f["svg"], f"p{vi}-{ci}-f{i}", f["title"])}
-                        for i, f in enumerate(c.get("figures", []))]
-                out.append({"claim": v, "check": c, "figures_html": figs})
-    return out
+    """Every probe that used the four cells, for the report's assumption-probes section; its plots stay in the claim's
+    section (linked by ``check_anchor``), not inlined twice."""
+    return [{"claim": v, "check": c, "check_anchor": f"{v['anchor']}-check-{ci + 1}", "plots": len(c["figures_html"])}
+            for v in views for ci, c in enumerate(v["checks"]) if c["kind"] == "probe" and c["four"]]
 
 
 def _expectation(rec: dict) -> dict:
@@ -515,9 +608,11 @@ def metadata(records: list[dict], ctx: Context, command: str) -> dict:
 def _env() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.PackageLoader("verify", "templates"),
                              autoescape=jinja2.select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
+                             undefined=jinja2.StrictUndefined, finalize=prose)
     env.filters["fmt"] = fmt
     env.filters["fmt_value"] = fmt_value
+    env.filters["source"] = source
+    env.filters["plain"] = escape  # an attribute's text (a tooltip): escaped only, tags would show literally
     env.filters["cls"] = lambda s: str(s).replace(" ", "-")
     return env
 

@@ -74,7 +74,7 @@ STATEMENT = (
     r"\Pr\Big[\operatorname{dist}(\theta_0,\mathcal{M})\le\rho'\;\wedge\;"
     r"\|\Sigma^{1/2}\hat\Sigma^{-1}\Sigma^{1/2}-I\|_{op}\le e_0\Big]\ge1-\delta,\quad"
     r"\rho'=\min\big(\tfrac{2}{\sqrt5}\sigma_d(M^*)^{1/2},\,\tfrac12-\sigma_1(M^*)^{1/2}\big),\;"
-    r"e_0=\sqrt{1+\alpha(\rho')/(4\sqrt{\beta(\rho')})}-1,\quad"
+    r"e_0=\sqrt{1+\alpha(\rho')/(4\sqrt{\beta(\rho')})}-1,\quad "
     r"n_0(\delta)\approx q_{1-\delta}\big(\sqrt n\max(\operatorname{dist}/\rho',\,e/e_0)\big)^2"
 )
 
