@@ -306,10 +306,12 @@ def scale_by_capped_normalized(eta: float, cap: float) -> Transform:
 
 
 def scale_by_stochastic_polyak(cap: float, c: float = 1.0) -> Transform:
-    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``."""
+    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``; a zero
+    gradient (a minibatch whose float32 loss is exactly 0) takes no step (0/0 would make the run NaN)."""
 
     def update(g, s, p, info):
-        step = torch.clamp(info["loss"] / (c * batch_norm(g).pow(2)), max=cap)
+        n2 = batch_norm(g).pow(2)
+        step = torch.clamp(torch.where(n2 > 0, info["loss"] / (c * n2), 0.0), max=cap)
         return tree_scale(g, -step), s
 
     return Transform(lambda p: (), update)
@@ -394,10 +396,10 @@ def trailing_mean(x: torch.Tensor, window: int) -> torch.Tensor:
     return (c[t] - c[lo]) / (t - lo).to(c.dtype)[:, None]
 
 
-def mean_log_smoothed(x: torch.Tensor, smooth: float) -> torch.Tensor:
-    """The log of ``x`` (S, B) averaged over a trailing window of ``smooth * S`` steps, then averaged over the S steps
-    (the area under a log-loss curve per step), (B,)."""
-    return trailing_mean(x, max(1, int(smooth * len(x)))).log().mean(0)
+def mean_log_smoothed(x: torch.Tensor, smooth: float, floor: float) -> torch.Tensor:
+    """The log of ``x`` (S, B) averaged over a trailing window of ``smooth * S`` steps and floored at ``floor``, then
+    averaged over the S steps (the area under a log-loss curve per step), (B,)."""
+    return trailing_mean(x, max(1, int(smooth * len(x)))).clamp_min(floor).log().mean(0)
 
 
 def _stack(models):

@@ -9,12 +9,12 @@ import math
 import torch
 
 from numerics.paper_b import vision as V
-from theorems.paper_b.vision_setups import BATCH, SMOOTH
+from theorems.paper_b.vision_setups import BATCH, LOSS_FLOOR, SMOOTH
 
 
 def final_log_loss(run: V.VisionRun) -> torch.Tensor:
-    """log of the whole-training-set loss after the last step, (B,)."""
-    return run.final["train_loss"].double().log()
+    """log of the whole-training-set loss after the last step, floored at LOSS_FLOOR, (B,)."""
+    return run.final["train_loss"].double().clamp_min(LOSS_FLOOR).log()
 
 
 def smoothed(run: V.VisionRun) -> torch.Tensor:
@@ -31,8 +31,8 @@ def mean_log_error(run: V.VisionRun) -> torch.Tensor:
 
 def mean_log_loss(run: V.VisionRun) -> torch.Tensor:
     """The log of the smoothed minibatch loss averaged over the run's steps (the area under the log-loss curve per
-    step: 'trains slower' over the whole run, not at one step), (B,)."""
-    return V.mean_log_smoothed(run.batch_loss, SMOOTH)
+    step: 'trains slower' over the whole run, not at one step; floored at LOSS_FLOOR, float32's resolution), (B,)."""
+    return V.mean_log_smoothed(run.batch_loss, SMOOTH, LOSS_FLOOR)
 
 
 # ---------------------------------------------------------------------------
@@ -58,7 +58,7 @@ def paper_reading(all_runs: dict, who: str, base: str, steps_per_epoch: int, ev=
     La, Lb = (per_epoch(all_runs[k].batch_loss, steps_per_epoch) for k in (who, base))
     Aa, Ab = (1 - per_epoch(all_runs[k].batch_error, steps_per_epoch) for k in (who, base))
     n = len(La)
-    ratio = (La / Lb).log()  # (E, B): paired log ratio of the epoch train losses
+    ratio = (La.clamp_min(LOSS_FLOOR) / Lb.clamp_min(LOSS_FLOOR)).log()  # (E, B): paired log ratio of epoch losses
     above = int((La.median(1).values > Lb.median(1).values).sum())
     if ev is not None:
         for e in matched_epochs(n):

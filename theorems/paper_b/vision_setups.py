@@ -79,6 +79,10 @@ PAPER_DATA_STEPS = 3000
 NORM_EVERY = 10
 #: the trailing window of the smoothed minibatch loss: a tenth of the run (30 steps over 7 epochs)
 SMOOTH = 0.1
+#: the smallest minibatch loss float32 resolves: a sample's cross-entropy log(1 + sum_j e^(-margin_j)) is exactly 0
+#: once the sum is below 2^-24 (1 + it rounds to 1), else at least about 2^-23; a mean over BATCH samples, 2^-23 / BATCH
+#: (losses are floored there before a log: uncapped SNGD reaches exactly 0 within 80 epochs on the tuning seeds)
+LOSS_FLOOR = 2**-23 / BATCH
 #: the tuning family: 3 runs per step size, seeds hashed from their own label (never a deciding run's seed, which
 #: hashes the run seed with "B.Fig5-7 vision runs"); 3 paired runs resolve neighbouring grid points half a decade apart
 TUNING_SEEDS = tuple(int.from_bytes(hashlib.sha256(repr(("B.Fig5-7 tuning", i)).encode()).digest()[:8], "little")
@@ -154,7 +158,8 @@ def cap_key(cap: float) -> str:
 def tune(horizons, caps, device: str = "cpu") -> dict:
     """The grid's choice of each optimizer's step size at each (epochs, cap): ``{(epochs, cap_key): {"SGD": lr,
     "SNGD": lr, "Adam": lr}}``, and under ``"criterion"`` each grid point's mean over the tuning seeds of the
-    run-averaged log train loss (``inf`` where a run diverged).
+    run-averaged log train loss (floored at LOSS_FLOOR; ``inf`` where a run diverged), and under ``"exact zeros"`` the
+    fraction of each grid point's minibatch losses that are exactly 0 in float32 over the longest horizon.
 
     Every grid point is trained once, on TUNING_SEEDS, for the longest horizon; a shorter horizon reads its first steps
     (the smoothing window then scales with that horizon, as in a run of that length).  SGD's and Adam's step sizes do
@@ -169,9 +174,10 @@ def tune(horizons, caps, device: str = "cpu") -> dict:
     crit = {}
     for e in horizons:
         for name, run in runs.items():
-            v = float(V.mean_log_smoothed(run.batch_loss[:e * per_epoch], SMOOTH).mean())
-            crit[(e, name)] = v if math.isfinite(v) else math.inf
-    out: dict = {"criterion": {f"{e} epochs: {n}": v for (e, n), v in crit.items()}}
+            v = float(V.mean_log_smoothed(run.batch_loss[:e * per_epoch], SMOOTH, LOSS_FLOOR).mean())
+            crit[(e, name)] = v if math.isfinite(v) else math.inf  # a diverged run (NaN) is never chosen
+    out: dict = {"criterion": {f"{e} epochs: {n}": v for (e, n), v in crit.items()},
+                 "exact zeros": {n: float((run.batch_loss == 0).double().mean()) for n, run in runs.items()}}
     for e in horizons:
         best = {k: min(GRID[k], key=lambda lr: crit[(e, f"{k} {lr:g}")]) for k in ("SGD", "Adam")}
         for c in caps:
