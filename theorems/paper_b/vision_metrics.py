@@ -72,10 +72,11 @@ def paper_reading(all_runs: dict, who: str, base: str, steps_per_epoch: int, ev=
 
 
 def cap_bound(run: V.VisionRun, kind: str, hyper: dict) -> float:
-    """The fraction of the run's steps at which the cap bound: SNGD's ``lr/||g|| > cap``, SPS's ``L/||g||^2 > cap``."""
+    """The fraction of the run's steps at which the cap bound: SNGD's ``lr/||g|| > cap``, SPS's ``L/||g||^2 > cap``
+    (a zero gradient, a minibatch loss of exactly 0 in float32, takes no step whatever the cap: not counted)."""
     g, L = run.grad_norm.double(), run.batch_loss.double()
     ratio = hyper["SNGD"] / g if kind == "SNGD" else L / g**2
-    return float((ratio > hyper["cap"]).double().mean())
+    return float(((ratio > hyper["cap"]) & (g > 0)).double().mean())
 
 
 def beside(ev, all_runs: dict, setup: dict, who: str, base: str = "SGD") -> str:
