@@ -27,7 +27,7 @@ import math
 from numerics.stats import Margin, decide_close, decide_upper, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.vision_metrics import beside, mean_log_error, mean_log_loss, plot_epochs, plot_losses
+from theorems.paper_b.vision_metrics import beside, mean_log_error, mean_log_loss, plot_losses
 from theorems.paper_b.vision_setups import (ADAM, ADAM_UNCORRECTED, OPTIMIZERS, SGD, SPS, SPS_UNSQUARED, Variant,
                                             cap_choice, epochs_choice, vision_runs)
 
@@ -59,9 +59,6 @@ def check_sps_error(ctx: Context, vision: tuple, sps: Variant = SPS) -> Outcome:
     if ev.plots:
         ev.figure("Figure 6 (analog): SGD vs Adam on the 8×8 digits", plot_losses(r, ("SGD", "Adam"), "ViT on digits"),
                   "Median over runs and 10–90 % band; the paper: no significant gap between Adam and SGD.")
-        ev.figure("Figure 6 (analog) on the paper's axes: train loss and accuracy per epoch",
-                  plot_epochs(r, OPTIMIZERS, setup["steps_per_epoch"], "ViT on digits, per epoch"),
-                  "Mean minibatch loss (solid, median over runs, 10–90 % band) and accuracy (dashed) over each epoch.")
     return ev.outcome(headline=f"ours (run-averaged log-error gap): {m:.3g} {dec}; {paper}",
                       constants=setup, sps=who)
 
