@@ -130,11 +130,12 @@ def scale_by_polyak_unsquared(cap: float) -> Transform:
 
     A negative control's mutant of the (stochastic) Polyak step ``-min(L / ||g||^2, cap) g``, the minimizer over the
     step of the bound ``||theta - theta*||^2 - 2 step (L - L*) + step^2 ||g||^2``: the square of the gradient norm
-    dropped, so the step is ``||g||`` times Polyak's (shorter once ``||g|| < 1``).
+    dropped, so the step is ``||g||`` times Polyak's (shorter once ``||g|| < 1``).  A zero gradient takes no step.
     """
 
     def update(g, s, p, info):
-        return tree_scale(g, -torch.clamp(info["loss"] / batch_norm(g), max=cap)), s
+        n = batch_norm(g)
+        return tree_scale(g, -torch.clamp(torch.where(n > 0, info["loss"] / n, 0.0), max=cap)), s
 
     return Transform(lambda p: (), update)
 

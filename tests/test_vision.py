@@ -253,3 +253,65 @@ def test_minibatches_are_epochs_of_permutations():
     first_epoch = idx[:3, 0].flatten().tolist()
     assert len(set(first_epoch)) == 9  # 3 batches of 3 from one permutation of 10 (the last 1 dropped)
     assert not torch.equal(idx[:, 0], idx[:, 1])
+
+
+# ---------------------------------------------------------------------------
+# Issue 32: the paper's readings, the cap's binding, the free choices of B.Fig5-7
+# ---------------------------------------------------------------------------
+
+
+def test_per_epoch_means_and_matched_epochs():
+    from theorems.paper_b.vision_metrics import matched_epochs, per_epoch
+
+    x = torch.arange(14.0).reshape(7, 2)  # 7 steps, 2 runs
+    assert per_epoch(x, 3).tolist() == [[2.0, 3.0], [8.0, 9.0]]  # the incomplete last epoch dropped
+    assert matched_epochs(7) == [2, 4, 6, 7] and matched_epochs(40) == [10, 20, 30, 40] and matched_epochs(1) == [1]
+
+
+def test_cap_bound_counts_the_steps_where_the_cap_is_the_step():
+    from theorems.paper_b.vision_metrics import cap_bound
+
+    g = torch.tensor([[0.1], [1.0], [10.0], [0.01]])
+    L = torch.tensor([[1.0], [1.0], [1.0], [1.0]])
+    run = V.VisionRun("x", L, torch.tensor([0]), torch.zeros(1, 1, 1), ["g"], grad_norm=g)
+    # SNGD: lr/||g|| = 3, 0.3, 0.03, 30 against cap 1 -> 2 of 4; SPS: L/||g||^2 = 100, 1, 0.01, 1e4 -> 2 of 4
+    assert cap_bound(run, "SNGD", {"SNGD": 0.3, "cap": 1.0}) == 0.5
+    assert cap_bound(run, "SPS", {"SNGD": 0.3, "cap": 1.0}) == 0.5
+
+
+def test_the_engine_records_the_gradient_norm():
+    r = V.train(TINY, V.digits(), {"SGD": V.sgd(0.1)}, [3], 4, 16, norm_every=2)["SGD"]
+    assert r.grad_norm.shape == (4, 1) and bool((r.grad_norm > 0).all())
+
+
+def test_the_free_choices_move_the_runs_they_read():
+    """B.Fig5-7's cap and horizon set their checks' runs; both moved at once (a corner of the grid) give one request of
+    the shared fixture, B.Fig7's with its CIFAR-10 binding kept, and no control's mutants away from the own horizon."""
+    from theorems import fixture as fx
+    from theorems.paper_b.vision_setups import CAP, EPOCHS
+    from verify import registry
+
+    for cid, check in (("B.Fig5", "sngd-slower"), ("B.Fig6", "sps-error"), ("B.Fig7", "sngd-slower")):
+        claim = registry.get(cid)
+        assert {f.name: f.value for f in claim.free_choices} == {"cap": CAP, "epochs": EPOCHS}
+        req = fx.as_request(claim.overrides_at(check, {"cap": 0.1, "epochs": 40})["vision"])
+        args = req.arguments("quick")
+        assert (args["cap"], args["epochs"], args["controls"], args["full_data"]) == (0.1, 40, False, None)
+        assert req.arguments("full")["full_data"] == ("cifar10" if cid == "B.Fig7" else "mnist")
+    adam = registry.get("B.Fig6").overrides_at("adam-no-faster", {"cap": 0.1, "epochs": 40})
+    assert fx.as_request(adam["vision"]).arguments("quick")["cap"] == CAP  # Adam and SGD carry no cap
+
+
+@pytest.mark.slow
+def test_the_frozen_step_sizes_are_the_grids_choice():
+    """TUNED holds what tune() returns on the tuning seeds (its shortest horizon, every cap it holds there)."""
+    from theorems.paper_b.vision_setups import TUNED, tune
+
+    if not TUNED:
+        pytest.skip("TUNED is empty: every setting is tuned in the run")
+    e = min(k[0] for k in TUNED)
+    caps = sorted(float(k[1]) for k in TUNED if k[0] == e)
+    got = tune((e,), caps)
+    for c in caps:
+        from theorems.paper_b.vision_setups import cap_key
+        assert got[(e, cap_key(c))] == TUNED[(e, cap_key(c))]

@@ -339,7 +339,8 @@ class FreeChoice:
 
 def merge_overrides(parts: list[Mapping[str, Any]], what: str) -> dict[str, Any]:
     """Several free choices' overrides of one check, merged: two requests for the same fixture become one request
-    with both parameters (``bank.bind(steps=..)`` and ``bank.bind(lr=..)``); any other clash is refused."""
+    with both parameters (``bank.bind(steps=..)`` and ``bank.bind(lr=..)``; a parameter both bind to the same value,
+    as a request bound once and then by each choice, is kept); any other clash is refused."""
     out: dict[str, Any] = {}
     for part in parts:
         for k, v in part.items():
@@ -348,7 +349,8 @@ def merge_overrides(parts: list[Mapping[str, Any]], what: str) -> dict[str, Any]
                 continue
             a, b = _fx.as_request(out[k]) if _fx.is_fixture(out[k]) else None, \
                 _fx.as_request(v) if _fx.is_fixture(v) else None
-            if a is None or b is None or a.fixture is not b.fixture or set(a.params) & set(b.params):
+            if a is None or b is None or a.fixture is not b.fixture or any(
+                    _fx._token(a.params[p]) != _fx._token(b.params[p]) for p in set(a.params) & set(b.params)):
                 raise ValueError(f"{what}: two free choices override {k!r} in ways that cannot be combined")
             out[k] = _fx.Request(a.fixture, {**a.params, **b.params})
     return out

@@ -306,10 +306,12 @@ def scale_by_capped_normalized(eta: float, cap: float) -> Transform:
 
 
 def scale_by_stochastic_polyak(cap: float, c: float = 1.0) -> Transform:
-    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``."""
+    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``; a zero
+    gradient (a minibatch whose float32 loss is exactly 0) takes no step (0/0 would make the run NaN)."""
 
     def update(g, s, p, info):
-        step = torch.clamp(info["loss"] / (c * batch_norm(g).pow(2)), max=cap)
+        n2 = batch_norm(g).pow(2)
+        step = torch.clamp(torch.where(n2 > 0, info["loss"] / (c * n2), 0.0), max=cap)
         return tree_scale(g, -step), s
 
     return Transform(lambda p: (), update)
@@ -373,6 +375,7 @@ class VisionRun:
     groups: list[str]
     final: dict[str, torch.Tensor] = field(default_factory=dict)
     batch_error: torch.Tensor | None = None  # (S, B): each step's minibatch error rate (before its update)
+    grad_norm: torch.Tensor | None = None  # (S, B): each step's minibatch gradient norm over the whole model
 
     def smoothed_loss(self, window: int) -> torch.Tensor:
         """Mean minibatch loss over the trailing ``window`` steps at each step (the first steps: what there is),
@@ -391,6 +394,12 @@ def trailing_mean(x: torch.Tensor, window: int) -> torch.Tensor:
     t = torch.arange(1, len(x) + 1)
     lo = (t - window).clamp_min(0)
     return (c[t] - c[lo]) / (t - lo).to(c.dtype)[:, None]
+
+
+def mean_log_smoothed(x: torch.Tensor, smooth: float, floor: float) -> torch.Tensor:
+    """The log of ``x`` (S, B) averaged over a trailing window of ``smooth * S`` steps and floored at ``floor``, then
+    averaged over the S steps (the area under a log-loss curve per step), (B,)."""
+    return trailing_mean(x, max(1, int(smooth * len(x)))).clamp_min(floor).log().mean(0)
 
 
 def _stack(models):
@@ -449,7 +458,7 @@ def train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds
 
     idx = minibatches(len(data.y_train), batch, steps, seeds, device).repeat(1, len(names_t), 1)
     states = [transforms[n].init(part(params, k)) for k, n in enumerate(names_t)]
-    losses, errors, nsteps, nrec = [], [], [], []
+    losses, errors, gnorms, nsteps, nrec = [], [], [], [], []
     for t in range(steps):
         if t % norm_every == 0:
             nsteps.append(t)
@@ -458,6 +467,7 @@ def train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds
         loss = loss.detach()
         losses.append(loss)
         errors.append(err.detach())
+        gnorms.append(batch_norm(grads).detach())
         ups = []
         for k, n in enumerate(names_t):
             u, states[k] = transforms[n].update(part(grads, k), states[k], part(params, k),
@@ -480,12 +490,12 @@ def train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds
                 correct += (lg.argmax(-1) == yy).sum(-1)
             final[f"{split}_loss"] = (tot_loss / len(y)).cpu()
             final[f"{split}_accuracy"] = (correct / len(y)).cpu()
-    L, E, N = torch.stack(losses).cpu(), torch.stack(errors).cpu(), torch.stack(nrec).cpu()
+    L, E, N, G = (torch.stack(x).cpu() for x in (losses, errors, nrec, gnorms))
 
     def own(x: torch.Tensor, k: int) -> torch.Tensor:
         """Transform k's runs, copied out of the stacked tensor: a pickled view would carry every transform's runs."""
         return x[:, k * B:(k + 1) * B].clone()
 
     return {n: VisionRun(n, own(L, k), torch.tensor(nsteps), own(N, k), list(groups),
-                         {m: v[k * B:(k + 1) * B].clone() for m, v in final.items()}, own(E, k))
+                         {m: v[k * B:(k + 1) * B].clone() for m, v in final.items()}, own(E, k), own(G, k))
             for k, n in enumerate(names_t)}
