@@ -129,6 +129,24 @@ def test_free_choices_and_no_free_choice_exclude_each_other():
         toy_claim(no_free_choice="the checks are exact")
 
 
+def test_every_reconstructed_or_qualitative_claim_declares_its_free_choices():
+    """Issue 32's rule: a claim whose numbers the papers do not fix (reconstructed or qualitative) and whose checks
+    compute (numeric or probe) names the choices its checks make, or says in one line why they make none."""
+    from verify import registry
+
+    bare = [c.id for c in registry.all_claims()
+            if c.fidelity in ("reconstructed", "qualitative") and not c.not_checked
+            and any(ch.kind in ("numeric", "probe") for ch in c.checks)
+            and not (c.free_choices or c.no_free_choice)]
+    assert not bare, f"claims without free choices or a no_free_choice reason: {bare}"
+
+
+def test_values_of_a_design_keep_an_infinite_own_value_once():
+    f = FreeChoice("cap", float("inf"), "an uncapped step is the paper's; 1-1e6 spans a cap that binds to one that never does",
+                   {"effect": lambda v: {"threshold": 1.0}}, levels=(1.0, 1e6, float("inf")))
+    assert sensitivity.values(f, 3).count(float("inf")) == 1
+
+
 def test_the_report_and_the_readme_show_the_map(tmp_path):
     from verify import readme, report
 

@@ -48,7 +48,8 @@ class DesignTooLarge(ValueError):
 def _close(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         try:
-            return abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(a)), abs(float(b)))
+            x, y = float(a), float(b)
+            return x == y or abs(x - y) <= 1e-12 * max(1.0, abs(x), abs(y))  # x == y: inf equals itself
         except (TypeError, ValueError):
             return False
     return a == b
