@@ -27,7 +27,7 @@ def _evidence(rec: dict) -> str:
 
 
 def free_choices(rec: dict, maps: dict) -> str:
-    """The claims table's cell: "holds at N of M" from the published standard map of the same code, or why not."""
+    """The claims table's cell: "holds at N of M" from the published map of the same code, or why not."""
     choices = rec["claim"].get("free_choices") or []
     if not choices:
         return "none" if rec["claim"].get("no_free_choice") else "—"
@@ -42,16 +42,18 @@ def free_choices(rec: dict, maps: dict) -> str:
 
 def render(records: list[dict], maps: dict | None = None) -> str:
     """The generated block (markers included); ``maps``: the published sensitivity maps (default: the standard
-    budget's, ``verify/sensitivity/standard.json``)."""
+    budget's, ``verify/sensitivity/standard.json``, or the quick budget's where no standard map is published)."""
     from verify import sensitivity
 
-    maps = sensitivity.load_published("standard") if maps is None else maps
+    if maps is None:  # the standard budget's maps where published, else the quick budget's
+        maps = sensitivity.load_published("standard") or sensitivity.load_published("quick")
+    map_at = ", ".join(f"{b} budget, seed {x}" for b, x in sorted({(m["budget"], m["seed"]) for m in maps.values()}))
     budgets = sorted({(r["budget"], r["seed"]) for r in records})
     where = ", ".join(f"{b} budget, seed {s}" for b, s in budgets)
     out = [BEGIN, "", f"Generated from the records of `verify run` ({where}). Verdicts are data: a violation is a",
            "finding (diagnosed in `verify/expectations.toml`), an inconclusive verdict is work to do. \"Free choices\":",
-           "the claim's verdict over a design of the values the paper does not fix (`verify sensitivity`, standard",
-           "budget; `docs/concepts.md`).", ""]
+           "the claim's verdict over a design of the values the paper does not fix (`verify sensitivity`"
+           f"{'; ' + map_at if map_at else ''}; `docs/concepts.md`).", ""]
     for paper in sorted({r["claim"]["paper"] for r in records}):
         title = PAPERS.get(paper, f"Paper {paper}")
         recs = [r for r in records if r["claim"]["paper"] == paper]
