@@ -107,6 +107,22 @@ def test_no_session_history_outside_the_engineering_log():
     assert not found, "the word 'session' (development history) belongs in docs/engineering-log.md: " + ", ".join(found)
 
 
+#: the code's comments, docstrings and record strings say why, not when: no development session, no issue number (the
+#: history is in the engineering log and the decision ledger, theorems/paper_X/ledger/*.toml)
+CODE_DIRS = ("numerics", "theorems", "verify")
+HISTORY = re.compile(r"session|\bissue\s*#?\d+", re.I)
+#: pytest's fixture scope is not history
+NOT_HISTORY = re.compile(r"""scope\s*=\s*["']session["']""")
+
+
+def test_no_history_in_the_code():
+    found = [f"{p.relative_to(ROOT)}:{i}: {line.strip()[:100]}"
+             for d in CODE_DIRS for p in sorted((ROOT / d).rglob("*.py"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if HISTORY.search(NOT_HISTORY.sub("", line))]
+    assert not found, ("development history (a session, an issue number) belongs in docs/engineering-log.md or the "
+                       "claim's ledger; say why in the code:\n" + "\n".join(found))
+
+
 @pytest.mark.xfail(strict=True, reason="the generated findings still carry history from the claims' code and "
                    "verify/expectations.toml (A.T3, A.T4, B.Fig5); remove this mark once they state what is found now")
 def test_no_session_history_in_the_generated_block():

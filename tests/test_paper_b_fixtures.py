@@ -283,7 +283,7 @@ def test_issue11_instance_is_not_decided_by_the_phase_rule():
     probe's rule leaves it not decided; it lies outside Ass 1 and Lemma 2's init."""
     from theorems.paper_b import t7_polyak as T7
 
-    r = T7.replay_issue11()
+    r = T7.replay_counterexample()
     assert r["holds"] is None and r["label"] == "window not complete" and r["facts"]["step"] > 1000
     assert r["assumptions"] == {"Ass 1 (ν/(1−3ν) ≤ ν*)": False, "Ass 2 (equal non-opt scores)": True,
                                 "small init (max|a(W₀)| ≤ 1/4)": False}

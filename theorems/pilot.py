@@ -1,4 +1,4 @@
-"""Sample-size re-estimation from a pilot (issue #13: checks sized from their power, not from one seed).
+"""Sample-size re-estimation from a pilot (checks sized from their power, not from one seed).
 
 A check whose intervals shrink like ``N^{-1/2}`` runs a pilot at its declared size; if the pilot's widest interval is
 above a declared fraction of its maximum width, it draws more of the same kind and decides on all draws pooled.  An
@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 R = TypeVar("R")
 
 #: the width a pilot sizes an equality decision to, as a fraction of its 95 %-power width (``max_width``): the
-#: 95 %-power width itself, the power issue 30 asks of every decision at the claim's own value
+#: 95 %-power width itself, the power every decision is to have at the claim's own value
 POWER_WIDTH = 1.0
 
 

@@ -76,7 +76,7 @@ FAIL_HOLD = "assumption fails, conclusion holds"
 COUNTEREXAMPLE = "assumptions hold, conclusion fails"
 UNDECIDED = "not decided"
 DEFAULT_DB = ".hypothesis/verify-probes"
-# Runs of max_examples a probe may draw before it is inconclusive.  Pre-registered (session 14) from the decided
+# Runs of max_examples a probe may draw before it is inconclusive.  Pre-registered from the decided
 # counts of the probes over seeds 1000-1059 and the sweeps 640-692: one run fell below its minimum at 1 to 2 seeds in
 # 100 per probe; three independent runs all falling below is then of order 1e-5 per probe.
 ROUNDS = 3

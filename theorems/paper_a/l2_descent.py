@@ -32,7 +32,8 @@ dimensional analysis, on a small-scale instance and in the probe; the regulariza
 ``L_lambda`` (and in the adversarial search) while the bound stays the one derived for ``lambda = 1/4``: along
 ``H = [A* v v^T; -B* v v^T]`` (``v`` the top eigenvector of ``Z*^T Z*``) the regularizer's Hessian is ``16 lambda
 sigma_1``, so with ``lambda = 1`` the ratio ``(L_1 - L*)/dist^2`` tends to ``8 sigma_1`` against the bound's
-``2 sigma_1`` at ``dist -> 0``.  (Until issue 11 the second control was ``sqrt(beta)/8``, a rescaled constant.)
+``2 sigma_1`` at ``dist -> 0``.  (A rescaled constant such as ``sqrt(beta)/8`` would not be a
+mutant of the mathematics.)
 
 Why the ``beta/2`` control runs on its own instance (``SMALL_SCALE``, ``sigma_1(M*) = 0.05``): ``beta/2 <
 sqrt(beta)/2`` iff ``sqrt(beta(rho)) < 1``, i.e. only at small scale (roughly ``sigma_1(M*) < 0.2``).  At the check's

@@ -23,7 +23,7 @@ What the constants are (the seed lost them; ours, label reconstructed):
   ``theorems.paper_a.geometry_constants.good_init_constants``: A.L4 and A.T2 use them too.)
 
 What is tested: ``n0(delta)``, the lemma's content.  Any consistent initialization has ``P(E1 and E2) -> 1``, so a
-probability decided at one huge ``n`` (until issue 11: ``n = 10^8``) cannot fail; the question is *from which n*.
+probability decided at one huge ``n`` (say ``n = 10^8``) cannot fail; the question is *from which n*.
 The suite's own analysis predicts it: A.L5 (and the Wishart CLT for ``e``) give the ``sqrt(n)`` law, under which
 ``T_n = sqrt(n) max(dist(theta_0)/rho', e/e_0)`` has an ``n``-free limit law, and ``E1 and E2`` at ``n`` is
 ``T_n <= sqrt(n)``; so

@@ -50,9 +50,10 @@ sympy) exactly, point by point (rounding slack ``TOL``), for two gradient vector
    unbiased U-statistic of ``eps^2`` is reported (``n eps`` flat: ``eps = O(1/n)``).  At least ``MIN_INFORMATIVE``
    points at the largest ``n`` must have a positive constant term of (3a), else the check is inconclusive.
 
-Until issue 11 the check built ``u`` with ``experiments.preconditioner_operator`` (the suite's factor-coordinate
-operator), used isotropic points only (where (3) has slack ~4x), and decided each point by "not significantly
-negative" (it could not be inconclusive); the label was "exact" although every constant is ours.
+Why not simpler: ``u`` built with ``experiments.preconditioner_operator`` (the suite's factor-coordinate operator)
+would share a bug with the algorithm it checks; isotropic points alone leave (3) slack ~4x; a point decided by "not
+significantly negative" could never be inconclusive; and every constant is ours, so the claim is reconstructed, not
+exact.
 
 Negative controls: the same inequalities without the gradient-approximation terms (violated near the manifold, where
 the oracle's O(1/n) bias dominates); Algorithm 1's step with the one-sided preconditioner ``(g_V Sigmahat^{-1},

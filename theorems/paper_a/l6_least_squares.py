@@ -72,7 +72,7 @@ STATEMENT = (
 COVERAGE_NS = [50, 300, 2000, 10**4, 10**5]  # from where b(n, delta) is finite to where least squares is sharp
 DELTAS = [0.1, 0.01]  # the failure probabilities whose bounds are tested
 #: coverage P >= 1 - delta is decided with max_width = delta (an interval wider than delta cannot tell P >= 1 - delta
-#: from P >= 1 - 2 delta); until issue 11 the width was unbounded (any interval wholly above 1 - delta passed)
+#: from P >= 1 - 2 delta; with no bound on the width any interval wholly above 1 - delta would pass)
 COVERAGE_WIDTH_PER_DELTA = 1.0
 N_INST = (2, 4, 6)  # instances at quick / standard / full
 COVERAGE_DRAWS = (3000, 20000, 50000)  # data sets per (instance, delta, n) cell: CP width <= 0.005 when all covered

@@ -30,7 +30,7 @@ constants are loose by the factor ``e^{q_i}`` (reported as tightness).
 Evidence: (1) symbolic: the exponent algebra for general ``n'`` and the Gaussian moment generating function; (2)
 numeric: Monte Carlo of both moments at two queries and n = 8..256 against the bounds, with no tolerance: a cell
 passes when its whole confidence interval lies below the bound, fails when it lies above, and is undecided otherwise
-(issue 11 removed a 10% tolerance, the ledger); (3) numeric: the fitted limit of ``n' x`` (i) against
+(a tolerance would pass a bound exceeded by it); (3) numeric: the fitted limit of ``n' x`` (i) against
 ``e^{q}`` (fit ``a + b/n' + c/n'^2 + d/n'^3``, ``bias_decisions.LIMIT_ORDER``), inside half the distance to 1, the
 limit without the tilt factor (the uniform weights' value, the control's), with the fit model's own truncation
 error reported beside it: ``n' E sum_j s_j^2`` depends on ``q`` alone and has an exact one-dimensional integral

@@ -22,7 +22,7 @@ Evidence.  (1) *Inequality*: both sides by Monte Carlo at two fixed queries and 
 8..128), from the same draws: ``||f(X_k) - fbar||^2 M/(M-1)`` (its mean is the unbiased sample variance) and
 each draw's gradient sum by autograd (``torch.func.jacrev``); the ratio ``LHS/RHS`` (delta-method errors from the
 paired draws) is decided by ``decide_upper`` against 1 with no tolerance: a cell passes when its whole interval lies
-below 1, fails when it lies above, and is undecided otherwise (issue 11 removed a 10% tolerance, the ledger).
+below 1, fails when it lies above, and is undecided otherwise (a tolerance would pass a bound exceeded by it).
 (2) *O(1/n)*: the fitted limit of ``n' Var_{-i} f`` equals the derived constant, inside half the distance to the
 constant without the tilt factor (``e^q - 1`` against 0 for the weights; the control's value, ``ALTERNATIVE_LIMITS``)
 (sample variances over the larger Monte Carlo rows shared with A.L9, n = 8..256; the fitted limit of ``n' x bound``
@@ -38,8 +38,8 @@ for the weight vector itself the bound becomes 0), run on all four lemmas: for x
 variance e^q(t + ‖μ‖²)/n' only by t/(t + ‖μ‖²) ≈ 0.9, and for x̄x̄ᵀ and M2 the frozen right side still exceeds the
 variance (the bound has slack ~2), so there the inequality cannot tell a frozen softmax from the true one and the
 control is not rejected: a stated limitation, not a reason to drop it; and, for (2), the constant without the tilt
-factor (``untilted_limits``).  Issue 11 replaced the control "right side divided by n'" (a rescaled constant) by the
-frozen softmax.
+factor (``untilted_limits``).  The right side divided by n' would be a rescaled constant, not a mutant of the
+mathematics; the frozen softmax is one.
 Free choices (:func:`instance_choices`; ``verify sensitivity`` maps the verdict over them): the strongly tilted
 query's q (0.3-1.2), the window of n of (2) (8..128 to 8..1024) and the dimension (2-6); the lemmas hold for each.
 """

@@ -26,8 +26,8 @@ Evidence, top-down:
    ``||B||_op`` in the region where the nested Monte Carlo's error bar is honest (finite fourth moment,
    ``||B||_op^2 < 1/8``): there the closed form must match.  An instance the estimator cannot decide
    (heavy-tailed or outside its scope, possible only at the boundary by rounding) returns "not decided".
-   Issue 11 dropped the old out-of-scope branch, which compared the estimator's scope flag with a recomputation
-   of the same condition ``||B||_op < 1/2`` (circular); the divergence outside Lemma 7's region is A.L7's claim.
+   Outside the scope nothing is compared: the estimator's scope flag against a recomputation of the same
+   condition ``||B||_op < 1/2`` would be circular; the divergence outside Lemma 7's region is A.L7's claim.
 5. *negative controls*: a closed form with the ``Sigma`` factor dropped, one with the
    ``Sigma^{1/2}`` weight misplaced (unweighted Frobenius norm), and the include-self
    softmax in the n-law (:func:`include_self_gaps`).

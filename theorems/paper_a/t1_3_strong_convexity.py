@@ -68,8 +68,8 @@ Measured power of that search (quick, 50 examples): the control found a violatio
 one seed in six; a narrower one may be missed more often (this rate is not a bound for every mutant).  The same
 20 seeds without the quarter-turn stratum also gave 20/20: the misses at seeds 304 and 315 were with 25 quick
 examples, before ``PROBE_EXAMPLES`` became 50; the stratum puts search where the mutant differs, it is not what the
-measured rate rests on.  (Until issue 11 the controls of (3) and (4) were "10 alpha" and "beta/10": rescaled
-constants that a check with any slack at all rejects, and the only control on (4).)
+measured rate rests on.  (Rescaled constants such as "10 alpha" or "beta/10" are no controls of (3) and (4): a
+check with any slack at all rejects them.)
 
 The derived constants alpha(D), sqrt(beta(D)) and rho live in ``theorems.paper_a.geometry_constants`` (A.L2, A.L3,
 A.L4, A.L7 and A.T2 use them too); their derivation is this module's.

@@ -21,15 +21,15 @@ envelope rate is ``c_env = -log(1 - alpha^2/beta)``.  Decisions per training set
 asymptotic tail above float64's floor of ~1e-31) cut in two halves: on each half the run's log-linear rate equals the
 linearized prediction's rate on that half to ``RATE_MARGIN`` (0.5%: the interval must lie inside it; the alternative
 it excludes is the rate without the preconditioner, 3-70% off), and the slower half's rate is at least the envelope
-rate (the same interval, at most ``RATE_REL_WIDTH`` wide; until issue 11 the envelope decision was "not rejected"
-with an unbounded width).  The error of a half's rate is read against the prediction (``rate_against_curve``): ``log e_t =
+rate (the same interval, at most ``RATE_REL_WIDTH`` wide: "not rejected" at any width would decide
+nothing).  The error of a half's rate is read against the prediction (``rate_against_curve``): ``log e_t =
 log curve_t + D_t``, so the run's rate is the curve's minus the slope of ``D``, with the error of that slope from
 ``D``'s residuals.  A bend of the decay the prediction shares (two slow modes mixing) is then not error, and a bend it
-does not share moves one half's rate off the prediction: a failure, not a wider interval.  (Until session 10 the
-whole window was decided, its error the fit's SE and half the difference of the two halves' rates, which counted a
-predicted bend as misfit: fresh seed 502, the ledger's ``RATE_MARGIN``.)
+does not share moves one half's rate off the prediction: a failure, not a wider interval.  (Deciding the
+whole window, its error the fit's SE and half the difference of the two halves' rates, would count a predicted bend
+as misfit: fresh seed 502, the ledger's ``RATE_MARGIN``.)
 
-Which linearized prediction (issue #13, after calibration seed 115).  The slowest mode's rate ``c`` is the
+Which linearized prediction (chosen after calibration seed 115).  The slowest mode's rate ``c`` is the
 *asymptotic* rate; over a finite window the excess is the mixture ``sum_k C_k (1 - eta mu_k)^{2t}`` of the modes the
 displacement carries.  At quick seed 115 one training set's displacement had almost no component on the slowest mode,
 so its excess fell at the next mode's rate over the whole window (0.0907 against the slowest 0.0640) and the check said
@@ -69,8 +69,7 @@ the check is inconclusive when more than ``MAX_DROPPED_FRACTION`` of the replica
 about -1.2 to -2, so one power law over all ``n`` is misspecified and its Birge-widened interval is 0.65-0.7 wide)
 against the theorem's envelope ``O~(1/n)`` (an upper bound: slope ``<= -1``): fail if the whole interval lies above
 -1; pass if it lies at or below -1 and is no wider than ``FLOOR_MAX_WIDTH`` = 0.5 (half the distance from the
-envelope's -1 to the derived -2); else inconclusive.  (Until issue 11 the all-n slope was decided, an interval below
--1 passed at any width and one straddling -1 passed when narrower than 0.6.)
+envelope's -1 to the derived -2); else inconclusive.
 
 What we expect beyond the envelope (derived, reported, not decided): the oracle's bias is O(1/n) (A.T1.1's
 ``E Lhat_n - L = c(theta)/(n-1)``, differentiated; A.T3 measures the squared bias O(n^{-2})), the fixed point
@@ -84,8 +83,8 @@ Negative controls: (rate) Algorithm 1 without the preconditioner (plain GD on ``
 which both preconditioners treat alike, and the rates coincide); (floor) contexts of fixed size 8 (more batches
 instead of larger contexts, the spec note's pitfall): the floor stays at its ``n = 8`` value; (probe) the envelope
 for the distance to the ``Q = I`` point of Mfold in place of the Procrustes projection (the iteration contracts towards
-Mfold, not towards a fixed point of it: the tangent offset does not decay).  Until issue 11 the probe's control was a
-contraction "four times faster than the envelope's", a rescaled constant.  Tried first and not rejected at quick seed
+Mfold, not towards a fixed point of it: the tangent offset does not decay).  A contraction "four times faster than
+the envelope's" would be a rescaled constant, not a mutant.  Tried first and not rejected at quick seed
 0 (no trajectory inside the assumptions left the envelope, whose slack is a few percent per step): plain GD without
 the preconditioner, and the Euclidean distance in theta in place of the Sigmatilde-distance.  Each control re-runs its check with one parameter overridden.
 
@@ -573,8 +572,9 @@ def _floor_figure(ns, fl, se, fit, z, fixed_context, fresh, eta: float):
 # beta) dist_t^2, by A.L4's (3a), (4a) with eps = 0 (A.T1.3's (3), (4) and ||T - I|| <= kappa = 2e + e^2) while
 # dist_t <= rho'.  The probe draws instances on both sides of each assumption that line uses (A3: rho' > 0; Lemma 3's
 # event: initial distance <= rho' and e <= e0; step eta <= alpha/beta) and checks the envelope at every step.  Outside
-# the assumptions the envelope may fail (recorded, not a counterexample).  Until issue 11 the probe ran with the true
-# Sigma as preconditioner (GD in factor coordinates, kappa = 0): it checked A.T1.3 along trajectories, not Algorithm 1.
+# the assumptions the envelope may fail (recorded, not a counterexample).  The probe runs with the training set's
+# Sigmahat: with the true Sigma as preconditioner (GD in factor coordinates, kappa = 0) it would check A.T1.3 along
+# trajectories, not Algorithm 1.
 
 # Strata of the probe: (m_op, log10_N, eta_mult) ranges inside all three assumptions, or outside one of them; their
 # union is m_op in [0.03, 0.3], log10_N in [2.5, 6.5], eta_mult in [0.1, 2.5].  Drawing the stratum first (PROBE_DRAW)
@@ -685,7 +685,8 @@ CLAIM = Claim(
                    "constants (with A.L4's κ for Σ̂) are ours. The floor is tested against the Õ(1/n) envelope (an "
                    "upper bound, interval no wider than 0.5); the exact oracle's floor is measured to decay like n⁻² "
                    "(our derivation: O(1/n) oracle bias, squared). Every run uses Algorithm 1's own step with the "
-                   "training set's Σ̂ (the probe too, since issue 11: it used the true Σ before). The two-sided and "
+                   "training set's Σ̂ (the probe too: with the true Σ it would check A.T1.3, not Algorithm 1). "
+                   "The two-sided and "
                    "the one-sided preconditioner share the asymptotic rate; a key-block mode tells them apart."),
     findings=(
         "With the exact oracle the optimization floor is O(n⁻²), a factor 1/n below the Õ(1/n) envelope; the 1/n "

@@ -44,12 +44,12 @@ Evidence, top-down:
    without a term it says is there (the controls' mutants, :func:`derived_alternatives`: the V-block without the
    covariance term, the K-block without the tilted third moment).  The loss gap ``(n-1)(E Lhat_n - L) -> c`` (pointwise
    convergence) is decided in the same check, inside half the distance to ``c`` without its covariance term
-   ``Z tr(V Sigma V^T)`` (the same slip one level up: its V-gradient is the V-block mutant).  Issue 11: the K-block was
-   "reported, not decided" before (its Monte Carlo drifted: 0.25 vs 0.32 at n = 256, 0.63 +- 0.11 at n = 1024); the
-   diagnosis was the estimator (a softmax fluctuation shared by the queries of a batch, which the oracle loss does not
-   cancel and whose scaled standard deviation grows like n^{1/2}), now removed by an exact mean-zero linear control
-   variate (``numerics.paper_a.moments.softmax_linear_terms``), plus a slow approach that the order-2 fit misfitted.
-   Diagnostic runs with the control variate (issue 11, 6000-8000 batches per n; not part of the checks): seed 0 point
+   ``Z tr(V Sigma V^T)`` (the same slip one level up: its V-gradient is the V-block mutant).  Why the control
+   variate and three terms: without them the K-block's Monte Carlo drifts (0.25 vs 0.32 at n = 256, 0.63 +- 0.11 at
+   n = 1024); the cause is the estimator (a softmax fluctuation shared by the queries of a batch, which the oracle loss
+   does not cancel and whose scaled standard deviation grows like n^{1/2}), removed by an exact mean-zero linear control
+   variate (``numerics.paper_a.moments.softmax_linear_terms``), plus a slow approach that an order-2 fit misfits.
+   Diagnostic runs with the control variate (6000-8000 batches per n; not part of the checks): seed 0 point
    1, the scaled K-projection 0.112, 0.174, 0.207, 0.243, 0.280, 0.290, 0.301 at n = 8..512 against the derived 0.316;
    seed 1 point 1, 0.068, 0.098, 0.132, 0.158, 0.177, 0.197, 0.203 (two runs), 0.210 at n = 8..1024 against 0.217: the
    data approach the derived coefficient, slowly (8-10% below it at n = 256, 3% at n = 1024).
@@ -120,10 +120,10 @@ FINDINGS = (
     "bias is still 8-10% below the limit at n = 256), which is why its fit keeps terms to 1/n³. Each block is decided "
     "inside half the distance to the mutant the derivation's controls name (V-block: covariance term dropped, ±50%; "
     "K-block: tilted third moment dropped, ±67-70% at seed 0): that, not a few percent, is what the check excludes.",
-    "The K-block's fitted limit lies below the derived one at every instance so far (seeds 0-4, quick and standard "
-    "alike: point 1 by 1-10%, point 2 at 4 of 5 seeds; standard seed 1: 0.196 ± 0.025 vs 0.217, inside the interval): "
-    "either the three-term fit still carries truncation error (the series is still rising at n = 256) or the derived "
-    "K-block is slightly off. Resolved (session 11): truncation. Refitting the same draws at 20 fresh instances "
+    "The K-block's fitted limit lies below the derived one at every instance examined (seeds 0-4, quick and standard "
+    "alike: point 1 by 1-10%, point 2 at 4 of 5 seeds; standard seed 1: 0.196 ± 0.025 vs 0.217, inside the interval). "
+    "The cause is the three-term fit's truncation error (the series is still rising at n = 256), not the derived "
+    "K-block: refitting the same draws at 20 fresh instances "
     "(seeds 5000-5019), the relative deviation shrinks as the fit gains terms: point 1 −6.6%, −2.7%, −0.2% (two, "
     "three, four correction terms), point 2 −7.0%, −4.1%, −2.6% ± 1.2%; the V-block within 1% at every order.",
 )

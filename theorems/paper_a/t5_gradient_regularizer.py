@@ -35,7 +35,7 @@ Controls: the Isserlis formula with one pairing dropped (coefficient and symboli
 :func:`first_pairing_covariance`), and, for the rate, the population regularizer with its ``Sigma`` weights dropped
 (``R(theta; I)``, the isotropic regularizer: the bias then does not vanish; :func:`isotropic_regularizer_grad`).  The natural rate control -- the mean square in place of the squared mean, i.e. the single-batch error
 ``E||grad Rhat - grad R||^2``, asymptotically 1/n -- was replaced when this module was written because it did not fail
-(the ledger's ``RATE_MUTANT``).  Why it does not fail (diagnosed in issue 11, seed 0): near the manifold the
+(the ledger's ``RATE_MUTANT``).  Why it does not fail (diagnosed at seed 0): near the manifold the
 first-order term ``Df(Sigma)[Sigmahat - Sigma]`` is small -- ``E||Df(Sigma)[H]||^2 = 0.16, 0.09`` at the two points,
 against ``n E||grad Rhat - grad R||^2 = 12.2, 15.1`` at n = 8 and ``0.25, 0.20`` at n = 128 -- so the n^-2 and n^-3
 terms (which do not vanish on the manifold) dominate up to n ~ 150-250 (the 1/n term's share is 63%, 44% at n = 128;

@@ -43,7 +43,7 @@ queries with ``q = 0.25, 0.6``, n = 8..256; the derived constants above are ``ti
 constant.  Bias lemmas: (a) the exponent of the squared bias (U-statistic on draws with a mean-zero control variate,
 the linear term ``(1/n') sum_j (w_j/E w)(g(x_j) - G)``), fitted with its first correction and decided against the
 *derived* -2 (inside -2 ± 0.5, half the distance to the paper's -1: ``bias_decisions.RATE_MARGIN``; the paper's
-envelope 1/n is reported beside it: issue 11, the envelope alone could not fail); (b) ``n' x bias`` projected on the
+envelope 1/n is reported beside it: the envelope alone cannot fail); (b) ``n' x bias`` projected on the
 derived coefficient.  The limits and coefficients are decided inside half the distance to the constant without the
 tilt factor ``e^q`` (``untilted_limits``, the control's value; ``ALTERNATIVE_LIMITS``,
 ``bias_decisions.alternative_margin``).  Controls: constants without the tilt factor ``e^q``

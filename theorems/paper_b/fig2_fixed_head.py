@@ -25,7 +25,7 @@ those steps, interval of its mean below 0 (strictly: a tie, exactly 0, is not a 
 
 Free choices (``Claim.free_choices``; ``verify sensitivity`` decides the claim at other values of each).  The cap:
 the seed says a threshold eta_max is used and gives no value; ours is 1e4 (``example1_suite_setups.PS_CAP``, chosen
-before issue #11 knowing that "PS fastest early" needed a large cap), its range ``CAP_RANGE = (1e2, 1e6)``, two decades
+knowing that "PS fastest early" needed a large cap), its range ``CAP_RANGE = (1e2, 1e6)``, two decades
 either side.  What the verdict depends on: where the cap first binds (after that PS is GD with step eta_max) against
 where NGD, whose logit gaps grow by a fixed amount per step, overtakes a capped GD step; both are reported.  The early
 window ``EARLY_END`` ("in the beginning": t <= 5 .. 100, the first 1 % to 20 % of the figure's 500 steps) and the
@@ -34,8 +34,7 @@ bound printed, ``fixed_head_rates.envelope_rate``) and B.L1's slope rule on the 
 
 Negative controls (each passes other runs to its check): NGD capped at eta_max = 1 in place of NGD in (i) (the
 normalization is undone once ||grad L|| < 1: capped NGD is GD from then on, the paper's own remark about caps);
-PS with cap 1 in (ii) (GD from the first step: it ties GD and loses to NGD); GD in place of NGD in (iii).  (Before
-issue #11 the control of (i) was GD compared with itself.)
+PS with cap 1 in (ii) (GD from the first step: it ties GD and loses to NGD); GD in place of NGD in (iii).
 """
 from __future__ import annotations
 
@@ -229,8 +228,9 @@ CLAIM = Claim(
     fidelity="qualitative",
     fidelity_note=("The seed keeps the plotted quantities and the qualitative reading; every constant (n, T, d, "
                    "SNR, step sizes, caps, momentum) is lost and ours (details['constants']). 'Far faster' = 10× is "
-                   "our threshold; 'early' is 'in the beginning' of the figure: its first tenth, t ≤ 50 (issue #31; "
-                   "before, t ≤ 5 and then 'until the cap binds', both chosen with the data in view). The PS cap is "
+                   "our threshold; 'early' is 'in the beginning' of the figure: its first tenth, t ≤ 50, from the "
+                   "paper's 'in the beginning', chosen knowing where NGD overtakes PS (history: the ledger's "
+                   "EARLY_END). The PS cap is "
                    "lost: ours is 1e4 (chosen so that PS is fast early). The cap, the early window and the 10× are free "
                    "choices: verify sensitivity decides the claim over their ranges. NGD + momentum (β = 0.9) overtakes PS after "
                    "a few steps on our data: PS is fastest against NGD and GD, which is the seed's comparison."),

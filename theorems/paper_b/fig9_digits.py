@@ -18,8 +18,8 @@ confidence bound is > 0 (z-interval, Bonferroni over the two decisions).  The ru
 (:func:`digit_runs`) both checks read.  Negative controls (each passes other runs): alignment recorded against a W_mm
 solved with one sample's constraints dropped (alignment); NGD's step without its normalization 1/||grad L|| (i.e. GD
 at NGD's eta = 0.1; comparison).  Free choices (decided over their ranges by ``verify sensitivity``): NGD's step
-(0.01-1), the alignment threshold (0.01-0.2), the noise level (0.03-0.3) and the horizon (0.5-4 times the budget's).  (Before issue #11 the comparison's control claimed "GD beats NGD" on the same runs:
-the check against itself.)
+(0.01-1), the alignment threshold (0.01-0.2), the noise level (0.03-0.3) and the horizon (0.5-4 times the budget's).  (The comparison's control is a mutant of NGD's
+step, not the claim reversed on the same runs, which would test the check against itself.)
 """
 from __future__ import annotations
 

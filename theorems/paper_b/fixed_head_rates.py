@@ -283,8 +283,8 @@ def saturation_rate(ev: Evidence, suite: Suite, run: SuiteRun, eta: float = ETA)
 #
 # Assumptions, classified on each drawn instance with the suite's single definitions (fixed_head_assumptions): Ass 1 =
 # B.L3's nu/(1 - 3 nu) <= nu* at the run's measured initial logit bound and its largest step; Ass 2 = equal non-opt
-# scores; small init = Lemma 2's logit bound max |a_it(W_0)| <= eps = 1/4 (B.L2).  (Before issue #11: nu <= 0.5,
-# ||W_0|| <= 2 and eta <= 2, thresholds derived from nothing; the step now enters through Ass 1's floor b.)
+# scores; small init = Lemma 2's logit bound max |a_it(W_0)| <= eps = 1/4 (B.L2).  (No fixed thresholds such as
+# nu <= 0.5, ||W_0|| <= 2, eta <= 2: nothing derives them; the step enters through Ass 1's floor b.)
 # Instances inside Ass 1 need nu of order 1e-3 or less: exactly orthogonal noise tokens perturbed by rho
 # (runs.orthogonal_tokens); Example 1 at d = 16-28 (nu ~ 0.3) is outside.
 
@@ -306,7 +306,7 @@ PROBE_EVERY_STEP = 30
 #: ... then 16 log-spaced steps per decade, each with its successor: a decision window (a decade of the run's clock)
 #: holds ~16 points, as the fixed window [60, 300] it replaces did (40 log-spaced points over [1, 300])
 PROBE_POINTS_PER_DECADE = 16
-# The asymptotic phase of a probe run (issue 32: windows in the run's own clock, not fixed in steps).  The envelope
+# The asymptotic phase of a probe run (windows in the run's own clock, not fixed in steps).  The envelope
 # holds for t >= t_0 with t_0 unknown, and a run's own clock can be far longer than any fixed window (a plateau in
 # which one sample is stuck on its violated constraints, a first step that jumps far, a start exactly on W_mm's line
 # whose residual takes hundreds of steps to form).  So a rate is decided only on a window the run's own record places
@@ -330,7 +330,7 @@ PHASE_NORM = 10.0
 #: there has a log^2 allowance of at most 0.45 (the fixed window [60, 300] it replaces had 0.41)
 PHASE_CLOCK = 30.0
 #: the decision window: the run's norm (its own clock) grows 10-fold over it (a decade, as [300, 3000] in the suite's
-#: envelope rule), and a failed window is looked at once more one decade later (issue 13's LATER, in the run's clock:
+#: envelope rule), and a failed window is looked at once more one decade later (in the run's own clock:
 #: a start exactly on W_mm's line rises to its C/t^2 asymptote by t ~ 300-700, quick seeds 113-114)
 PHASE_SPAN = 10.0
 #: steps at most: a first window ending near t = 300 is followed by a second one ending near 3000 (NGD, eta ~ 2), with
@@ -340,10 +340,9 @@ PHASE_CAP = 4000
 #: over the window's second geometric half to that over its first is 1 for v (t + tau) at any offset tau and any
 #: v > 0, and (log(t2/tm)/(t2 - tm)) / (log(tm/t1)/(tm - t1)) = sqrt(t1/t2) for log t (tm = sqrt(t1 t2)): 0.45 over
 #: the 5x span [60, 300] the threshold was set for (0.67 is their geometric midpoint), 0.32 over a decade window.
-#: Scale-free, so no constant of ours on the speed: it
-#: replaces (issue #13, before the 20-seed calibration at seeds 100-119, which then tests it) the earlier floor
-#: v >= eta/2, which was not derived and was wrong for a large step (NGD zigzagging at a steady 0.46 eta per step
-#: on orthogonal tokens, quick seed 4: B.T1's and B.L1's findings)
+#: Scale-free, so no constant of ours on the speed: a floor such as v >= eta/2 would not be derived and is wrong
+#: for a large step (NGD zigzagging at a steady 0.46 eta per step on orthogonal tokens, quick seed 4: B.T1's and
+#: B.L1's findings); set from the two laws before the 20-seed calibration at seeds 100-119, which tests it
 LINEAR_GROWTH_RATIO = 0.67
 #: below 1e-18, 1 - corr = ||Wbar - Wbar_mm||^2 / 2 is at the level of W_mm's own float64 / solver error (1e-9
 #: relative): such a run is not decided
@@ -351,7 +350,7 @@ OMC_FLOOR = 1e-18
 #: examples at quick / standard / full: 35-75% of hypothesis's draws land inside the assumptions (its generation
 #: clusters), so the quick tier decides 20-45 there, above MIN_DECIDED at seeds 0-2
 PROBE_EXAMPLES = (60, 120, 300)
-MIN_DECIDED = 10  # a probe that decided fewer in-assumption instances proved nothing (issue #11)
+MIN_DECIDED = 10  # a probe that decided fewer in-assumption instances proved nothing
 PARAM_CLIP = 20.0  # the Ass 1 parameter log10((nu/(1-3nu))/nu*) is plotted within +-20 (nu = 0 or nu* = 0 otherwise)
 
 #: the assumptions the rate claims list: the suite's single Ass 1 / Ass 2 (fixed_head_assumptions) and Lemma 2's
@@ -644,7 +643,7 @@ def probe_rate(inst, algorithm: str = "NGD", run: ProbeRun | None = None, phase_
     Where.  On the run's first window in its asymptotic phase, and once more a decade later if it fails there
     (:func:`decide_in_phase`; the rule is the comment block above ``PHASE_MARGIN``): the envelope holds for
     t >= t_0 with t_0 unknown, and the phase, not a fixed step, is where the run has reached it.  B.T7's
-    standard-budget "counterexample" (issue 11: a first Polyak step of length ~190 from W_0 = -1.16 Wbar_mm, then
+    standard-budget "counterexample" (a first Polyak step of length ~190 from W_0 = -1.16 Wbar_mm, then
     1 - corr ~ C / (t + 1300)^2, locally flat in t) and B.T1's transients from a start exactly on W_mm's line (1 -
     corr ~ 1e-31 rising to its C/t^2 asymptote by t ~ 300-700) were both read on fixed windows.
 

@@ -28,13 +28,13 @@ must be bounded away from 0: the smallest
 ``c_t`` over the late window ``t >= N/10`` and all runs is at least ``C0 = 1/2`` (pre-stated: half the derived limit
 1; the lemma only needs some c > 0, and a c_t that had not settled near 1 by N/10 would fail it); decided exactly,
 per run (deterministic given the runs).  The bracket ``1 - eps_t <= c_t <= 1 + eps_t + ...`` is algebra that holds
-for any W once W_mm is feasible (issue #11's audit: it cannot fail), so it is reported, not decided; (3) numeric,
+for any W once W_mm is feasible (it cannot fail), so it is reported, not decided; (3) numeric,
 the rate: per run, the slope of ``log(1 - s_opt) ||W_mm|| / eta`` in t (computed from log-softmax: 1 - s_opt is
 e^{-900} at t = 1000, far below float64) must equal the derived -1: its interval must lie inside -1 ± 0.25
 (``fixed_head_rates.SATURATION_MARGIN``: half the distance to -1/2, the slope of a rate off by a factor 2; the
 finite-window corrections, O(1/t_1), about 2% at the quick budget's t_1 = 50, are well inside it), on the same
 runs inside the assumptions (on the paper's Example 1, nu ~ 0.4, outside our Ass 1, the same rule is B.Fig2's
-"rates-follow-theory"; this claim's checks ran there until issue 32); (4) probe over the assumptions (instances and classification shared with B.T1: the
+"rates-follow-theory"); (4) probe over the assumptions (instances and classification shared with B.T1: the
 suite's single Ass 1 and Ass 2, Lemma 2's small init), each run decided on its window in its asymptotic phase
 (``fixed_head_rates.decide_in_phase``).  Fits use the upper
 envelope ``max_{s >= t}`` of log(1 - s_opt) (the claim is a bound for all t >= t_0; see ``fixed_head_rates``,
@@ -50,9 +50,8 @@ with its most-loaded constraint dropped, ``suite_wrong_w_mm``: an error in the l
 the constant; the smaller ||W_mm'|| scales c_t down to about ||W_mm'||/||W_mm||, so it is rejected only if that ratio
 is below C0 = 1/2 on some run: where it is not, that is a finding about the bound's power, not a reason to move C0); GD's runs in place of NGD's for the rate
 (log(1 - s_opt) ~ -log t, slope -> 0); GD in place of NGD in the probe (its normalized slope of log(1 - s_opt) in t is ~0, not <= -1/2); the
-softmax identity with one exponential dropped (sympy).  (Before issue #11: the bound check decided the bracket and
-the probe's control was a claimed c >= 2, a rescaled claim rather than a mutant; before issue 31 the bound's control
-measured 1 - s at each sample's best non-opt token, a wrong metric rather than a mutant.)
+softmax identity with one exponential dropped (sympy).  (Each control is a mutant of the mathematics: a claimed
+c >= 2 would be a rescaled claim, and 1 - s measured at each sample's best non-opt token a wrong metric.)
 """
 from __future__ import annotations
 
@@ -232,9 +231,9 @@ def probe_conclusion(inst, alpha_each, algorithm: str = "NGD", phase_norm: float
     ``algorithm="GD"``: GD in place of NGD (a control: its norm grows like log t).  An infeasible W-SVM is not
     decided.  Facts: the run's initial logit bound and largest step.
 
-    (Until issue #13 the slope was taken in t and divided by eta / ||W_mm||, which presumed growth eta per step:
-    wrong for NGD zigzagging at 0.46 eta per step, quick seed 4's finding; now the growth is measured, not assumed.
-    Until issue 32 the window was fixed in steps, [60, 300].)"""
+    (The growth is measured, not assumed: a slope in t divided by eta / ||W_mm|| would presume growth eta per step,
+    wrong for NGD zigzagging at 0.46 eta per step, quick seed 4's finding.  The window is the run's own, not fixed in
+    steps: a fixed window such as [60, 300] can lie before a run's asymptotic phase.)"""
     run = rf.probe_run(inst, algorithm)
     if run is None:
         return None, "W-SVM infeasible", "no W_mm: not decided", {}
@@ -259,7 +258,7 @@ CLAIM = Claim(
                    "probe's c ≥ 1/2 is "
                    "ours; its assumptions are the suite's single Ass 1 / Ass 2 and Lemma 2's small init."),
     findings=(
-        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asked a slope of log(1 − s_opt) ≤ −η/(2‖W_mm‖) per step, i.e. growth ≥ η/2 (a constant of ours, not the paper's), counted such instances as counterexamples (quick seed 4); issue #13 replaced that constant by a scale-free test of linear growth (fixed_head_rates.linear_growth), and B.L1's slope is now taken in ‖W_t‖/‖W_mm‖, the lemma's own variable.",
+        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: a probe conclusion asking a slope of log(1 − s_opt) ≤ −η/(2‖W_mm‖) per step, i.e. growth ≥ η/2 (a constant of ours, not the paper's), counts such instances as counterexamples (quick seed 4), so the probe tests linear growth scale-free (fixed_head_rates.linear_growth), and B.L1's slope is taken in ‖W_t‖/‖W_mm‖, the lemma's own variable.",
     ),
     assumptions=rf.ASSUMPTIONS + (F.FAMILY_SCOPE,),
     checks=(

@@ -25,8 +25,8 @@ interval against 1 - delta, and the measured critical scale sigma_delta (largest
 Negative controls: the variance without the query norm (symbolic); the scale without the R^2 factor
 (sigma = eps / sqrt(2 log(4nT/delta))) in the event check and in the probe.  The probe draws token norms from 0.3
 to 10 times Example 1's (R ~ 0.5 .. 20): the lemma is stated for any R, and at Example 1's own R ~ 1.4 dropping R^2
-moves sigma by ~2x, inside the lemma's slack (sigma_delta/sigma_0 ~ 2.3), so before issue #11 the probe control was
-not rejected at some seeds (quick 1, 2; standard 0).
+moves sigma by ~2x, inside the lemma's slack (sigma_delta/sigma_0 ~ 2.3), so a probe at that R alone would not
+reject the control (it did not at quick seeds 1, 2 and standard seed 0).
 """
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ pairs with a non-opt member.
 Which Ass 1.  The one of ``fixed_head_assumptions`` (``ASS1``, defined once for every fixed-head claim): B.L3's
 derived sufficient level nu / (1 - 3 nu) <= nu*(data, b), b = the opt-score floor at Lemma 2's eps = 1/4 and a small
 step.  nu* is itself random (it depends on q = min ||x_i1|| and R = max ||x||); on Example 1 (n = 8, T = 4) it is
-about 1.5e-3, so Ass 1 needs d of order 10^6.  (Before issue #11 this module decided fixed levels nu_0 = 0.25 and
-0.15 at d <= 2048, levels nothing derived and that B.L3's analysis calls insufficient; they are gone.)
+about 1.5e-3, so Ass 1 needs d of order 10^6.  (Fixed levels such as nu_0 = 0.25 or 0.15 are not
+decided: nothing derives them, and B.L3's analysis calls them insufficient.)
 
 Ass 2 is *not* verified here: in ``data.example1`` the noise is orthogonal to the head u = e_1, so every non-opt
 score equals gamma_other exactly and Ass 2 holds by construction (the paper's "choosing an appropriate u").  The

@@ -21,8 +21,9 @@ exists); it passes when, for each eps, the failures stop below half the largest 
 information (the slack 1 - eps is needed: near W_mm both sides tend to the same limit).  What this cannot see: a
 failure of (4) only at norms beyond those examined, and (4) failing below half the largest norm passes (R_eps is
 then reported, not bounded).  The trajectory points in the top half lie close to W_mm (the runs have aligned), so
-the wide sampled directions carry the test away from W_mm; before issue #11 the samples were drawn within 45 deg
-of W_mm only.  Ass 1 (ours, ``fixed_head_assumptions``) holds on the orthogonal-token instance only: Example 1 at
+the wide sampled directions (up to 90 deg from W_mm: a cone around it would bias the test toward a pass)
+carry the test away from W_mm.
+Ass 1 (ours, ``fixed_head_assumptions``) holds on the orthogonal-token instance only: Example 1 at
 d = 32 has nu ~ 0.4 against nu* ~ 1e-3; (4) is tested there as the paper's claim that Example 1 is in scope.
 Negative controls: a W_mm solved without one sample's constraints (the wrong max-margin direction; the bank records
 the gradient's correlation with it beside the right one); and the gradient mis-derived, the softmax Jacobian's

@@ -54,8 +54,8 @@ logit bound and largest step) and recorded (``scope_evidence``: "in scope" when 
 paper's own Example 1 (the Example-1 suite of ``example1_suite_setups``: n = 4, T = 3, d = 16, gamma_opt = 1,
 gamma_other = 0, ``||W_0|| = 0.5``), whose runs lie outside our Ass 1 (B.L3's sufficient nu/(1 - 3 nu) <= nu*,
 defined once in ``fixed_head_assumptions``: nu ~ 0.4 against nu* ~ 1e-3), the same rule on the same NGD runs is
-B.Fig2's check "rates-follow-theory" (the paper's Figure 2): this claim's checks were run there until issue 32
-(exponent -1.99 [-2.02, -1.96] at quick seed 0).  The envelope rule and the probe's instances are in
+B.Fig2's check "rates-follow-theory" (the paper's Figure 2; there the exponent is -1.99 [-2.02, -1.96] at quick
+seed 0).  The envelope rule and the probe's instances are in
 ``fixed_head_rates`` (B.T7 and B.Fig2 decide with the same rule).
 
 Evidence: (1) the rate rule above on NGD, inside the assumptions; (2) global convergence: every
@@ -75,8 +75,8 @@ the linear-domain autograd gradient for the same horizon: once s_opt rounds to 1
 token's term s_o (gamma_o - m) cancels to 0, the direction is wrong and the alignment degrades (1 - corr grows
 back to ~0.5; NaN only later, when every non-opt score underflows at gap >~ 745), so the upper envelope of
 1 - corr stops decreasing; global convergence against the wrong W_mm; GD in place of NGD in the probe (its norm
-grows like log t, not linearly: the probe must meet a counterexample).  (Before issue #11 the probe's control was
-a claimed exponent <= -3, a rescaled claim rather than a mutant of the mathematics.)
+grows like log t, not linearly: the probe must meet a counterexample).  (A claimed exponent <= -3 would be a
+rescaled claim, not a mutant of the mathematics.)
 """
 from __future__ import annotations
 
@@ -174,7 +174,7 @@ CLAIM = Claim(
     findings=(
         "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"
         " consistent with A.4's remark that Theorem 1's rate may not be tight.",
-        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: the probe's conclusion, which asked growth ≥ η/2 (a constant of ours, not the paper's), counted such instances as counterexamples (quick seed 4); issue #13 replaced that constant by a scale-free test of linear growth (fixed_head_rates.linear_growth).",
+        "With a large step on exactly orthogonal tokens (inside Ass 1 at any step) NGD zigzags and its norm grows at a steady fraction of η per step (0.46 at η = 19-32, 0.76 at η = 5, 1.0 at η = 1; n = 5, T = 3), still Θ(t) with c_t → 1 and 1 − corr ~ t⁻²: a probe conclusion asking growth ≥ η/2 (a constant of ours, not the paper's) counts such instances as counterexamples (quick seed 4), so the probe tests linear growth scale-free (fixed_head_rates.linear_growth).",
         "From W₀ = −0.003 W̄mm on orthogonal tokens perturbed by ρ = 1e-8 (n = 2, T = 3, η = 1.89), NGD is aligned to "
         "1e-18 within 10 steps, then 1 − corr rises to 1e-7 at t ≈ 300 and only then decays as t⁻² (6e-9 at t = 1150, "
         "2e-11 at t = 20000): "

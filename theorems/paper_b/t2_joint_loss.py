@@ -54,7 +54,7 @@ exponent of ``g_alpha(L_t)`` (``log(1/L)`` for ``alpha = 1``, ``L^{-(1-alpha)} -
 increments over ``[N/5, N]`` of the main horizon (offset-free; interval = across-run error + the drift between the
 window halves), decided equal to ``1 - b``: the interval must lie inside ``1 - b ± 1/30`` (``LAW_MARGIN``: half the
 smallest gap between two of the sweep's values of ``1 - b``, so a pass places each exponent nearer its own ``b``'s
-law than any other point's).  The interior (``a + b > 1``, issue #31): ``(1/2, 1, 2/3)`` decided the same way at
+law than any other point's).  The interior (``a + b > 1``): ``(1/2, 1, 2/3)`` decided the same way at
 its asymptotic horizon (derivation step 5), against the same band (the nearest alternatives there: the neighbouring
 sweep law 1/4, 1/12 away, and the W factor's ``1 - a = 1/2``, 1/6 away; 1/30 is within half of either);
 ``(3/4, 1, 2/3)`` run at that same horizon and reported, not decided (its asymptotic horizon is beyond every
@@ -102,7 +102,7 @@ SWEEP = ((1 / 3, 1.0, 2 / 3), (1 / 4, 1.0, 3 / 4), (1 / 6, 1.0, 5 / 6), (1 / 10,
          (1 / 3, 0.5, 2 / 3), (1 / 3, 0.0, 2 / 3))
 #: reported only: a + b < 1, outside the proof's sufficient condition (does the law still hold there?)
 OUTSIDE = ((1 / 3, 1.0, 1 / 2), (1 / 3, 1.0, 1 / 3))
-#: the interior point decided (a + b > 1, issue #31): a = 1/2, the midpoint of a's range at EQ10's b (so its law is
+#: the interior point decided (a + b > 1): a = 1/2, the midpoint of a's range at EQ10's b (so its law is
 #: EQ10's 1/3 and only a differs), at its asymptotic horizon (INTERIOR_STEPS)
 INTERIOR = ((1 / 2, 1.0, 2 / 3),)
 #: the interior point reported, not decided: a = 3/4 at EQ10's b, run at INTERIOR_STEPS, whose window is short of its

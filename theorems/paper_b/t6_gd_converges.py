@@ -32,8 +32,7 @@ bears on it is GD with one factor changed, eta -> (L - L*)/||grad||^2, the adapt
 the other one-factor slips in GD's step (a rescaled eta, momentum, the sum for the mean loss) keep the step constant
 and the claim true, so they are no negative controls, and the remaining slip in this code base, GD's unit direction
 not rescaled to the gradient (``algorithms.rescale_by_grad_norms`` dropped), is NGD itself, rejected by construction
-(a paired gap of exactly 0).  (Before issue #11 the control was "NGD vs NGD" and
-"slower" meant any gap above 1e-12, with no width declared.)
+(a paired gap of exactly 0).
 
 Negative controls (overrides of their checks' parameters): a direction other than W_mm makes 1 - corr level
 off at a positive value (exponent -> 0), which the rule rejects (alignment measured against the W-SVM with a
@@ -43,8 +42,8 @@ Setting: inside the assumptions as we reconstruct them, the in-scope family of `
 T = 3, d = 14: near-orthogonal tokens at half our Ass 1's level, ``||W_0|| = 1/(4 R^2)`` (Lemma 2) in random and
 adversarial directions; each run's scope read off its record, ``scope_evidence``), GD and NGD with eta = 1: GD's
 "direction" runs on the family at GD's own level (its steps are short, so nu ~ 2e-3), "slower than NGD" on NGD's
-(both inside).  Until issue 32 both checks ran on the Example-1 suite of ``example1_suite_setups`` (outside our
-Ass 1); the numbers under "What we find" are from it.  GD moves in log t, so its
+(both inside).  The numbers under "What we find" were measured on the Example-1 suite of
+``example1_suite_setups`` (outside our Ass 1), not on this family.  GD moves in log t, so its
 "direction" runs are longer than the suite's (8000 steps at the quick budget, 15000 at standard, 50000 at full);
 "slower than NGD" compares both over the suite's horizon.
 

@@ -26,20 +26,20 @@ non-negative functions); numerically (a)-(c) are checked at every recorded itera
 inside the assumptions (the in-scope family of ``fixed_head_inscope`` at the Polyak step's own level: its first
 step, 2-3 long, puts nu* near 1e-6), all in the log domain (L - L* is e^{-1000} at t = 1000); the
 rate is decided with B.T1's envelope rule (``fixed_head_rates.envelope_rate``: effective bound -1 + s_2 printed,
--0.71 at quick) on uncapped PS, on those runs (until issue 32 both checks ran on the Example-1 suite, outside our
-Ass 1: exponent -1.99 [-2.01, -1.97] at quick seed 0; the paper's Figure 2 runs the capped step, B.Fig2); a probe
+-0.71 at quick) on uncapped PS, on those runs (on the Example-1 suite, outside our Ass 1, the rate's exponent is
+-1.99 [-2.01, -1.97] at quick seed 0; the paper's Figure 2 runs the capped step, B.Fig2); a probe
 draws the assumptions on both sides (B.T1's instances without a step
 size: the Polyak step sets its own length; Ass 1 at the run's largest step, the suite's single definition), and
 checks (b) at random W and the uncapped-PS envelope in the run's own clock with linear norm growth, on the run's
 window in its asymptotic phase (``fixed_head_rates.probe_rate``).
 
-The standard-budget counterexample of issue #11 (seed 1: "Polyak exponent -0.048 against bound -0.528, assumptions
-holding") is, as far as it can be replayed, a bug in the probe, not in the algorithm or the theorem (the issue's
-own instance was not recorded and did not replay; the diagnosis rests on an instance of the same kind, below, and
+The standard-budget counterexample an earlier probe reported (seed 1: "Polyak exponent -0.048 against bound -0.528,
+assumptions holding") is, as far as it can be replayed, a bug in that probe, not in the algorithm or the theorem (its
+run was not recorded with it and did not replay; the diagnosis rests on an instance of the same kind, below, and
 on the old conclusion's window: its bound, about -0.52, is -1 + s_2 over [30, 150]).  Its conclusion was a local
 exponent in t over [30, 150]; the assumptions were ours and ad hoc (nu <= 0.5, ||W_0|| <= 2).  Replayable instance
 of the same kind
-(found by a targeted scan; the issue's run did not replay here at HEAD or earlier commits, with a fresh or the
+(found by a targeted scan; the reported run did not replay here at HEAD or earlier commits, with a fresh or the
 repository's example database): ``data.example1(n=2, T=2, d=5, sigma=2.7815560826659516/sqrt(5),
 seed=256022430)``, ``W_0 = -1.1610536077854636 Wbar_mm`` (nu = 0.32, ||W_mm|| = 0.153): the uncapped Polyak step's
 first step has length 195 (at -Wbar_mm the opt scores are e^-7.6, so ||grad L|| = e^-5.7 while L - L* = e^-0.46;
@@ -50,12 +50,13 @@ in the run's own clock ||W_t|| is -2.000 over t in [1200, 6000].  The probe's ru
 inside the time offset).  Under the suite's single definitions the instance is outside the assumptions anyway:
 max |a(W_0)| = 6.2 > 1/4 (Lemma 2) and the 195-long step puts Ass 1's floor b, hence nu*, far below nu.
 
-Issue 32 restates the issue's own instance: Example 1 with n = T = 2, d = 3, noise 3.0 (sigma = 3/sqrt 3), data
-seed 139, W_0 = -1.78 Wbar_mm (``ISSUE11``).  The probe replays it with its own rule at every run (the probe's
-``details["issue 11 instance"]``, :func:`replay_issue11`): the uncapped Polyak step's first step is ~1300 long (the
-opt scores at W_0 are tiny), then one sample's logit gap grows by ~1 per step while the other's grows by ~0.2 (the
-plateau); its gaps are balanced from t = 2 on, but its norm grows only ~1.4-fold by the cap (4000 steps), so the rule
-leaves it not decided; it lies outside our Ass 1 and Lemma 2's init (max |a(W_0)| = 10).
+The reported counterexample's own instance, as stated afterwards: Example 1 with n = T = 2, d = 3, noise 3.0
+(sigma = 3/sqrt 3), data seed 139, W_0 = -1.78 Wbar_mm (``REPLAYED_COUNTEREXAMPLE``).  The probe replays it with its
+own rule at every run (the probe's ``details["replayed counterexample"]``, :func:`replay_counterexample`): the
+uncapped Polyak step's first step is ~1300 long (the opt scores at W_0 are tiny), then one sample's logit gap grows
+by ~1 per step while the other's grows by ~0.2 (the plateau); its gaps are balanced from t = 2 on, but its norm grows
+only ~1.4-fold by the cap (4000 steps), so the rule leaves it not decided; it lies outside our Ass 1 and Lemma 2's
+init (max |a(W_0)| = 10).
 
 Negative controls (overrides of their checks' parameters): wrong L* (L* = 0, i.e. the plain loss in place of the excess: (b) fails once the softmax
 saturates); the capped PS of the experiments (cap 1e4) for the rate, its runs in place of the uncapped ones: once the
@@ -97,9 +98,9 @@ PROBE_POINTS = 12    # random W per probe instance at which (b) is evaluated
 RATE = F.rate_inputs("polyak", math.inf, S.ENVELOPE)
 #: the control's runs: the experiments' capped Polyak step, which becomes GD with step eta_max once its cap binds
 CAPPED_PS_IN_SCOPE = F.family_run("polyak", S.PS_CAP, S.ENVELOPE, on=("polyak", math.inf))
-#: the issue-11 instance (issue 32's statement of it: Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, W_0 of
-#: norm 1.78 along -Wbar_mm), replayed against the probe's rule in the probe's record
-ISSUE11 = dict(noise=3.0, data_seed=139, init=1.78)
+#: the standard-budget counterexample reported against B.T7 (Example 1, n = T = 2, d = 3, noise 3.0, data seed 139,
+#: W_0 of norm 1.78 along -Wbar_mm), replayed against the probe's rule in the probe's record
+REPLAYED_COUNTEREXAMPLE = dict(noise=3.0, data_seed=139, init=1.78)
 
 
 # ---------------------------------------------------------------------------
@@ -252,20 +253,21 @@ def probe_conclusion(inst, alpha_each, wrong_L_star: bool = False, phase_norm: f
     return rate_ok, "evaluated" if rate_ok else label, line, facts
 
 
-def issue11_instance() -> dict:
-    """The standard-budget counterexample of issue 11 as issue 32 restates it: Example 1 data with n = 2, T = 2,
-    d = 3, noise 3.0 (sigma = 3/sqrt(3)), data seed 139, an adversarial start of norm 1.78 (W_0 = -1.78 Wbar_mm),
-    under the uncapped Polyak step (a probe instance of ``fixed_head_rates.instances``' kind)."""
-    ds = data.example1(n=2, T=2, d=3, spread=0.0, sigma=ISSUE11["noise"] / math.sqrt(3), seed=ISSUE11["data_seed"])
-    return dict(kind="example1", n=2, T=2, d=3, rho=None, extra_dims=None, spread=0.0, init=ISSUE11["init"],
-                adversarial=True, data_seed=ISSUE11["data_seed"], ds=ds, nu=float(data.assumptions(ds)["nu"]))
+def replayed_instance() -> dict:
+    """The standard-budget counterexample reported against B.T7 (``REPLAYED_COUNTEREXAMPLE``): Example 1 data with
+    n = 2, T = 2, d = 3, noise 3.0 (sigma = 3/sqrt(3)), data seed 139, an adversarial start of norm 1.78
+    (W_0 = -1.78 Wbar_mm), under the uncapped Polyak step (a probe instance of ``fixed_head_rates.instances``' kind)."""
+    c = REPLAYED_COUNTEREXAMPLE
+    ds = data.example1(n=2, T=2, d=3, spread=0.0, sigma=c["noise"] / math.sqrt(3), seed=c["data_seed"])
+    return dict(kind="example1", n=2, T=2, d=3, rho=None, extra_dims=None, spread=0.0, init=c["init"],
+                adversarial=True, data_seed=c["data_seed"], ds=ds, nu=float(data.assumptions(ds)["nu"]))
 
 
-def replay_issue11(phase_norm: float = rf.PHASE_NORM) -> dict:
-    """What the probe's rule says of the issue-11 instance (:func:`issue11_instance`): its reading (holds, label,
-    detail), its assumptions, and where the run's phase began (the first record from which on it is in its
+def replay_counterexample(phase_norm: float = rf.PHASE_NORM) -> dict:
+    """What the probe's rule says of the replayed counterexample (:func:`replayed_instance`): its reading (holds,
+    label, detail), its assumptions, and where the run's phase began (the first record from which on it is in its
     asymptotic phase, ``fixed_head_rates.in_phase``), with each sample's smallest logit gap along the run."""
-    inst = issue11_instance()
+    inst = replayed_instance()
     run = rf.probe_run(inst, "Polyak")
     holds, label, detail, facts = rf.probe_rate(inst, "Polyak", run, phase_norm)
     ok = rf.in_phase(run, phase_norm)
@@ -282,13 +284,14 @@ def replay_issue11(phase_norm: float = rf.PHASE_NORM) -> dict:
 
 
 def probe_and_replay(ctx: Context, replay: bool = True, **probe) -> Outcome:
-    """The probe (``theorems.probe.probe_check`` with ``probe``), and, with ``replay``, the issue-11 instance read by
-    the same rule at the same phase factor (``details["issue 11 instance"]``, and a line of the summary)."""
+    """The probe (``theorems.probe.probe_check`` with ``probe``), and, with ``replay``, the replayed counterexample read
+    by the same rule at the same phase factor (``details["replayed counterexample"]``, and a line of the summary)."""
     out = probe_check(ctx, **probe)
     if replay:
-        r = replay_issue11((probe.get("mutant") or {}).get("phase_norm", rf.PHASE_NORM))
-        out.details["issue 11 instance"] = r
-        out.summary += (f" | issue-11 instance (outside: {', '.join(k for k, v in r['assumptions'].items() if not v)}):"
+        r = replay_counterexample((probe.get("mutant") or {}).get("phase_norm", rf.PHASE_NORM))
+        out.details["replayed counterexample"] = r
+        outside = ", ".join(k for k, v in r["assumptions"].items() if not v)
+        out.summary += (f" | replayed counterexample (outside: {outside}):"
                         f" {r['label']}, {r['detail']}")
     return out
 
@@ -310,10 +313,10 @@ CLAIM = Claim(
         "A capped Polyak step becomes GD once the cap binds, so we read Theorem 7 as the uncapped step.",
         "From a large adversarial start the uncapped Polyak step jumps far at once (length 195 from W₀ = −1.16 W̄mm on "
         "a d = 5 instance whose opt scores are e^−7.6), so its rate shows only after a time offset of ~1300 steps: "
-        "an instance of that kind reproduces the standard-budget 'counterexample' of issue #11 (an offset read as a "
-        "local exponent in t; the exponent in the run's own clock ‖W_t‖ is −2.0), not a violation of Theorem 7.",
-        "Issue 11's own instance (Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, W₀ = −1.78 W̄mm), replayed "
-        "by the probe's asymptotic-phase rule: the uncapped Polyak step's first step is ~1300 long, then one "
+        "an instance of that kind reproduces the standard-budget 'counterexample' an earlier probe reported (an "
+        "offset read as a local exponent in t; the exponent in the run's own clock ‖W_t‖ is −2.0), not a violation of Theorem 7.",
+        "That counterexample's own instance (Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, "
+        "W₀ = −1.78 W̄mm), replayed by the probe's asymptotic-phase rule: the uncapped Polyak step's first step is ~1300 long, then one "
         "sample's logit gap grows ~1 per step and the other's ~0.2 (the plateau); its norm grows only ~1.4-fold by "
         "the cap t = 4000 (tenfold needed), so the rule leaves it not decided, and it lies outside our Ass 1 and "
         "Lemma 2's init (max|a(W₀)| = 10): no evidence against Theorem 7.",
@@ -329,7 +332,8 @@ CLAIM = Claim(
               uses=RATE),
         Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
               "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock, on "
-              "its window in its asymptotic phase; the issue-11 instance replayed by the same rule", probe_and_replay,
+              "its window in its asymptotic phase; the reported counterexample replayed by the same rule",
+              probe_and_replay,
               params=rf.PROBE_NO_STEP | {"conclusion": probe_conclusion}),
     ),
     controls=(

@@ -55,7 +55,7 @@ from theorems.fixture import fixture, per_budget
 CONFIG = dict(image_size=8, patch_size=4, num_classes=10, dim=16, depth=2, heads=2, dim_head=8, mlp_dim=32, channels=1)
 #: minibatch size (the seed lost the paper's): 32, 44 steps per epoch of the 1,438 training digits
 BATCH = 32
-#: independent runs per optimizer at the quick / standard / full budget: >= 8 per decision (the issue's floor);
+#: independent runs per optimizer at the quick / standard / full budget: >= 8 per decision at every budget;
 #: 64 at standard and full: the power to decide a gap of 0.09 against 0.2 (ledger)
 RUNS = (12, 64, 64)
 #: the claims' own horizon in epochs of the digits (308 steps, about the 300 steps the step sizes were first chosen
