@@ -82,9 +82,9 @@ DRIVER = textwrap.dedent(r'''
     html = Path("reports/report.html").read_text()
     assert NEW_ID in html and OLD_ID in html and TITLE in html and "LaTeX not understood" not in html
 
-    # the README's generated table, from these records; read back as `verify readme --check` reads it
+    # the generated claims table (docs/claims.md), from these records; read back as `verify readme --check` reads it
     from verify import readme
-    text, changed = readme.update(Path("README.md"), recs)
+    text, changed = readme.update(Path("docs/claims.md"), recs)
     assert changed and readme.verdicts(text) == {k: "verified" for k in IDS}, readme.verdicts(text)
 
     # the claims' own tests, and the tests that hold every claim to its ledger, expectation, the README's counts and

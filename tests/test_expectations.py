@@ -1,4 +1,4 @@
-"""verify/expectations.toml: the reviewed verdicts; verify readme: the README's generated claims table."""
+"""verify/expectations.toml: the reviewed verdicts; verify readme: the generated claims table (docs/claims.md)."""
 import functools
 
 import pytest

@@ -170,7 +170,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_readme(args) -> int:
-    """Rewrite the README's claims table and findings from stored records (all registered claims, fresh)."""
+    """Rewrite the generated claims table and findings (docs/claims.md) from stored records (all claims, fresh)."""
     from verify import readme, registry, results
 
     stored = {r["claim"]["id"]: r for r in results.read_records(args.results)}
@@ -372,10 +372,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
                    "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
-    s = parser("readme", "rewrite the README's claims table and findings from stored records")
+    s = parser("readme", "rewrite the claims table and findings (docs/claims.md) from stored records")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where the records are")
-    s.add_argument("--readme", type=Path, default=Path("README.md"), help="the README to rewrite")
-    s.add_argument("--check", action="store_true", help="exit 1 if the README's table differs from the records")
+    s.add_argument("--readme", type=Path, default=Path("docs/claims.md"),
+                   help="the page holding the generated claims table (between its markers)")
+    s.add_argument("--check", action="store_true", help="exit 1 if the table's verdicts differ from the records")
     s.set_defaults(fn=cmd_readme)
     s = parser("calibrate", "operating characteristics: every check and control over N seeds")
     common(s, seed=False)

@@ -1,4 +1,5 @@
-"""The README's claims table and findings, generated from the records (``verify readme``), so they cannot drift.
+"""The claims table and findings (``docs/claims.md``), generated from the records (``verify readme``), so they cannot
+drift.
 
 The block between the two markers below is rewritten from stored records: per paper, one row per claim (verdict,
 fidelity, the evidence that ran, the headline number) and the findings — each claim's ``findings`` and each
@@ -99,7 +100,7 @@ def verdicts(text: str) -> dict[str, str]:
 
 
 def update(readme: Path, records: list[dict]) -> tuple[str, bool]:
-    """The README with its generated block replaced; and whether anything changed."""
+    """The page (``docs/claims.md``) with its generated block replaced; and whether anything changed."""
     text = Path(readme).read_text()
     if BEGIN not in text or END not in text:
         raise ValueError(f"{readme} has no generated block (markers {BEGIN!r} ... {END!r})")

@@ -15,8 +15,8 @@ hand (``tests/test_add_a_claim.py`` proves it in a scratch copy of the project):
 * ``README.md``: the "Results at a glance" counts, which ``tests/test_docs.py`` holds to the expectations;
 * for a new paper, ``theorems/paper_x/__init__.py`` (the registry walks packages only).
 
-What it cannot do in one step is printed as the next steps: the README's generated claims table needs a record of
-every claim (``./suite report``, then ``verify readme``), and the calibration runs 20 seeds (``verify calibrate``).
+What it cannot do in one step is printed as the next steps: the generated claims table (``docs/claims.md``) needs a
+record of every claim (``./suite report``, then ``verify readme``), and the calibration runs 20 seeds (``verify calibrate``).
 Bad input (a malformed id, an id or module that exists) is refused before anything is written.
 """
 from __future__ import annotations
@@ -273,7 +273,7 @@ def summary(p: Plan) -> str:
               "  4. a verdict other than verified: its diagnosed finding in verify/expectations.toml (and the "
               "README's results at a glance)",
               f"  5. ./suite test tests/test_claims.py tests/test_ledger.py -k '{k} or {stem}'",
-              "  6. the README's claims table (CI runs `verify readme --check`): ./suite report (every claim, seed 0), "
+              "  6. the claims table, docs/claims.md (CI runs `verify readme --check`): ./suite report (every claim, seed 0), "
               "then ./suite verify readme",
               f"  7. calibration: ./suite verify calibrate --budget quick -k {k} --publish (and --budget standard)"]
     if p.new_paper:
