@@ -121,6 +121,14 @@ def test_no_history_in_the_code():
                        "claim's ledger; say why in the code:\n" + "\n".join(found))
 
 
+def test_the_ledger_shown_in_the_report_names_no_development_session():
+    """The decision ledger is where a decision's history belongs, and the report shows it: that history is told by
+    seeds, commits and issues a reader can look up, not by development sessions."""
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(ROOT.glob("theorems/paper_*/ledger/*.toml"))
+             for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"session", line, re.I)]
+    assert not found, "a development session in the ledger: " + ", ".join(found)
+
+
 def test_no_history_in_the_generated_findings():
     """The generated findings (from the claims' code and verify/expectations.toml) state what is found now."""
     block = CLAIMS_PAGE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
