@@ -141,6 +141,26 @@ def test_every_reconstructed_or_qualitative_claim_declares_its_free_choices():
     assert not bare, f"claims without free choices or a no_free_choice reason: {bare}"
 
 
+def test_the_claims_table_prefers_a_claims_standard_map_and_falls_back_to_its_quick_one(monkeypatch):
+    from verify import readme
+
+    def m(budget, holds):
+        return {"budget": budget, "seed": 0, "code_hash": "h", "verdict": "verified", "holds": holds, "of": 4,
+                "depends_on": []}
+
+    published = {"quick": {"T.1": m("quick", 2), "T.2": m("quick", 3)}, "standard": {"T.1": m("standard", 4)}}
+    monkeypatch.setattr(sensitivity, "load_published", lambda budget="standard": published[budget])
+    rec = {"claim": {"id": "T.1", "paper": "T", "title": "t", "fidelity": "qualitative", "free_choices": [{}],
+                     "findings": []}, "code_hash": "h", "verdict": "verified", "budget": "quick", "seed": 0,
+           "reason": "", "checks": [], "controls": []}
+    rec2 = {**rec, "claim": {**rec["claim"], "id": "T.2"}}
+    monkeypatch.setattr(readme, "headline", lambda r: "")
+    monkeypatch.setattr(readme, "_evidence", lambda r: "")
+    text = readme.render([rec, rec2])
+    assert "verified at 4 of 4" in text and "verified at 3 of 4" in text
+    assert "quick budget, seed 0" in text and "standard budget, seed 0" in text
+
+
 def test_values_of_a_design_keep_an_infinite_own_value_once():
     f = FreeChoice("cap", float("inf"), "an uncapped step is the paper's; 1-1e6 spans a cap that binds to one that never does",
                    {"effect": lambda v: {"threshold": 1.0}}, levels=(1.0, 1e6, float("inf")))

@@ -43,11 +43,11 @@ def free_choices(rec: dict, maps: dict) -> str:
 
 def render(records: list[dict], maps: dict | None = None) -> str:
     """The generated block (markers included); ``maps``: the published sensitivity maps (default: the standard
-    budget's, ``verify/sensitivity/standard.json``, or the quick budget's where no standard map is published)."""
+    budget's, ``verify/sensitivity/standard.json``, per claim, else the quick budget's)."""
     from verify import sensitivity
 
-    if maps is None:  # the standard budget's maps where published, else the quick budget's
-        maps = sensitivity.load_published("standard") or sensitivity.load_published("quick")
+    if maps is None:  # per claim, the standard budget's map where published, else the quick budget's
+        maps = sensitivity.load_published("quick") | sensitivity.load_published("standard")
     map_at = ", ".join(f"{b} budget, seed {x}" for b, x in sorted({(m["budget"], m["seed"]) for m in maps.values()}))
     budgets = sorted({(r["budget"], r["seed"]) for r in records})
     where = ", ".join(f"{b} budget, seed {s}" for b, s in budgets)
