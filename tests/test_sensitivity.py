@@ -178,7 +178,7 @@ def test_the_report_and_the_readme_show_the_map(tmp_path):
     assert "verified at 12 of 16 settings; depends on threshold" in html and "plausible range" in html
     assert "the effect a figure must show" in html  # the reason for the range
     row = readme.render([rec], maps={"T.1": smap})
-    assert "| verified at 12 of 16; depends on threshold |" in row
+    assert "| verified at 12 of 16 (standard map); depends on threshold |" in row
     assert "| 2 declared, no map yet |" in readme.render([rec], maps={})
 
 

@@ -38,7 +38,7 @@ def free_choices(rec: dict, maps: dict) -> str:
     if m["code_hash"] != rec["code_hash"]:
         return f"{len(choices)} declared, map of older code"
     depends = "; ".join(f"depends on {k}" for k in m["depends_on"]) or "same over the range"
-    return f"{m['verdict']} at {m['holds']} of {m['of']}; {depends}"
+    return f"{m['verdict']} at {m['holds']} of {m['of']} ({m['budget']} map); {depends}"
 
 
 def render(records: list[dict], maps: dict | None = None) -> str:
