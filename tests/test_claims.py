@@ -42,17 +42,21 @@ GROUP = registry.sharing_groups(CLAIMS)
 #: claims whose quick run takes over a minute of a worker (A.T1.1's sweep, the A.T3-A.T5 group's gradient
 #: pilots): their fresh-seed quick tests run in the slow tier, so that the default run stays within CI's ~6 minutes
 #: on 2 cores. Their seed-0 verdicts are still checked on every CI run, by the report ``.ci/run`` builds and
-#: ``verify readme --check``; all three are ``[unstable]`` with measured rates, so a fresh seed tells the default run
-#: little that the calibration has not measured.
+#: ``verify readme --check``; A.T1.1, A.T3 and A.T5 are ``[unstable]`` with measured rates (A.T4 shares their
+#: group's fixtures), so a fresh seed tells the default run little that the calibration has not measured.
 SLOW_AT_QUICK = {"A.T1.1", "A.T3", "A.T4", "A.T5"}
 
 
-def _params(item_of, budget: str):
-    def marks(c):
-        slow = [pytest.mark.slow] if budget == "standard" or c.id in SLOW_AT_QUICK else []
-        return [pytest.mark.xdist_group(GROUP[c.id]), *slow]
+def claim_marks(claim, budget: str) -> list:
+    """A claim test's marks: its xdist group (its record is computed once, on one worker), and the slow tier at the
+    standard budget or for a claim in ``SLOW_AT_QUICK``."""
+    slow = [pytest.mark.slow] if budget == "standard" or claim.id in SLOW_AT_QUICK else []
+    return [pytest.mark.xdist_group(GROUP[claim.id]), *slow]
 
-    return [pytest.param(c, x, id=f"{c.id}:{label}", marks=marks(c)) for c in CLAIMS for x, label in item_of(c)]
+
+def _params(item_of, budget: str):
+    return [pytest.param(c, x, id=f"{c.id}:{label}", marks=claim_marks(c, budget))
+            for c in CLAIMS for x, label in item_of(c)]
 
 
 def _verdicts(budget):

@@ -89,11 +89,9 @@ COUNTED = [c for c in SCOPED if any(isinstance(a, ScopeFilter) and a.unit for a 
 def _in_claims_group(claims):
     """In tests/test_claims.py's xdist group, so that its cached quick record is reused under ``--dist loadgroup``;
     in the slow tier with that claim's quick tests where they are there."""
-    from test_claims import GROUP, SLOW_AT_QUICK
+    from test_claims import claim_marks
 
-    return [pytest.param(c, id=c.id, marks=[pytest.mark.xdist_group(GROUP[c.id]),
-                                            *([pytest.mark.slow] if c.id in SLOW_AT_QUICK else [])])
-            for c in claims]
+    return [pytest.param(c, id=c.id, marks=claim_marks(c, "quick")) for c in claims]
 
 
 @pytest.mark.parametrize("claim", _in_claims_group(COUNTED))
