@@ -214,3 +214,28 @@ def test_a_verdict_held_by_an_unrejected_control_still_shows_where_its_checks_ch
     assert "threshold" in rec["depends_on"]
     assert ("inconclusive (checks pass) at threshold=1.41421, violated at threshold=4"
             in rec["depends_on"]["threshold"][0])
+
+
+def test_a_report_without_maps_of_its_own_shows_the_published_map_of_the_same_code(tmp_path, monkeypatch):
+    """A quick report draws no maps; it shows the published one of each claim's current code (standard preferred),
+    marks it published, and tags the verdict with what it depends on.  A published map of other code is not shown."""
+    from verify import report, results
+
+    claim = toy_claim()
+    ctx = Context(seed=0, budget="standard")
+    (smap,) = sensitivity.run([claim], ctx, tmp_path, Executor(workers=1), points=3)
+    published = {k: smap[k] for k in ("seed", "budget", "points", "code_hash", "verdict", "choices", "holds", "of",
+                                      "checks_pass", "depends_on", "robust", "headline")}
+    published["settings"] = [{k: s[k] for k in ("values", "changed", "verdict", "checks_status")}
+                             for s in smap["settings"]]
+    store = {"standard": {"T.1": published}, "quick": {"T.1": {**published, "budget": "quick", "holds": 1}}}
+    monkeypatch.setattr(sensitivity, "load_published", lambda budget="standard": store[budget])
+    assert sensitivity.published_maps({"T.1": smap["code_hash"]})["T.1"]["budget"] == "standard"
+    assert sensitivity.published_maps({"T.1": "other code"}) == {}
+    store["standard"]["T.1"] = {**published, "code_hash": "older"}
+    assert sensitivity.published_maps({"T.1": smap["code_hash"]})["T.1"]["budget"] == "quick"
+    (rec,) = results.read_records(tmp_path)
+    html = report.render([rec], Context(seed=0, budget="quick"), "verify report",
+                         sensitivity=sensitivity.published_maps({"T.1": smap["code_hash"]}))
+    assert "the published one of this code" in html and "verify/sensitivity/quick.json" in html
+    assert 'class="depends"' in html and "depends on threshold</a>" in html

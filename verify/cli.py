@@ -157,10 +157,13 @@ def cmd_report(args) -> int:
     if ctx.budget in sensitivity.REPORT_BUDGETS and not args.no_sensitivity:  # the maps; quick skips them
         with _executor(args) as executor:
             maps = sensitivity.run(claims, ctx, results_dir, executor, rerun=args.rerun)
-    else:  # maps a `verify sensitivity` of this run stored are shown
+    else:  # maps a `verify sensitivity` of this run stored, else the published ones of the same code
         maps = [m for c in claims if c.free_choices
                 for m in [sensitivity.read(results_dir, c.id, budget=ctx.budget, seed=ctx.seed,
                                            code_hash=registry.code_hash(c))] if m]
+        have = {m["claim"] for m in maps}
+        maps += sensitivity.published_maps({c.id: registry.code_hash(c) for c in claims
+                                            if c.free_choices and c.id not in have}).values()
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]),
                         calibration=calibrate.load_summary(results_dir, ctx.budget),
                         sensitivity={m["claim"]: m for m in maps})

@@ -42,12 +42,14 @@ def free_choices(rec: dict, maps: dict) -> str:
 
 
 def render(records: list[dict], maps: dict | None = None) -> str:
-    """The generated block (markers included); ``maps``: the published sensitivity maps (default: the standard
-    budget's, ``verify/sensitivity/standard.json``, per claim, else the quick budget's)."""
+    """The generated block (markers included); ``maps``: the published sensitivity maps (default, per claim: the
+    standard budget's map of the record's code, else the quick budget's of that code, else whichever is published,
+    which the cell then calls a map of older code)."""
     from verify import sensitivity
 
-    if maps is None:  # per claim, the standard budget's map where published, else the quick budget's
-        maps = sensitivity.load_published("quick") | sensitivity.load_published("standard")
+    if maps is None:  # per claim, the standard budget's map of its code where published, else the quick budget's
+        maps = (sensitivity.load_published("quick") | sensitivity.load_published("standard")
+                | sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}))
     map_at = ", ".join(f"{b} budget, seed {x}" for b, x in sorted({(m["budget"], m["seed"]) for m in maps.values()}))
     budgets = sorted({(r["budget"], r["seed"]) for r in records})
     where = ", ".join(f"{b} budget, seed {s}" for b, s in budgets)

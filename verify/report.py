@@ -549,9 +549,10 @@ def sensitivity_view(smap: dict | None) -> dict | None:
         return None
     names = [c["name"] for c in smap["choices"]]
     rows = [{"values": [s["values"].get(n) for n in names], "changed": s["changed"], "verdict": s["verdict"],
-             "checks": s.get("checks", {})} for s in smap["settings"]]
+             "checks": s.get("checks", {}), "checks_status": s.get("checks_status", "")} for s in smap["settings"]]
     return {"headline": smap["headline"], "names": names, "rows": rows, "robust": smap["robust"],
-            "budget": smap["budget"], "seed": smap["seed"], "points": smap["points"]}
+            "budget": smap["budget"], "seed": smap["seed"], "points": smap["points"],
+            "depends_on": list(smap.get("depends_on") or []), "published": bool(smap.get("published"))}
 
 
 def claim_view(rec: dict, index: int, calibration: dict | None = None, sensitivity: dict | None = None) -> dict:

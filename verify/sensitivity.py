@@ -264,3 +264,16 @@ def load_published(budget: str = "standard") -> dict:
         return json.loads((PUBLISHED / f"{budget}.json").read_text())
     except (OSError, json.JSONDecodeError):
         return {}
+
+
+def published_maps(code_hashes: dict[str, str]) -> dict[str, dict]:
+    """Per claim (id -> its current code hash), the published map to show: the standard budget's where it is of that
+    code, else the quick budget's where it is; a claim whose published maps are of older code has none here (a map
+    of other code says nothing about this code's verdicts)."""
+    by_budget = [load_published("standard"), load_published("quick")]
+    out = {}
+    for cid, h in code_hashes.items():
+        m = next((b[cid] for b in by_budget if cid in b and b[cid]["code_hash"] == h), None)
+        if m is not None:
+            out[cid] = {"claim": cid, **m, "published": True}
+    return out
