@@ -158,12 +158,11 @@ def cmd_report(args) -> int:
         with _executor(args) as executor:
             maps = sensitivity.run(claims, ctx, results_dir, executor, rerun=args.rerun)
     else:  # maps a `verify sensitivity` of this run stored, else the published ones of the same code
-        maps = [m for c in claims if c.free_choices
-                for m in [sensitivity.read(results_dir, c.id, budget=ctx.budget, seed=ctx.seed,
-                                           code_hash=registry.code_hash(c))] if m]
+        hashes = {c.id: registry.code_hash(c) for c in claims if c.free_choices}
+        maps = [m for cid, h in hashes.items()
+                for m in [sensitivity.read(results_dir, cid, budget=ctx.budget, seed=ctx.seed, code_hash=h)] if m]
         have = {m["claim"] for m in maps}
-        maps += sensitivity.published_maps({c.id: registry.code_hash(c) for c in claims
-                                            if c.free_choices and c.id not in have}).values()
+        maps += sensitivity.published_maps({cid: h for cid, h in hashes.items() if cid not in have}).values()
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]),
                         calibration=calibrate.load_summary(results_dir, ctx.budget),
                         sensitivity={m["claim"]: m for m in maps})

@@ -47,9 +47,8 @@ def render(records: list[dict], maps: dict | None = None) -> str:
     which the cell then calls a map of older code)."""
     from verify import sensitivity
 
-    if maps is None:  # per claim, the standard budget's map of its code where published, else the quick budget's
-        maps = (sensitivity.load_published("quick") | sensitivity.load_published("standard")
-                | sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}))
+    if maps is None:
+        maps = sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True)
     map_at = ", ".join(f"{b} budget, seed {x}" for b, x in sorted({(m["budget"], m["seed"]) for m in maps.values()}))
     budgets = sorted({(r["budget"], r["seed"]) for r in records})
     where = ", ".join(f"{b} budget, seed {s}" for b, s in budgets)

@@ -266,14 +266,16 @@ def load_published(budget: str = "standard") -> dict:
         return {}
 
 
-def published_maps(code_hashes: dict[str, str]) -> dict[str, dict]:
+def published_maps(code_hashes: dict[str, str], *, older: bool = False) -> dict[str, dict]:
     """Per claim (id -> its current code hash), the published map to show: the standard budget's where it is of that
-    code, else the quick budget's where it is; a claim whose published maps are of older code has none here (a map
-    of other code says nothing about this code's verdicts)."""
+    code, else the quick budget's where it is.  A claim whose published maps are all of older code has none here (a
+    map of other code says nothing about this code's verdicts), unless ``older``: then its standard or quick map, for
+    a caller that says it is of older code (the claims table)."""
     by_budget = [load_published("standard"), load_published("quick")]
     out = {}
     for cid, h in code_hashes.items():
-        m = next((b[cid] for b in by_budget if cid in b and b[cid]["code_hash"] == h), None)
+        have = [b[cid] for b in by_budget if cid in b]
+        m = next((m for m in have if m["code_hash"] == h), have[0] if older and have else None)
         if m is not None:
             out[cid] = {"claim": cid, **m, "published": True}
     return out
