@@ -47,6 +47,18 @@ def test_a_claim_measured_to_depend_on_the_seed_says_so_where_no_finding_applies
     assert set(expectations.load()["unstable"]) <= {c.id for c in registry.all_claims()}
 
 
+def test_a_finding_measured_to_vary_with_the_seed_carries_its_rate(tmp_path):
+    # an estimate on its band's edge: undecided at most seeds, just outside the band at some
+    f = tmp_path / "e.toml"
+    f.write_text('[claims]\n"X.1" = "verified"\n'
+                 '[[findings."X.1"]]\nverdict = "inconclusive"\ndiagnosis = "on the edge"\n'
+                 '[[unstable."X.1"]]\nbudget = "standard"\nmeasured = "violated at 1 of 5 seeds"\ndiagnosis = "b"\n')
+    at_standard = expectations.expected("X.1", "standard", 9, f)
+    assert (at_standard.verdict, at_standard.diagnosis, at_standard.unstable) == \
+        ("inconclusive", "on the edge", "violated at 1 of 5 seeds")
+    assert expectations.expected("X.1", "quick", 9, f).unstable == ""
+
+
 def test_an_undecided_finding_may_be_recorded_with_its_diagnosis(tmp_path):
     # position, not power: an estimate on the edge of its band is a finding, never a claim's default expectation
     f = tmp_path / "e.toml"
