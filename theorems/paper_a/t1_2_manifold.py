@@ -75,6 +75,9 @@ GD_RUNS = (16, 48, 128)  # random inits per instance at quick / standard / full
 #: at 5000 steps at least 11 of its 32 quick runs converged at each of 100 fresh seeds (ledger)
 GD_STEPS = (5000, 5000, 8000)
 ETA, INIT_SCALE = 0.05, 0.3  # GD step (stable: eta < 2/lambda_max(Hess) on these instances) and init scale
+#: the curvature of L_lambda at an init of scale s grows as s^2 (its quartic terms): from inits larger than INIT_SCALE
+#: the step shrinks by (INIT_SCALE / s)^2 and the horizon grows by the same factor (gd_schedule)
+STEP_SCALING = 2
 OBJ_TOL, DIST_TOL = 1e-14, 1e-5  # converged: objective within 1e-14 ||M*||^2 of L*; on Mfold: dist <= 1e-5 ||M*||^{1/2}
 #: fewer converged runs than this fraction: too few minimizers found to say where minimizers lie (inconclusive)
 MIN_CONVERGED_FRACTION = 0.5
@@ -260,10 +263,22 @@ def population_objective_with_identity_regularizer(Sigma, W, sigma: float, lam: 
     return al.population_objective(Sigma, W, sigma, lam, torch.eye(Sigma.shape[-1], dtype=DTYPE))
 
 
+def gd_schedule(init_scale: float, steps: int) -> tuple[float, int]:
+    r"""The GD step and horizon for inits of standard deviation ``init_scale``: ``(ETA c, ceil(steps / c))`` with
+    ``c = min(1, (INIT_SCALE / init_scale)^STEP_SCALING)``.
+
+    ``ETA`` is stable from inits of scale ``INIT_SCALE``; the Hessian of ``L_lambda`` at an init of scale ``s`` grows
+    as ``s^2`` (``d^2 ||A B^T - M*||^2 / dA^2 ~ B^T B`` and likewise for the quartic ``R``), so a larger init needs a
+    step smaller by that factor, and proportionally more steps cover the same flow time ``eta T``.  Inits at or below
+    ``INIT_SCALE`` keep ``(ETA, steps)``."""
+    c = min(1.0, (INIT_SCALE / init_scale) ** STEP_SCALING)
+    return ETA * c, math.ceil(steps / c)
+
+
 def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.population_objective,
                         init_scale: float = INIT_SCALE) -> Outcome:
     r"""Structure-aware GD (Algorithm 1 step 3 with the exact population gradient, i.e. GD in factor coordinates)
-    from iid ``N(0, 0.3^2)`` inits.  A run *found a global minimizer of its objective* when the objective is within
+    from iid ``N(0, init_scale^2)`` inits, with the step and horizon of :func:`gd_schedule`.  A run *found a global minimizer of its objective* when the objective is within
     ``1e-14 ||M*||^2`` of its minimum ``L*``; the claim says each such run is on Mfold (``dist <= 1e-5 ||M*||^{1/2}``).
 
     Decision: ``fail`` if any converged run is off Mfold (a minimizer outside Mfold); ``inconclusive`` if fewer
@@ -273,7 +288,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
     """
     gen = ctx.generator(ID, "gd")
     runs = ctx.pick(*GD_RUNS)
-    T = ctx.pick(*GD_STEPS)
+    eta, T = gd_schedule(init_scale, ctx.pick(*GD_STEPS))
     ev = Evidence(ctx)
     n_conv = n_off = n_total = 0
     curves = []
@@ -283,7 +298,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
         s = float(Lam.pow(2).sum().sqrt())
         init = al.random_init(runs, r, d, gen, scale=init_scale)
         steps = sorted(set(np.unique(np.round(np.logspace(0, math.log10(T), 30))).astype(int).tolist()) | {0, T})
-        tr = al.train(init, objective(Sigma, W, SIGMA_NOISE, lam), al.algorithm1(Sigma, ETA), T,
+        tr = al.train(init, objective(Sigma, W, SIGMA_NOISE, lam), al.algorithm1(Sigma, eta), T,
                       Sigma, W, SIGMA_NOISE, lam=lam, record_at=steps)
         gap = (tr["objective"][-1] - optimal_loss(W, SIGMA_NOISE)).abs() / s**2
         dist = tr["dist"][-1] / s**0.5
@@ -318,7 +333,7 @@ def check_gd_minimizers(ctx: Context, lam: float = ge.LAMBDA, objective=al.popul
         ax.legend(loc="best", fontsize=7)
         ev.figure("Minimizers found by GD lie on Mfold", fig, "Distance to Mfold along structure-aware GD runs from "
                   "random inits (6 runs per instance); dashed: the tolerance.")
-    return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=ETA, init_scale=init_scale,
+    return ev.outcome(summary_prefix=f"{n_off} of {n_conv} minimizers off Mfold | ", eta=eta, init_scale=init_scale,
                       steps=T, obj_tol=OBJ_TOL, dist_tol=DIST_TOL, lam=lam, objective=objective.__name__)
 
 
