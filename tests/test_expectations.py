@@ -118,6 +118,15 @@ def test_report_shows_expectation_findings_and_the_decision_ledger():
     assert rec["claim"]["findings"][0][:40] in html
 
 
+def test_report_says_when_a_differing_verdict_is_a_measured_seed_dependence():
+    from verify import report
+
+    rec = runner.run_claim(registry.get("B.Fig6"), Context(budget="standard"), kinds={"symbolic"})
+    rec = dict(rec, verdict="violated")  # B.Fig6's finding (inconclusive) measured violated at 1 of 5 standard seeds
+    html = report.render([rec], Context(budget="standard"), "verify report")
+    assert "this run differs: violated; measured to depend on the seed: violated at 1 of 5 standard" in html
+
+
 def test_cli_says_violations_loudly(capsys):
     from tests.test_report import synthetic_records
     from verify.cli import _print_table

@@ -211,6 +211,21 @@ def test_the_run_table_has_a_header_totals_and_names_the_reviewed_findings(capsy
     assert any(line.startswith("violated B.Fig2: the reviewed finding") for line in out)
 
 
+def test_the_run_table_names_a_violation_that_is_a_measured_seed_dependence(capsys):
+    """B.Fig6's finding is undecided (an estimate on its band's edge) and measured violated at some standard seeds:
+    a violation there is that measured dependence, said so, not an unreviewed violation."""
+    from tests.test_report import synthetic_records
+
+    rec = synthetic_records(Context())[0]
+    edge = dict(rec, verdict="violated", reason="adam-no-faster: ...", budget="standard", seed=0,
+                claim=dict(rec["claim"], id="B.Fig6"))
+    unreviewed = dict(edge, budget="quick")  # no [unstable] entry at quick
+    cli._print_table([edge, unreviewed])
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("violated B.Fig6: a measured seed dependence") for line in out)
+    assert any(line.startswith("!!! VIOLATED B.Fig6 (not a reviewed finding)") for line in out)
+
+
 def test_suite_without_a_command_prints_usage_and_help_works():
     suite = Path(__file__).parent.parent / "suite"
     bare = subprocess.run([str(suite)], capture_output=True, text=True, timeout=60)

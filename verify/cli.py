@@ -116,6 +116,9 @@ def _print_table(records: list[dict]) -> None:
             exp = None
         if exp is not None and exp.verdict == "violated" and exp.diagnosis:
             print(f"violated {r['claim']['id']}: the reviewed finding (verify/expectations.toml): {r['reason']}")
+        elif exp is not None and exp.unstable:
+            print(f"violated {r['claim']['id']}: a measured seed dependence (verify/expectations.toml: "
+                  f"{exp.unstable}): {r['reason']}")
         else:
             print(f"!!! VIOLATED {r['claim']['id']} (not a reviewed finding): {r['reason']}")
 

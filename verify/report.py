@@ -493,8 +493,9 @@ def _expectation(rec: dict) -> dict:
     try:
         exp = expectations.expected(rec["claim"]["id"], rec["budget"], rec["seed"])
     except KeyError:
-        return {"verdict": "—", "diagnosis": "no reviewed expectation", "matches": False}
-    return {"verdict": exp.verdict, "diagnosis": exp.diagnosis, "matches": exp.verdict == rec["verdict"]}
+        return {"verdict": "—", "diagnosis": "no reviewed expectation", "matches": False, "unstable": ""}
+    return {"verdict": exp.verdict, "diagnosis": exp.diagnosis, "matches": exp.verdict == rec["verdict"],
+            "unstable": exp.unstable}
 
 
 def calibration_view(summary: dict | None) -> dict | None:
