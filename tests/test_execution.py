@@ -247,3 +247,22 @@ def test_freed_memory_is_reused_not_faulted_in_again():
     one_batch = 80_000_000 // page
     assert faults("default") > 15 * one_batch  # the failure it fixes is there to see
     assert faults("keep") < 10 * one_batch
+
+
+def test_a_run_logged_to_a_file_says_how_far_it_is_at_most_once_per_interval():
+    """A background calibration's log gets progress lines (not tqdm's carriage returns): one per interval and one at
+    the end, naming what is still running."""
+    import io
+
+    from verify.execution import LogProgress
+
+    quiet, chatty = io.StringIO(), io.StringIO()
+    for out, every in ((quiet, 3600.0), (chatty, 0.0)):
+        bar = LogProgress(3, "settings (standard, seed 0)", every=every, file=out)
+        for _ in range(3):
+            bar.set_postfix_str("B.T2 interior-law")
+            bar.update(1)
+        bar.close()
+    assert quiet.getvalue().splitlines() == ["settings (standard, seed 0): 3 of 3 units, 0:00 elapsed"]
+    lines = chatty.getvalue().splitlines()
+    assert len(lines) == 4 and lines[0] == "settings (standard, seed 0): 1 of 3 units, 0:00 elapsed, B.T2 interior-law"

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -318,9 +319,46 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
     return [records[c.id] for c in claims], counts
 
 
+#: how often a run whose stderr is not a terminal (a background calibration's log) says how far it is, in seconds
+LOG_PROGRESS_EVERY = 60.0
+
+
+class LogProgress:
+    """Progress for a log (stderr not a terminal), where tqdm's in-place bar would be carriage returns: one line at
+    most every ``every`` seconds and one at the end, ``<desc>: k of N units, <elapsed>[, running units]``."""
+
+    def __init__(self, total: int, desc: str, every: float = LOG_PROGRESS_EVERY, file=None):
+        self.total, self.desc, self.every, self.file = total, desc, every, file or sys.stderr
+        self.n, self.postfix, self.start = 0, "", time.monotonic()
+        self.last = self.start
+
+    def _line(self) -> None:
+        minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
+        running = f", {self.postfix}" if self.postfix and self.n < self.total else ""
+        print(f"{self.desc}: {self.n} of {self.total} units, {minutes}:{seconds:02d} elapsed{running}", file=self.file,
+              flush=True)
+        self.last = time.monotonic()
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if time.monotonic() - self.last >= self.every:
+            self._line()
+
+    def set_postfix_str(self, s: str) -> None:
+        self.postfix = s
+
+    def close(self) -> None:
+        self._line()
+
+
 def progress_bar(total: int, desc: str):
-    """One tqdm bar over units (on a terminal), its postfix naming the claims still running."""
+    """Progress over units, naming the claims still running: tqdm's bar, redrawn in place, on a terminal; a
+    :class:`LogProgress` line a minute into a log, so an hours-long calibration or map run in the background says how
+    far it is."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="unit", file=sys.stderr, dynamic_ncols=True,
-                disable=None if total else True)
+    if not total:
+        return tqdm(total=0, disable=True)
+    if getattr(sys.stderr, "isatty", lambda: False)():
+        return tqdm(total=total, desc=desc, unit="unit", file=sys.stderr, dynamic_ncols=True)
+    return LogProgress(total, desc)
