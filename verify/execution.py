@@ -353,7 +353,7 @@ class LogProgress:
 
 def progress_bar(total: int, desc: str):
     """Progress over units, naming the claims still running: tqdm's bar, redrawn in place, on a terminal; a
-    :class:`LogProgress` line a minute into a log, so an hours-long calibration or map run in the background says how
+    :class:`LogProgress` line (as units finish, at most one a minute) into a log, so an hours-long calibration or map run in the background says how
     far it is."""
     from tqdm import tqdm
 
