@@ -353,8 +353,8 @@ class LogProgress:
 
 def progress_bar(total: int, desc: str):
     """Progress over units, naming the claims still running: tqdm's bar, redrawn in place, on a terminal; a
-    :class:`LogProgress` line (as units finish, at most one a minute) into a log, so an hours-long calibration or map run in the background says how
-    far it is."""
+    :class:`LogProgress` line (as units finish, at most one a minute) into a log, so an hours-long calibration or map
+    run in the background says how far it is."""
     from tqdm import tqdm
 
     if not total:
