@@ -119,6 +119,15 @@ def test_records_written_atomically_and_readable(tmp_path):
     assert results.read_records(tmp_path)[0]["claim"]["id"] == "Z.T0"
 
 
+def test_other_json_beside_the_records_is_not_read_as_a_record(tmp_path):
+    """A sensitivity map or any other JSON copied into a results directory is skipped, not read as a record (a map
+    carries the records' schema version, and its "claim" is a string)."""
+    results.write_record(tmp_path, runner.run_claim(_fake_claim(), Context()))
+    (tmp_path / "Z.T0.map.json").write_text(json.dumps({"schema_version": results.SCHEMA_VERSION, "claim": "Z.T0"}))
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert [r["claim"]["id"] for r in results.read_records(tmp_path)] == ["Z.T0"]
+
+
 def test_registry_finds_claims_and_rejects_unknown_ids():
     assert registry.get("a.t1.1").id == "A.T1.1"
     with pytest.raises(registry.UnknownClaimError):

@@ -95,7 +95,9 @@ def read_records(results_dir: Path) -> list[dict]:
             rec = json.loads(p.read_text())
         except json.JSONDecodeError as e:
             raise ValueError(f"corrupt results file {p}: {e}") from None
-        if rec.get("schema_version") == SCHEMA_VERSION:
+        # other JSON may share the directory (a map or a calibration summary copied beside the records): a record
+        # is an object naming its claim
+        if isinstance(rec, dict) and rec.get("schema_version") == SCHEMA_VERSION and isinstance(rec.get("claim"), dict):
             out.append(rec)
     return out
 
