@@ -13,8 +13,10 @@ def _spd(g, d, lo=0.5, hi=3.0):
 
 
 def test_quadratic_moment_one_dimension_and_region():
-    Sigma = torch.tensor([[2.0]], dtype=DTYPE)
-    M = torch.tensor([[[0.1]], [[0.2]], [[0.25]], [[0.3]]], dtype=DTYPE)  # mu = 2 m: 0.2, 0.4, 0.5, 0.6
+    # Sigma = 4 has an exact square root, so the boundary mu = 1/2 is exactly 1/2 (with Sigma = 2, sqrt(2)^2 lands an
+    # ulp either side of 2 depending on the LAPACK build, and the boundary with it)
+    Sigma = torch.tensor([[4.0]], dtype=DTYPE)
+    M = torch.tensor([[[0.05]], [[0.1]], [[0.125]], [[0.15]]], dtype=DTYPE)  # mu = 4 m: 0.2, 0.4, 0.5, 0.6
     val = ig.quadratic_moment(M, Sigma)
     assert torch.allclose(val[:2], torch.tensor([(1 - 0.4) ** -0.5, (1 - 0.8) ** -0.5], dtype=DTYPE))
     assert torch.isinf(val[2:]).all()  # the boundary mu = 1/2 itself is outside
