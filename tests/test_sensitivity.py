@@ -239,3 +239,15 @@ def test_a_report_without_maps_of_its_own_shows_the_published_map_of_the_same_co
                          sensitivity=sensitivity.published_maps({"T.1": smap["code_hash"]}))
     assert "the published one of this code" in html and "verify/sensitivity/quick.json" in html
     assert 'class="depends"' in html and "depends on threshold</a>" in html
+
+
+@pytest.mark.slow
+def test_every_claim_with_free_choices_has_a_current_published_standard_map():
+    """Before a release (the slow tier): every checked claim that declares free choices has a standard-budget map
+    published for its current code, so the claims table's "holds at N of M" is of the code that ships."""
+    from verify import registry
+
+    have = sensitivity.load_published("standard")
+    missing = [c.id for c in registry.all_claims() if c.free_choices and not c.not_checked
+               if c.id not in have or have[c.id]["code_hash"] != registry.code_hash(c)]
+    assert not missing, "no current standard sensitivity map for: " + ", ".join(missing)
