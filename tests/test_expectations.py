@@ -14,6 +14,18 @@ def test_every_registered_claim_has_a_reviewed_expectation_and_every_expectation
     assert set(data["findings"]) <= ids
 
 
+def test_a_finding_lists_the_controls_it_expects_unrejected_and_they_are_the_claims():
+    """Only the controls a finding lists may go unrejected at a fresh seed (tests/test_claims.py); a control the
+    diagnosis merely mentions (as rejected, say) must still be rejected."""
+    for cid, entries in expectations.load()["findings"].items():
+        names = {k.name for k in registry.get(cid).controls}
+        for f in entries:
+            assert set(f.get("controls_not_rejected", [])) <= names, cid
+    f = expectations.expected("B.Fig7", "quick", 0)
+    assert f.controls_not_rejected == ("SNGD normalized per tensor", "SGD with weight decay 5e-4")
+    assert expectations.expected("A.T1.1", "quick", 0).controls_not_rejected == ()
+
+
 def test_a_finding_applies_only_where_it_was_diagnosed(tmp_path):
     f = tmp_path / "e.toml"
     f.write_text('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\nbudget = "standard"\n'
@@ -72,6 +84,8 @@ def test_an_undecided_finding_may_be_recorded_with_its_diagnosis(tmp_path):
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),
     ('[claims\n', "Expected"),
     ('[claims]\n"X.1" = "verified"\n[unstable."X.1"]\nmeasured = "1 of 20"\n', "diagnosis"),
+    ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\ndiagnosis = "d"\n'
+     'controls_not_rejected = ["a control the diagnosis never names"]\n', "controls_not_rejected"),
 ])
 def test_bad_expectation_files_are_refused_with_one_line(tmp_path, text, match):
     f = tmp_path / "bad.toml"

@@ -12,6 +12,7 @@ expects, kept in one file.  ``verified`` is the expectation unless the file reco
     budget = "standard"          # optional: only at this budget
     seeds = [1]                  # optional: only at these seeds
     diagnosis = "what was found, and whether it is our bug, our reconstruction or the paper"
+    controls_not_rejected = ["name"]  # optional: controls the finding diagnoses as not (always) rejected
 
 A claim with findings at several budgets writes each as an entry of an array of tables (``[[findings."B.T1"]]``).
 
@@ -51,6 +52,8 @@ class Expectation:
     verdict: str
     diagnosis: str = ""
     unstable: str = ""  # the measured seed dependence ("" for a claim not known to depend on the seed)
+    #: controls the finding diagnoses as ones its check cannot (always) reject; any other control must be rejected
+    controls_not_rejected: tuple[str, ...] = ()
 
 
 @functools.cache
@@ -69,6 +72,10 @@ def load(path: Path = PATH) -> dict:
         for f in entries:
             if f.get("verdict") not in FINDING_VERDICTS or not f.get("diagnosis", "").strip():
                 raise ValueError(f"{path}: finding {cid} needs a verdict in {FINDING_VERDICTS} and a diagnosis")
+            names = f.get("controls_not_rejected", [])
+            if not isinstance(names, list) or not all(isinstance(n, str) and n in f["diagnosis"] for n in names):
+                raise ValueError(f"{path}: finding {cid}: controls_not_rejected must list control names its "
+                                 "diagnosis discusses")
     unstable = {cid: u if isinstance(u, list) else [u] for cid, u in data.get("unstable", {}).items()}
     for cid, entries in unstable.items():
         for u in entries:
@@ -84,7 +91,8 @@ def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expect
     for f in data["findings"].get(claim_id, []):
         if f.get("budget", budget) == budget and seed in f.get("seeds", [seed]):
             # a finding whose verdict was itself measured to vary (an estimate at its band's edge lands on either side)
-            return Expectation(f["verdict"], f["diagnosis"], unstable["measured"] if unstable else "")
+            return Expectation(f["verdict"], f["diagnosis"], unstable["measured"] if unstable else "",
+                               tuple(f.get("controls_not_rejected", ())))
     if claim_id not in data["claims"]:
         raise KeyError(f"{claim_id} has no reviewed expectation in {path.name}: add one")
     if unstable:
