@@ -254,7 +254,7 @@ def cmd_sensitivity(args) -> int:
 
     if args.points is not None and args.points < 2:
         raise UsageError("--points must be at least 2 (both ends of each range)")
-    claims = [c for c in registry.select(args.k) if c.free_choices and not c.not_checked]
+    claims = sensitivity.mapped(registry.select(args.k))
     if not claims:
         raise UsageError(f"no claim with free choices matches -k {' -k '.join(args.k or [])}" if args.k
                          else "no claim declares free choices")

@@ -81,6 +81,11 @@ def design(claim: Claim, points: int) -> list[dict]:
     return out
 
 
+def mapped(claims) -> list[Claim]:
+    """The claims that get a map: checked ones that declare free choices."""
+    return [c for c in claims if c.free_choices and not c.not_checked]
+
+
 def check_design_size(claim: Claim, budget: str, points: int) -> int:
     """The number of settings; refused (``DesignTooLarge``) when more than the budget allows."""
     n = len(design(claim, points))
@@ -202,7 +207,7 @@ def run(claims: list[Claim], ctx: Context, results_dir: Path, executor, *, point
     from verify import execution
 
     points = POINTS[ctx.budget] if points is None else points
-    claims = [c for c in claims if c.free_choices and not c.not_checked]
+    claims = mapped(claims)
     for c in claims:
         check_design_size(c, ctx.budget, points)
     if not claims:
