@@ -85,7 +85,8 @@ DRIVER = textwrap.dedent(r'''
     # the generated claims table (docs/claims.md), from these records; read back as `verify readme --check` reads it
     from verify import readme
     text, changed = readme.update(Path("docs/claims.md"), recs)
-    assert changed and readme.verdicts(text) == {k: "verified" for k in IDS}, readme.verdicts(text)
+    got = readme.verdicts(text)  # this draw verified; not yet calibrated nor mapped: verified at our values only
+    assert changed and got == {k: ("verified at our values only", "verified") for k in IDS}, got
 
     # the claims' own tests, and the tests that hold every claim to its ledger, expectation, the README's counts and
     # the tree's structure (the new package among the modules whose edits must make exactly their dependents stale)
@@ -99,20 +100,21 @@ DRIVER = textwrap.dedent(r'''
     modules = [claims[k].module for k in IDS]
     keys = " or ".join([*IDS, *(m.rsplit(".", 1)[1] for m in modules), f"[{PACKAGE.as_posix().replace('/', '.')}]",
                         "test_every_claim_has_a_reviewed_expectation",
-                        "test_results_at_a_glance_are_the_reviewed_verdicts",
+                        "test_results_at_a_glance_count_the_claims_tables_classes",
                         "test_no_claim_module_imports_another_claim_module"])
     code = pytest.main(["-q", "-p", "no:xdist", "-W", "ignore::pytest.PytestUnknownMarkWarning",
                         "tests/test_claims.py", "tests/test_ledger.py", "tests/test_docs.py", "tests/test_structure.py",
                         "-k", keys], plugins=[Seen()])
     print(json.dumps(outcomes, indent=1))
     assert code == 0, code
-    assert all(v == "passed" for v in outcomes.values()), outcomes
+    # the copy is not a git repository, so the ledger's check against git history skips there (saying why)
+    assert all(v == "passed" or (v == "skipped" and "matches_git" in k) for k, v in outcomes.items()), outcomes
     wanted = [f"[{k}:{part}]" for k in IDS for part in ("verdict", "symbolic:derivation", "numeric:variance",
                                                        "control:1/d scale", "control:symbolic: 1/d scale")]
     wanted += [f"test_every_decision_constant_has_a_reason[{k}]" for k in IDS]
     wanted += [f"test_ledger_matches_the_code[{m}]" for m in modules]
     wanted += [f"test_editing_a_module_makes_exactly_its_dependents_stale[{PACKAGE.as_posix().replace('/', '.')}]",
-               "test_every_claim_has_a_reviewed_expectation", "test_results_at_a_glance_are_the_reviewed_verdicts",
+               "test_every_claim_has_a_reviewed_expectation", "test_results_at_a_glance_count_the_claims_tables_classes",
                "test_no_claim_module_imports_another_claim_module"]
     missing = [w for w in wanted if not any(w in n for n in outcomes)]
     assert not missing, f"not run: {missing}"

@@ -264,3 +264,32 @@ def test_the_report_says_which_seeds_its_calibration_used(tmp_path):
         report.write_report(out, records, ctx, command="test", calibration=summary)
         assert said in " ".join(out.read_text().split())
     assert calibrate.describe_seeds(conf) == "2 confirmation seeds per claim (derived from its code hash)"
+
+
+def test_every_calibration_run_is_logged_and_a_publication_counts_the_runs_before_it(tmp_path, monkeypatch):
+    """A run without --publish appends its line to the confirmation log (a look at the confirmation seeds leaves a
+    trace); a publication states how many confirmation runs at other code preceded it."""
+    from verify import registry
+
+    log = tmp_path / "log.jsonl"
+    monkeypatch.setenv("VERIFY_CONFIRMATION_LOG", str(log))
+    monkeypatch.setattr(calibrate, "PUBLISHED", tmp_path / "published")
+    claim = toy_claims.toy(5, seconds=0.0)
+    object.__setattr__(claim, "module", "toy_claims")
+    monkeypatch.setattr(registry, "select", lambda k: [claim])
+    monkeypatch.setattr(registry, "all_claims", lambda: (claim,))
+    version = {"v": 1}
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: f"hash-{version['v']}")
+    argv = ["calibrate", "--seeds", "2", "--workers", "1", "--results", str(tmp_path / "r")]
+    assert main(argv) == 0
+    (first,) = calibrate.read_log(log)
+    assert not first["published"] and first["mode"] == "confirmation"
+    assert first["claims"]["T.5"]["verdicts"] == {"verified": 2} and first["claims"]["T.5"]["seeds"] == 2
+    version["v"] = 2  # an edit: the seeds move; the earlier look stays in the log
+    assert main(argv + ["--publish"]) == 0
+    log_entries = calibrate.read_log(log)
+    assert [e["published"] for e in log_entries] == [False, True]
+    row = json.loads((tmp_path / "published" / "quick.json").read_text())["claims"][0]
+    assert row["runs_at_earlier_code"] == 1
+    version["v"] = 3
+    assert main(argv) == 0 and calibrate.runs_before("T.5", "other", calibrate.read_log(log)) == 1

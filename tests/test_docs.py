@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from verify import expectations
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the generated block's markers, read off verify/readme.py (importing it would load the report and torch: seconds)
 MARKERS = {t.id: n.value.value for n in ast.parse((ROOT / "verify" / "readme.py").read_text()).body
-           if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name) and t.id in ("BEGIN", "END")}
+           if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
+           and t.id in ("BEGIN", "END", "GLANCE_BEGIN", "GLANCE_END")}
 BEGIN, END = MARKERS["BEGIN"], MARKERS["END"]
+GLANCE_BEGIN, GLANCE_END = MARKERS["GLANCE_BEGIN"], MARKERS["GLANCE_END"]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, *DOCS]
@@ -136,15 +137,25 @@ def test_no_history_in_the_generated_findings():
     assert not found, "development history in the generated block: " + ", ".join(found)
 
 
-def test_results_at_a_glance_are_the_reviewed_verdicts():
-    """The README's counts per paper are the reviewed verdicts at quick seed 0 (the seed of the generated table)."""
-    data = expectations.load()
-    want = {}
-    for cid in data["claims"]:
-        c = want.setdefault(cid.split(".")[0], Counter())
-        c[expectations.expected(cid, "quick", 0).verdict] += 1
-    cols = ("verified", "violated", "inconclusive", "not checked")
-    rows = {m.group(1): tuple(int(x) for x in m.group(2, 3, 4, 5, 6))
-            for m in re.finditer(r"^\| ([A-Z]) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$",
-                                 README.read_text(), re.M)}
-    assert rows == {p: (sum(c.values()), *(c[v] for v in cols)) for p, c in want.items()}
+def test_results_at_a_glance_count_the_claims_tables_classes():
+    """The README's counts are generated (`verify readme`), never typed: per paper, the claims in each class are
+    those of the claims table's rows (both generated from the same records, calibrations and maps; CI's
+    `verify readme --check` holds both to the records)."""
+    text = README.read_text()
+    assert text.count(GLANCE_BEGIN) == 1 and text.count(GLANCE_END) == 1, "README.md: the generated block's markers"
+    block = text.split(GLANCE_BEGIN, 1)[1].split(GLANCE_END, 1)[0]
+    lines = [ln for ln in block.splitlines() if ln.startswith("|")]
+    heads = [c.strip() for c in lines[0].strip("|").split("|")][2:]
+    rows = {cells[0]: dict(zip(heads, map(int, cells[2:]))) | {"claims": int(cells[1])}
+            for ln in lines[2:] for cells in [[c.strip() for c in ln.strip("|").split("|")]]}
+    table = CLAIMS_PAGE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
+    want: dict[str, Counter] = {}
+    for ln in table.splitlines():
+        m = re.match(r"^\| ([A-Z])\.\S+ \| .*? \| (?:exact|reconstructed|qualitative) \| (?:\*\*([^*]+)\*\*|(not checked))",
+                     ln)
+        if m:
+            want.setdefault(m.group(1), Counter())[m.group(2) or m.group(3)] += 1
+    assert set(rows) == set(want)
+    for paper, c in want.items():
+        assert rows[paper]["claims"] == sum(c.values())
+        assert {k: v for k, v in rows[paper].items() if k != "claims" and v} == dict(c), paper

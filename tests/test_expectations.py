@@ -4,7 +4,7 @@ import functools
 import pytest
 
 from theorems.claim import Context
-from verify import expectations, readme, registry, runner
+from verify import expectations, readme, record, registry, runner
 
 
 def test_every_registered_claim_has_a_reviewed_expectation_and_every_expectation_a_claim():
@@ -51,10 +51,12 @@ def test_a_claim_measured_to_depend_on_the_seed_says_so_where_no_finding_applies
     f = tmp_path / "e.toml"
     f.write_text('[claims]\n"X.1" = "verified"\n'
                  '[[findings."X.1"]]\nverdict = "violated"\nbudget = "quick"\nseeds = [4]\ndiagnosis = "a"\n'
-                 '[[unstable."X.1"]]\nbudget = "quick"\nmeasured = "violated at 1 of 20 seeds"\ndiagnosis = "b"\n')
+                 '[[unstable."X.1"]]\nbudget = "quick"\nmeasured = "violated at 1 of 20 seeds"\noutcomes = ["violated"]\n'
+                 'diagnosis = "b"\n')
     assert expectations.expected("X.1", "quick", 4, f).verdict == "violated"  # the seed's own finding first
     fresh = expectations.expected("X.1", "quick", 777, f)
     assert (fresh.verdict, fresh.unstable, fresh.diagnosis) == ("verified", "violated at 1 of 20 seeds", "b")
+    assert fresh.absorbs("violated") and not fresh.absorbs("inconclusive")  # only the outcome it measured
     assert expectations.expected("X.1", "standard", 777, f).unstable == ""
     assert set(expectations.load()["unstable"]) <= {c.id for c in registry.all_claims()}
 
@@ -64,7 +66,8 @@ def test_a_finding_measured_to_vary_with_the_seed_carries_its_rate(tmp_path):
     f = tmp_path / "e.toml"
     f.write_text('[claims]\n"X.1" = "verified"\n'
                  '[[findings."X.1"]]\nverdict = "inconclusive"\ndiagnosis = "on the edge"\n'
-                 '[[unstable."X.1"]]\nbudget = "standard"\nmeasured = "violated at 1 of 5 seeds"\ndiagnosis = "b"\n')
+                 '[[unstable."X.1"]]\nbudget = "standard"\nmeasured = "violated at 1 of 5 seeds"\n'
+                 'outcomes = ["violated"]\ndiagnosis = "b"\n')
     at_standard = expectations.expected("X.1", "standard", 9, f)
     assert (at_standard.verdict, at_standard.diagnosis, at_standard.unstable) == \
         ("inconclusive", "on the edge", "violated at 1 of 5 seeds")
@@ -84,6 +87,7 @@ def test_an_undecided_finding_may_be_recorded_with_its_diagnosis(tmp_path):
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\n', "diagnosis"),
     ('[claims\n', "Expected"),
     ('[claims]\n"X.1" = "verified"\n[unstable."X.1"]\nmeasured = "1 of 20"\n', "diagnosis"),
+    ('[claims]\n"X.1" = "verified"\n[unstable."X.1"]\nmeasured = "1 of 20"\ndiagnosis = "d"\n', "outcomes"),
     ('[claims]\n"X.1" = "verified"\n[findings."X.1"]\nverdict = "violated"\ndiagnosis = "d"\n'
      'controls_not_rejected = ["a control the diagnosis never names"]\n', "controls_not_rejected"),
 ])
@@ -100,13 +104,15 @@ def test_readme_block_is_rewritten_from_records_and_nothing_else(tmp_path):
     recs = synthetic_records(Context())
     md = tmp_path / "README.md"
     md.write_text(f"intro\n\n{readme.BEGIN}\nstale table\n{readme.END}\n\noutro\n")
-    text, changed = readme.update(md, recs)
+    # each draw at its claim's first confirmation seed, no calibration and no map: a distribution of one
+    kw = {"first_seeds": {r["claim"]["id"]: r["seed"] for r in recs}, "maps": {}, "calibrations": {}}
+    text, changed = readme.update(md, recs, **kw)
     assert changed and text.startswith("intro\n\n") and text.endswith("\n\noutro\n") and "stale table" not in text
     for r in recs:
         assert f"| {r['claim']['id']} |" in text
-    assert "**violated**" in text  # a violation stands out in the table
+    assert "**violated over the range**: violated at 1 of 1 quick confirmation seed" in text  # a violation stands out
     md.write_text(text)
-    assert readme.update(md, recs) == (text, False)
+    assert readme.update(md, recs, **kw) == (text, False)
 
 
 def test_readme_without_markers_is_an_error(tmp_path):
@@ -158,14 +164,16 @@ def test_readme_check_compares_verdicts(tmp_path):
     md.write_text(f"{readme.BEGIN}\n{readme.END}\n")
     text, _ = readme.update(md, recs)
     got = readme.verdicts(text)
-    assert got == {r["claim"]["id"]: r["verdict"] for r in recs}
+    assert {k: v[1] for k, v in got.items()} == {r["claim"]["id"]: r["verdict"] for r in recs}
+    assert {v[0] for v in got.values()} <= set(record.CLASSES)
 
 
 def test_readme_lists_a_seed_dependent_claim_as_such_not_as_a_diagnosed_verdict(tmp_path, monkeypatch):
     # A.T4 was [unstable] at quick until session 8; the test keeps that entry in a file of its own
     toml = tmp_path / "expectations.toml"
     toml.write_text('[claims]\n"A.T4" = "verified"\n\n[[unstable."A.T4"]]\nbudget = "quick"\n'
-                    'measured = "inconclusive at 3 of 20 calibration seeds"\ndiagnosis = "power"\n')
+                    'measured = "inconclusive at 3 of 20 calibration seeds"\noutcomes = ["inconclusive"]\n'
+                    'diagnosis = "power"\n')
     monkeypatch.setattr(expectations, "expected", functools.partial(expectations.expected, path=toml))
     rec = runner.run_claim(registry.get("A.T4"), Context(), kinds={"symbolic"})
     text = readme.render([rec])

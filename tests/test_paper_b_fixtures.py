@@ -266,15 +266,18 @@ def test_in_scope_family_sits_inside_ass1_at_its_level():
                                                                                                   n_steps=50))))
 
 
-def test_record_scope_labels_a_verdict_by_where_most_runs_lie():
+def test_record_scope_says_in_scope_only_when_every_run_is_inside():
     from theorems.claim import Context
     from theorems.evidence import Evidence
     from theorems.paper_b import fixed_head_inscope as F
 
     ev = Evidence(Context())
-    assert F.record_scope(ev, 17, 32)["scope_evidence"] == "in scope"
-    assert F.record_scope(ev, 16, 32)["scope_evidence"] == "outside"
-    assert ev.lines[0].startswith("scope evidence: in scope (17 of 32 runs inside")
+    assert F.record_scope(ev, 32, 32)["scope_evidence"] == "in scope"
+    assert F.record_scope(ev, 31, 32)["scope_evidence"] == "31 of 32 runs inside"
+    assert F.record_scope(ev, 0, 4)["scope_evidence"] == "0 of 4 runs inside"
+    assert F.record_scope(ev, 0, 0)["scope_evidence"] == "0 of 0 runs inside"
+    assert ev.lines[0].startswith("scope evidence: in scope (32 of 32 runs inside")
+    assert ev.lines[1].startswith("scope evidence: not in scope, 31 of 32 runs inside")
 
 
 def test_issue11_instance_is_not_decided_by_the_phase_rule():

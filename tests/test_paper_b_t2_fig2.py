@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from theorems import fixture as fx
 from theorems.paper_b import example1_suite_setups as S
 from theorems.paper_b import fig2_fixed_head as F2
 from theorems.paper_b import t2_joint_loss as T2
@@ -57,3 +58,7 @@ def test_fig2_early_is_the_first_tenth_of_the_figure_and_names_no_cap():
     assert (cap.value, cap.low, cap.high) == (S.PS_CAP, *F2.CAP_RANGE)
     assert cap.sets["ps-fastest-early"](S.PS_CAP)["ps"] is F2.PS_CAPPED_RUN
     assert cap.sets["ps-fastest-early"](lo)["ps"].params == {"cap": lo}
+    assert not cap.analysis                       # another cap is another Polyak run (a fixture bound at it)
+    for name, check in (("early window", "ps-fastest-early"), ("far faster", "ngd-far-faster-than-gd")):
+        f = F2.CLAIM.free_choice(name)            # readings of the same trajectories: plain parameters, no new runs
+        assert f.analysis and not any(fx.is_fixture(v) for v in f.sets[check](f.low).values())

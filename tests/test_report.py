@@ -158,8 +158,10 @@ def test_overview_lists_every_claim_with_verdict_fidelity_evidence_and_headline(
     assert 'id="paper-Z"' in overview
     for kind in ("symbolic", "numeric", "probe", "controls 0/1", "controls 1/1"):
         assert kind in overview
-    counts = re.findall(r'<div class="count ([\w-]+)"><b>(\d+)</b>', html)
-    assert dict(counts) == {"verified": "1", "violated": "1", "inconclusive": "1", "not-checked": "1"}
+    counts = re.findall(r'<div class="count ([\w-]+)"[^>]*><b>(\d+)</b>', html)  # the classes, every one shown
+    assert dict(counts) == {"verified-over-the-range": "1", "verified-at-our-values-only": "0",
+                            "depends-on-a-choice": "0", "violated-over-the-range": "1", "inconclusive": "1",
+                            "not-checked": "1"}
 
 
 def test_counterexample_is_flagged_at_the_top_in_the_overview_and_in_the_claim(html_and_bundle):
@@ -238,7 +240,8 @@ def test_environment_section_and_bundle(html_and_bundle, synth):
         assert r["code_hash"] in env and r["claim"]["id"] in env
     assert bundle["schema_version"] == results.SCHEMA_VERSION
     assert [r["claim"]["id"] for r in bundle["records"]] == [r["claim"]["id"] for r in synth]
-    assert bundle["report"]["command"] == "verify report -k Z" and bundle["report"]["seed"] == 0
+    assert bundle["report"]["command"] == "verify report -k Z" and bundle["report"]["seed"] == "confirmation"
+    assert set(bundle["standings"]) == {r["claim"]["id"] for r in synth}
 
 
 def test_bad_latex_and_leaked_latex_do_not_break_the_report():
@@ -309,8 +312,11 @@ def test_report_reuses_unchanged_records_and_reruns_stale_ones(tmp_path, monkeyp
 
 
 def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch, capsys):
+    from verify import calibrate
+
     claim = registry.get("A.T1.1")
-    rec = runner.run_claim(claim, Context(), kinds={"symbolic"})
+    first = calibrate.first_confirmation_seeds([claim])[claim.id]  # the seed `verify report` runs it at
+    rec = runner.run_claim(claim, Context(seed=first), kinds={"symbolic"})
     rec["kinds"] = "all"  # stands in for a full stored run with the same code, seed and budget
     results.write_record(tmp_path / "res", rec)
     ran = []
@@ -345,3 +351,19 @@ def test_each_check_names_the_shared_set_ups_it_uses(tmp_path):
     report.write_report(out, recs, Context(seed=1), command="verify report -k T")
     html = out.read_text()
     assert "Uses the shared set-up <code>doubled()</code> (as <i>values</i>)" in _section(html, "T.203")
+
+
+def test_a_headline_says_what_was_decided_and_the_resolution_reached():
+    """An equality headline shows its band, the alternative the band excludes and the interval's half-width; a bound
+    headline leads with the bound it decides, so a measured exponent is not read as the decision."""
+    def rec(decision, head):
+        return {"verdict": "verified", "claim": {"id": "X.1"}, "checks": [
+            {"name": "rate", "status": "pass", "headline": head, "evidence": "paper",
+             "details": {"decisions": [decision]}}]}
+
+    eq = {"name": "exponent", "status": "pass", "lo": -2.004, "hi": -1.992, "claimed": "= -2 ± 0.5", "margin": 0.5,
+          "excludes": "exponent −1 (Theorem 1's envelope); half the distance from −2"}
+    assert report.headline(rec(eq, "exponent -1.998")) == (
+        "decided: -2 ± 0.5, against exponent −1; resolution ± 0.006. Measured: exponent -1.998")
+    bound = {"name": "exponent", "status": "pass", "lo": -2.0005, "hi": -2.0001, "claimed": "≤ -0.707 (= −1 + 0.293)"}
+    assert report.headline(rec(bound, "exponent -2.00")).startswith("decided: ≤ -0.707. Measured: exponent -2.00")

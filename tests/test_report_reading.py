@@ -172,8 +172,9 @@ def test_rarely_needed_sections_are_folded_and_the_verdict_is_not(html):
     for cid in ("Z.T1", "Z.L2", "Z.Fig1"):
         section = _section(html, cid)
         for inner in (c for _, _, c in _details(section)):
-            assert "<b>Verdict.</b>" not in inner and "<b>Headline.</b>" not in inner and "Findings" not in inner
-        assert "<b>Verdict.</b>" in section and "<b>Headline.</b>" in section
+            assert "<b>Verdict of record:</b>" not in inner and "<b>Headline.</b>" not in inner \
+                and "Findings" not in inner
+        assert "<b>Verdict of record:</b>" in section and "<b>Headline.</b>" in section
 
 
 def test_derivations_and_constants_are_folded_unless_the_check_failed():

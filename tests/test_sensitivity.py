@@ -98,12 +98,74 @@ def test_the_map_finds_where_the_verdict_changes_and_what_it_depends_on(tmp_path
     assert rec["holds"] == 12  # threshold 4 fails at each of the four draw counts
     assert set(rec["depends_on"]) == {"threshold"} and not rec["robust"]
     assert "verified at threshold=1.41421, violated at threshold=4" in rec["depends_on"]["threshold"][0]
-    assert rec["headline"].startswith("verified at 12 of 16 settings; depends on threshold")
+    assert rec["headline"].startswith("verified at 12 of 16 settings (controls re-run at 2 extreme settings); "
+                                      "depends on threshold")
     assert sensitivity.read(tmp_path, "T.1", budget="standard", seed=0)["holds"] == 12
     # resumed: the same command again runs no unit
     ran = []
     sensitivity.run([claim], Context(seed=0, budget="standard"), tmp_path, _Counting(ran), points=3)
     assert ran == []
+
+
+def check_blunt(ctx, draws, threshold=1.0, mutant=False, extra=1.0):
+    """Passes below threshold 2; its mutant fails only on fewer than 15 draws (a control that stops biting)."""
+    if mutant:
+        return Outcome("fail" if len(draws) < 15 else "pass", f"mutant on {len(draws)} draws")
+    return Outcome("pass" if threshold < 2.0 else "fail", f"threshold {threshold:g} on {len(draws)} draws")
+
+
+def blunt_claim(threshold_analysis=True) -> Claim:
+    return Claim(
+        "T.2", "toy", r"x", "reconstructed", "toy",
+        checks=(Check("effect", "numeric", "toy", check_blunt, uses={"draws": draws}),),
+        controls=(Control("mutant", "effect", "a slip that only few draws expose", {"mutant": True}),),
+        free_choices=(
+            FreeChoice("threshold", 1.0, "how the effect is read", {"effect": lambda v: {"threshold": v}},
+                       low=0.5, high=4.0, scale="log", analysis=threshold_analysis),
+            FreeChoice("draws", 10, "any sample size", {"effect": lambda v: {"draws": draws.bind(n=v)}},
+                       low=5, high=20, integer=True),
+            FreeChoice("extra", 1.0, "a second run choice that changes nothing", {"effect": lambda v: {"extra": v}},
+                       low=0.5, high=2.0)),
+        module="tests.test_sensitivity")
+
+
+def test_analysis_choices_are_crossed_with_every_run_setting_and_cost_no_run_setting():
+    """Two run choices make a full grid; the analysis choice is crossed with each of its settings (not one at a time,
+    as a third run choice would be), and only the run settings count against the budget."""
+    claim = blunt_claim()
+    d = sensitivity.design(claim, 3)
+    runs = {(s["draws"], s["extra"]) for s in d}
+    assert len(runs) == sensitivity.run_settings(claim, 3) == 4 * 4  # each: 3 points and its own value
+    for r in runs:  # every reading at every run setting
+        assert sorted(s["threshold"] for s in d if (s["draws"], s["extra"]) == r) == pytest.approx(
+            [0.5, 1.0, 2 ** 0.5, 4.0])
+    assert sensitivity.check_design_size(claim, "standard", 3) == len(d) == 16 * 4
+    with pytest.raises(sensitivity.DesignTooLarge):  # 16 run settings: more than quick allows
+        sensitivity.check_design_size(claim, "quick", 3)
+    one_at_a_time = blunt_claim(threshold_analysis=False)  # three run choices
+    assert len(sensitivity.design(one_at_a_time, 3)) == 1 + 3 + 3 + 3
+
+
+def test_an_analysis_choice_that_sets_a_fixture_is_refused():
+    bad = FreeChoice("draws", 10, "r", {"effect": lambda v: {"draws": draws.bind(n=v)}}, low=5, high=20,
+                     integer=True, analysis=True)
+    with pytest.raises(ValueError, match="analysis choice but sets a fixture"):
+        toy_claim(free_choices=(bad,))
+
+
+def test_controls_are_rerun_at_the_extreme_settings_that_verify(tmp_path):
+    """At draws = 20 (the range's end) the checks pass but the control no longer bites: that setting is
+    inconclusive, not verified; at draws = 12 (inside the range) the controls keep their outcome at our values."""
+    claim = blunt_claim()
+    (rec,) = sensitivity.run([claim], Context(seed=0, budget="standard"), tmp_path, Executor(workers=1), points=3)
+    by = {(s["values"]["threshold"], s["values"]["draws"], s["values"]["extra"]): s for s in rec["settings"]}
+    assert rec["of"] == 64
+    at_end = by[(1.0, 20, 1.0)]
+    assert at_end["controls_rerun"] == {"mutant": False} and at_end["verdict"] == "inconclusive"
+    assert by[(1.0, 12, 1.0)]["controls_rerun"] == {} and by[(1.0, 12, 1.0)]["verdict"] == "verified"
+    assert by[(1.0, 5, 1.0)]["controls_rerun"] == {"mutant": True} and by[(1.0, 5, 1.0)]["verdict"] == "verified"
+    assert by[(4.0, 20, 1.0)]["verdict"] == "violated" and by[(4.0, 20, 1.0)]["controls_rerun"] == {}
+    assert rec["controls_rerun_at"] >= 2 and "controls re-run at" in rec["headline"]
 
 
 class _Counting(Executor):
@@ -129,13 +191,14 @@ def test_free_choices_and_no_free_choice_exclude_each_other():
         toy_claim(no_free_choice="the checks are exact")
 
 
-def test_every_reconstructed_or_qualitative_claim_declares_its_free_choices():
-    """Issue 32's rule: a claim whose numbers the papers do not fix (reconstructed or qualitative) and whose checks
-    compute (numeric or probe) names the choices its checks make, or says in one line why they make none."""
+def test_every_computed_claim_declares_its_free_choices():
+    """A claim whose checks compute (numeric or probe) names the choices its checks make that the paper does not fix
+    (instances, sizes, steps, readings), or says in one line why they make none, whatever its fidelity: an exact
+    statement still leaves its instances to us."""
     from verify import registry
 
     bare = [c.id for c in registry.all_claims()
-            if c.fidelity in ("reconstructed", "qualitative") and not c.not_checked
+            if not c.not_checked
             and any(ch.kind in ("numeric", "probe") for ch in c.checks)
             and not (c.free_choices or c.no_free_choice)]
     assert not bare, f"claims without free choices or a no_free_choice reason: {bare}"

@@ -172,6 +172,7 @@ def _cli_in_process(capsys, *args):
     (["report", "--out", "/proc/nope/report.html"], "cannot write the report"),
     (["run", "--results", "/proc/nope"], "cannot write results"),
     (["run", "--seed", "-1"], "non-negative"),
+    (["sensitivity", "-k", "B.Fig2", "--seed", "0", "--publish"], "--publish takes maps at each claim's first"),
     (["probe", "A.T1.1", "--max-examples", "0"], "at least 1"),
     (["frobnicate"], "invalid choice"),
     ([], "required: COMMAND"),
@@ -215,7 +216,7 @@ def test_the_run_table_has_a_header_totals_and_names_the_reviewed_findings(capsy
                    claim=dict(recs[0]["claim"], id="B.Fig2"))
     cli._print_table(recs + [finding])
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split()[:3] == ["claim", "verdict", "fidelity"]
+    assert out[0].split()[:5] == ["claim", "this", "run", "class", "(verdict"]
     assert any(line.startswith(f"{len(recs) + 1} claims: ") for line in out)
     assert any(line.startswith("violated B.Fig2: the reviewed finding") for line in out)
 

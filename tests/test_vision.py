@@ -2,6 +2,7 @@
 and the batched engine (numerics.paper_b.vision)."""
 import gzip
 import importlib.metadata
+import math
 import os
 import pickle
 import struct
@@ -286,20 +287,80 @@ def test_the_engine_records_the_gradient_norm():
 
 def test_the_free_choices_move_the_runs_they_read():
     """B.Fig5-7's cap and horizon set their checks' runs; both moved at once (a corner of the grid) give one request of
-    the shared fixture, B.Fig7's with its CIFAR-10 binding kept, and no control's mutants away from the own horizon."""
+    the shared fixture, B.Fig7's with its CIFAR-10 binding kept; the fixture trains the controls' mutants at every
+    setting (a map re-runs the controls there)."""
+    import inspect
+
     from theorems import fixture as fx
-    from theorems.paper_b.vision_setups import CAP, EPOCHS
+    from theorems.paper_b.vision_setups import CAP, EPOCHS, VARIANTS, vision_runs
     from verify import registry
 
+    assert "controls" not in inspect.signature(vision_runs.fn).parameters
     for cid, check in (("B.Fig5", "sngd-slower"), ("B.Fig6", "sps-error"), ("B.Fig7", "sngd-slower")):
         claim = registry.get(cid)
-        assert {f.name: f.value for f in claim.free_choices} == {"cap": CAP, "epochs": EPOCHS}
+        assert {f.name: f.value for f in claim.free_choices if not f.analysis} == {"cap": CAP, "epochs": EPOCHS}
         req = fx.as_request(claim.overrides_at(check, {"cap": 0.1, "epochs": 40})["vision"])
         args = req.arguments("quick")
-        assert (args["cap"], args["epochs"], args["controls"], args["full_data"]) == (0.1, 40, False, None)
+        assert (args["cap"], args["epochs"], args["full_data"]) == (0.1, 40, None) and "controls" not in args
         assert req.arguments("full")["full_data"] == ("cifar10" if cid == "B.Fig7" else "mnist")
+        for k in claim.controls:  # every control's mutant is among the variants trained at any setting
+            mutant = next(iter(k.overrides.values()))
+            assert mutant in VARIANTS
     adam = registry.get("B.Fig6").overrides_at("adam-no-faster", {"cap": 0.1, "epochs": 40})
     assert fx.as_request(adam["vision"]).arguments("quick")["cap"] == CAP  # Adam and SGD carry no cap
+
+
+def test_the_readings_of_the_vision_figures_are_analysis_choices():
+    """How B.Fig5-7's verdicts read the runs (the effect and metric of "slower", the factor of "significant") are
+    analysis choices: plain parameters of their checks, one declaration of the effect and the metrics for B.Fig5 and
+    B.Fig7, each claim's own metric its value."""
+    from theorems import fixture as fx
+    from theorems.paper_b import fig6_vit_digits as F6
+    from theorems.paper_b.vision_metrics import LEVEL, SLOWER, SLOWER_METRICS, SLOWER_RANGE
+    from verify import registry
+
+    assert f"steps to loss {LEVEL:g}" in SLOWER_METRICS and SLOWER_RANGE[0] == 0.0
+    own = {"B.Fig5": "run-averaged log loss", "B.Fig7": f"steps to loss {LEVEL:g}"}
+    for cid, metric in own.items():
+        claim = registry.get(cid)
+        slower, reading = claim.free_choice("slower by"), claim.free_choice("slower metric")
+        assert slower.analysis and reading.analysis
+        assert (slower.value, slower.low, slower.high) == (SLOWER, *SLOWER_RANGE)
+        assert reading.value == metric and reading.levels == SLOWER_METRICS
+        assert claim.overrides_at("sngd-slower", {"slower by": 0.0, "slower metric": SLOWER_METRICS[-1]}) == {
+            "slower": 0.0, "metric": SLOWER_METRICS[-1]}
+    factor = registry.get("B.Fig6").free_choice("significant factor")
+    assert factor.analysis and (factor.value, factor.low, factor.high) == (F6.ADAM_FACTOR, *F6.ADAM_FACTOR_RANGE)
+    assert F6.adam_margin(F6.ADAM_FACTOR) == F6.ADAM_MARGIN and F6.ADAM_MARGIN.half_width == math.log(2) / 2
+    assert F6.adam_margin(4.0).half_width == math.log(2)
+    for cid in own | {"B.Fig6": None}:
+        for f in registry.get(cid).free_choices:
+            if f.analysis:
+                for check, at in f.sets.items():
+                    assert not any(fx.is_fixture(v) for v in at(f.value).values())
+
+
+def _run(loss: torch.Tensor) -> "V.VisionRun":
+    return V.VisionRun("x", loss, torch.tensor([0]), torch.zeros(1, loss.shape[1], 1), ["g"])
+
+
+def test_slower_values_read_each_metric_off_the_paired_runs():
+    """SNGD's loss a factor e^0.3 above SGD's at every step: each gap is 0.3 (the hitting time of 0.5 one step
+    later), the share of epochs above by 0.25 is 1 and by 0.35 is 0; a zero effect is strict."""
+    from theorems.paper_b.vision_metrics import MOST, STRICT, slower_values
+
+    base = torch.tensor([2.0 * 0.8**t for t in range(12)], dtype=torch.float64)[:, None].repeat(1, 3)
+    runs = {"SGD": _run(base), "SNGD": _run(base * math.exp(0.3))}  # 12 steps: no smoothing (window 1)
+    for metric in ("run-averaged log loss", "log loss at the last epoch"):
+        d, bound, name, label = slower_values(runs, "SNGD", "SGD", 4, metric, 0.2)
+        assert np.allclose(d, 0.3) and bound == 0.2 and "SNGD" in name and label
+    d, bound, _, _ = slower_values(runs, "SNGD", "SGD", 4, "steps to loss 0.5", 0.0)
+    assert np.allclose(d, math.log(9 / 8)) and bound == STRICT  # SGD at step 8 (2 x 0.8^7 <= 0.5), SNGD at 9
+    d, bound, _, _ = slower_values(runs, "SNGD", "SGD", 4, "share of epochs above", 0.25)
+    assert np.allclose(d, 1.0) and bound == MOST + STRICT
+    assert np.allclose(slower_values(runs, "SNGD", "SGD", 4, "share of epochs above", 0.35)[0], 0.0)
+    with pytest.raises(ValueError, match="unknown reading"):
+        slower_values(runs, "SNGD", "SGD", 4, "steps to loss 0.1", 0.2)
 
 
 @pytest.mark.slow

@@ -277,6 +277,11 @@ class FreeChoice:
     The range is ``low .. high`` on a ``scale`` (``"log"`` where plausible values span decades: step sizes, horizons,
     caps; ``integer`` rounds design points: sizes, counts), or a tuple of discrete ``levels`` (readings of a phrase,
     alternative definitions), which then holds ``value``.  A range that excludes its own value is refused.
+
+    ``analysis``: the choice is how stored estimates are *read* (an effect size, a metric, a window, a significance
+    factor), not what is computed: it sets only plain parameters of its checks (never a fixture request), so its
+    checks at another value re-decide the same fixture values (the same runs) and cost no new training.  A map
+    crosses analysis choices with the full design of the other choices (``verify.sensitivity``).
     """
 
     name: str
@@ -288,6 +293,7 @@ class FreeChoice:
     scale: Scale = "linear"
     integer: bool = False
     levels: tuple = ()
+    analysis: bool = False
 
     def __post_init__(self):
         what = f"free choice {self.name!r}"
@@ -403,7 +409,7 @@ class Claim:
     findings: tuple[str, ...] = ()
     #: the values its checks need that the papers do not fix, each with its plausible range (:class:`FreeChoice`)
     free_choices: tuple[FreeChoice, ...] = ()
-    #: for a reconstructed or qualitative claim with numeric or probe checks that declares no free choice: why its
+    #: for a claim (any fidelity) with numeric or probe checks that declares no free choice: why its
     #: checks make none the papers leave open (one line); such a claim has no sensitivity map
     no_free_choice: str = ""
     module: str = ""  # filled in by the registry
@@ -454,6 +460,10 @@ class Claim:
                 if not isinstance(ov, Mapping) or not ov:
                     raise ValueError(f"{self.id}: free choice {f.name!r} gives check {target!r} no overrides")
                 _check_parameters(checks[target].fn, ov, f"{self.id}: free choice {f.name!r}")
+                if f.analysis and any(_fx.is_fixture(v) for v in ov.values()):
+                    raise ValueError(f"{self.id}: free choice {f.name!r} is an analysis choice but sets a fixture of "
+                                     f"check {target!r}: an analysis choice re-reads the same runs (plain parameters "
+                                     "only)")
                 changed = [k for k, v in ov.items() if not _same_as_declared(checks[target], k, v)]
                 if changed:
                     raise ValueError(f"{self.id}: free choice {f.name!r} at its own value {f.value!r} changes "

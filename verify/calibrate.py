@@ -70,6 +70,28 @@ def seed_basis(claim: Claim, claims: list[Claim] = ()) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def seed_bases(claims: list[Claim]) -> dict[str, str]:
+    """:func:`seed_basis` of each of ``claims`` (the registry's sharing groups computed once)."""
+    pool = {c.id: c for c in registry.all_claims()}
+    pool.update({c.id: c for c in claims})
+    groups = registry.sharing_groups(pool.values())
+    hashes = {cid: registry.code_hash(c) for cid, c in pool.items()}
+    members: dict[str, list[str]] = {}
+    for cid, g in groups.items():
+        members.setdefault(g, []).append(cid)
+    out = {}
+    for c in claims:
+        text = ";".join(f"{cid}={hashes[cid]}" for cid in sorted(members[groups[c.id]]))
+        out[c.id] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    return out
+
+
+def first_confirmation_seeds(claims: list[Claim]) -> dict[str, int]:
+    """Each claim's first confirmation seed: the seed ``verify run`` and ``verify report`` use by default, so the draw a
+    reader sees is the first of the seeds its verdict of record is measured at (``verify.record``)."""
+    return {cid: confirmation_seeds(b, 1)[0] for cid, b in seed_bases(claims).items()}
+
+
 def seed_dir(results_dir: Path, budget: str, seed: int) -> Path:
     return Path(results_dir) / CALIBRATION / budget / f"seed{seed}"
 
@@ -304,6 +326,9 @@ def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
         old = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError):
         old = None
+    log = read_log()
+    summary = {**summary, "claims": [{**c, "runs_at_earlier_code": runs_before(c["id"], c.get("seed_basis"), log)}
+                                     for c in summary["claims"]]}
     ids = {c["id"] for c in summary["claims"]}
     kept = [c for c in (old or {}).get("claims", []) if c["id"] not in ids] if (old or {}).get("mode") == "confirmation" \
         else []
@@ -317,16 +342,100 @@ def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
     return path
 
 
+# ---------------------------------------------------------------------------
+# The confirmation log: every calibration run, published or not
+# ---------------------------------------------------------------------------
+
+#: the append-only log of every ``verify calibrate`` run (one JSON line each; committed with the code), so that a
+#: look at the confirmation seeds before a change leaves a trace, and a publication says how many runs at earlier
+#: code preceded it (``VERIFY_CONFIRMATION_LOG`` moves it, for tests and scratch checkouts)
+LOG = PUBLISHED / "log.jsonl"
+
+
+def log_path() -> Path:
+    import os
+
+    return Path(os.environ.get("VERIFY_CONFIRMATION_LOG") or LOG)
+
+
+def read_log(path: Path | None = None) -> list[dict]:
+    """The log's entries, oldest first (a line that is not JSON, e.g. cut by a crash, is skipped)."""
+    try:
+        lines = (path or log_path()).read_text().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def _git_head() -> dict:
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": "", "dirty": None}
+    return {"commit": head, "dirty": dirty}
+
+
+def runs_before(claim_id: str, basis: str, log: list[dict]) -> int:
+    """How many confirmation runs of ``claim_id`` at other code (another seed basis) the log holds since its last
+    publication: the looks at confirmation seeds that preceded the code being published."""
+    n = 0
+    for e in log:
+        c = (e.get("claims") or {}).get(claim_id)
+        if c is None or e.get("mode") != "confirmation":
+            continue
+        if e.get("published"):
+            n = 0
+        elif c.get("seed_basis") != basis:
+            n += 1
+    return n
+
+
+def log_run(summary: dict, *, published: bool, interrupted: bool = False, path: Path | None = None) -> dict:
+    """Append one line for a calibration run (atomically: the file is rewritten whole): when, at which commit, the
+    budget and mode, and per claim its seed basis, code hash, seeds run and verdict counts."""
+    from collections import Counter
+
+    entry = {"time": results.now_utc(), **_git_head(), "budget": summary.get("budget"), "mode": summary.get("mode"),
+             "published": bool(published), "interrupted": bool(interrupted),
+             "claims": {c["id"]: {"seed_basis": c.get("seed_basis"), "code_hash": c.get("code_hash"),
+                                  "seeds": len(c.get("seeds") or []),
+                                  "verdicts": dict(Counter((c.get("verdicts") or {}).values()))}
+                        for c in summary.get("claims", [])}}
+    path = path or log_path()
+    try:
+        old = path.read_text()
+    except OSError:
+        old = ""
+    if old and not old.endswith("\n"):
+        old += "\n"
+    results.atomic_write_text(path, old + json.dumps(entry, sort_keys=True, default=str) + "\n")
+    return entry
+
+
 def confirmed(row: dict) -> bool:
     """Whether a calibration row's seeds are the confirmation seeds of the seed basis it records."""
     return isinstance(row.get("seed_basis"), str) and sorted(row["seeds"]) == sorted(
         confirmation_seeds(row["seed_basis"], len(row["seeds"])))
 
 
-def load_summary(results_dir: Path, budget: str) -> dict | None:
-    """The calibration summary of ``budget`` in ``results_dir``, else the published one (``PUBLISHED``), or None;
-    rows whose code hash is stale are marked so, and a published summary says it is (``"published": True``)."""
-    for path, published in ((summary_path(results_dir, budget), False), (PUBLISHED / f"{budget}.json", True)):
+def load_summary(results_dir: Path | None, budget: str) -> dict | None:
+    """The calibration summary of ``budget`` in ``results_dir`` (None: skip it), else the published one
+    (``PUBLISHED``), or None; rows whose code hash is stale are marked so, and a published summary says it is
+    (``"published": True``)."""
+    local = [] if results_dir is None else [(summary_path(results_dir, budget), False)]
+    for path, published in (*local, (PUBLISHED / f"{budget}.json", True)):
         try:
             summary = json.loads(path.read_text())
             break

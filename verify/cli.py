@@ -6,6 +6,7 @@ status 2; a check that finds a claim violated is a finding, not an error.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -60,9 +61,25 @@ def ensure_writable_dir(path: Path, what: str) -> Path:
 
 
 def _context(args) -> Context:
-    if args.seed < 0:
+    """The run's budget and device, at ``--seed`` (0 where none is given: see :func:`_runs` for the claims' own)."""
+    if args.seed is not None and args.seed < 0:
         raise UsageError("--seed must be a non-negative integer")
-    return Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device))
+    return Context(seed=args.seed or 0, budget=args.budget, device=resolve_device(args.device))
+
+
+def _runs(args, claims) -> tuple[Context, "Context | dict[str, Context]"]:
+    """The base context and what each claim runs at: ``--seed S`` (a development seed, the same for every claim), or
+    by default each claim at its first confirmation seed, derived from its code (``verify.calibrate``), so the draw a
+    reader sees is the first of the seeds its verdict of record is measured at."""
+    from dataclasses import replace
+
+    ctx = _context(args)
+    if args.seed is not None:
+        return ctx, ctx
+    from verify import calibrate
+
+    seeds = calibrate.first_confirmation_seeds(claims)
+    return ctx, {c.id: replace(ctx, seed=seeds[c.id]) for c in claims}
 
 
 def _executor(args):
@@ -88,25 +105,38 @@ def run_claims(claims, ctx: Context, results_dir: Path, reuse: bool = False, kin
     return records
 
 
-def _print_table(records: list[dict]) -> None:
-    """One line per claim under a header, then the totals; a violation says whether it is the reviewed finding."""
+def _print_table(records: list[dict], development: bool = False, results_dir: Path | None = None) -> None:
+    """One line per claim under a header (this run's verdict, the verdict of record and its class), then the totals;
+    a violation says whether it is the reviewed finding."""
     from collections import Counter
 
-    from verify import expectations
+    from verify import calibrate, expectations, record
 
     if not records:
         return
+    budgets = {r["budget"] for r in records}
+    summaries = {b: calibrate.load_summary(results_dir or DEFAULT_RESULTS, b) for b in budgets}
+    seeds = {r["claim"]["id"]: (None if development else r["seed"]) for r in records}
+    standing = {s["id"]: s for s in record.standings(records, summaries, first_seeds=seeds)}
     w = max([len(r["claim"]["id"]) for r in records] + [5])
-    print(f"{'claim':<{w}}  {'verdict':<13} {'fidelity':<13} {'controls':<19} title")
+    print(f"{'claim':<{w}}  {'this run':<13} {'class (verdict of record)':<28} {'fidelity':<13} {'controls':<13} title")
     for r in records:
         ctl = r["controls"]
         rej = sum(c["rejected"] for c in ctl)
         controls = f"{rej}/{len(ctl)} rejected" if ctl else "—"
-        print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {r['claim']['fidelity']:<13} {controls:<19} "
-              f"{r['claim']['title']}")
+        print(f"{r['claim']['id']:<{w}}  {r['verdict']:<13} {standing[r['claim']['id']]['class']:<28} "
+              f"{r['claim']['fidelity']:<13} {controls:<13} {r['claim']['title']}")
     counts = Counter(r["verdict"] for r in records)
-    print(f"{len(records)} claims: " + ", ".join(f"{counts[v]} {v}" for v in
-                                                 ("verified", "violated", "inconclusive", "not checked") if counts[v]))
+    classes = record.class_counts([s["class"] for s in standing.values()])
+    print(f"{len(records)} claims: " + ", ".join(f"{k} {c}" for c, k in classes.items() if k))
+    print(("this run (a development seed, the same for every claim): " if development else
+           "this run (each claim at its first confirmation seed; one draw): ")
+          + ", ".join(f"{counts[v]} {v}" for v in ("verified", "violated", "inconclusive", "not checked") if counts[v]))
+    for r in records:
+        s = standing[r["claim"]["id"]]
+        if s["class"] in ("verified over the range", "not checked"):
+            continue
+        print(f"  {r['claim']['id']}: {s['class']}: {s['record']['text']}" + (f"; {s['why']}" if s["why"] else ""))
     for r in records:  # a violation is a finding: say it loudly, and whether it is the one already reviewed
         if r["verdict"] != "violated":
             continue
@@ -116,7 +146,7 @@ def _print_table(records: list[dict]) -> None:
             exp = None
         if exp is not None and exp.verdict == "violated" and exp.diagnosis:
             print(f"violated {r['claim']['id']}: the reviewed finding (verify/expectations.toml): {r['reason']}")
-        elif exp is not None and exp.unstable:
+        elif exp is not None and exp.absorbs("violated"):
             print(f"violated {r['claim']['id']}: a measured seed dependence (verify/expectations.toml: "
                   f"{exp.unstable}): {r['reason']}")
         else:
@@ -137,10 +167,10 @@ def cmd_run(args) -> int:
     from verify import registry
 
     claims = registry.select(args.k)
-    ctx = _context(args)
+    _, runs = _runs(args, claims)
     results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, ctx, results_dir, args=args, rerun=args.rerun)
-    _print_table(records)
+    records = run_claims(claims, runs, results_dir, args=args, rerun=args.rerun)
+    _print_table(records, development=args.seed is not None, results_dir=results_dir)
     return 0
 
 
@@ -152,35 +182,39 @@ def cmd_report(args) -> int:
     if out.exists() and out.is_dir():
         raise UsageError(f"--out {out} is a directory; give a file path such as {out / 'report.html'}")
     claims = registry.select(args.k)
-    ctx = _context(args)
+    ctx, runs = _runs(args, claims)
     results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, ctx, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
+    records = run_claims(claims, runs, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
     from verify import calibrate, sensitivity
 
     if ctx.budget in sensitivity.REPORT_BUDGETS and not args.no_sensitivity:  # the maps; quick skips them
         with _executor(args) as executor:
-            maps = sensitivity.run(claims, ctx, results_dir, executor, rerun=args.rerun)
-    else:  # maps a `verify sensitivity` of this run stored, else the published ones of the same code
+            maps = sensitivity.run(claims, runs, results_dir, executor, rerun=args.rerun)
+    else:  # maps a `verify sensitivity` of this run stored, else the published ones (of older code, flagged)
         hashes = {c.id: registry.code_hash(c) for c in claims if c.free_choices}
+        seed_of = (lambda cid: runs[cid].seed) if isinstance(runs, dict) else (lambda cid: runs.seed)
         maps = [m for cid, h in hashes.items()
-                for m in [sensitivity.read(results_dir, cid, budget=ctx.budget, seed=ctx.seed, code_hash=h)] if m]
+                for m in [sensitivity.read(results_dir, cid, budget=ctx.budget, seed=seed_of(cid), code_hash=h)] if m]
         have = {m["claim"] for m in maps}
-        maps += sensitivity.published_maps({cid: h for cid, h in hashes.items() if cid not in have}).values()
+        maps += sensitivity.published_maps({cid: h for cid, h in hashes.items() if cid not in have},
+                                           older=True).values()
     report.write_report(out, records, ctx, command=" ".join(["verify"] + sys.argv[1:]),
                         calibration=calibrate.load_summary(results_dir, ctx.budget),
-                        sensitivity={m["claim"]: m for m in maps})
-    _print_table(records)
+                        sensitivity={m["claim"]: m for m in maps}, development=args.seed is not None)
+    _print_table(records, development=args.seed is not None, results_dir=results_dir)
     print(f"report written to {out}")
     return 0
 
 
 def cmd_readme(args) -> int:
-    """Rewrite the generated claims table and findings (docs/claims.md) from stored records (all claims, fresh)."""
-    from verify import readme, registry, results
+    """Rewrite the generated claims table and findings (docs/claims.md) and the README's results at a glance from
+    stored records (all claims, fresh), the published calibrations and the published maps."""
+    from verify import calibrate, readme, registry, results, sensitivity
 
     stored = {r["claim"]["id"]: r for r in results.read_records(args.results)}
     records, missing, stale = [], [], []
-    for c in registry.all_claims():
+    claims = list(registry.all_claims())
+    for c in claims:
         r = stored.get(c.id)
         if r is None and c.not_checked:  # nothing runs for these: their record is the reason
             from theorems.claim import Context
@@ -196,22 +230,31 @@ def cmd_readme(args) -> int:
     if missing or stale:
         raise UsageError(f"records in {args.results} are missing ({', '.join(missing) or 'none'}) or stale "
                          f"({', '.join(stale) or 'none'}); run `verify run --results {args.results}` first")
-    text, changed = readme.update(args.readme, records)
-    if args.check:  # verdicts, not digits: the last digit of a headline may move between CPUs
+    shared = {"maps": sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True),
+              "calibrations": readme.load_calibrations(),
+              "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked])}
+    text, changed = readme.update(args.readme, records, **shared)
+    glance, glance_changed = readme.update_glance(args.glance, records, **shared)
+    if args.check:  # classes and verdicts, not digits: the last digit of a headline may move between CPUs
         now, then = readme.verdicts(text), readme.verdicts(Path(args.readme).read_text())
+        differ = []
         if now != then:
-            diff = ", ".join(f"{k}: {then.get(k, 'absent')} -> {now.get(k, 'absent')}"
-                             for k in sorted(set(now) | set(then)) if now.get(k) != then.get(k))
-            print(f"verify: {args.readme}'s claims table differs from the records ({diff}); run `verify readme`",
-                  file=sys.stderr)
+            differ.append(f"{args.readme}'s claims table differs from the records (" + ", ".join(
+                f"{k}: {then.get(k, 'absent')} -> {now.get(k, 'absent')}"
+                for k in sorted(set(now) | set(then)) if now.get(k) != then.get(k)) + ")")
+        if glance_changed:
+            differ.append(f"{args.glance}'s results at a glance differ from the records")
+        if differ:
+            print(f"verify: {'; '.join(differ)}; run `verify readme`", file=sys.stderr)
             return 1
-        print(f"{args.readme}'s claims table matches the records' verdicts")
+        print(f"{args.readme}'s claims table and {args.glance}'s results at a glance match the records")
         return 0
-    if changed:
-        from verify.results import atomic_write_text
+    from verify.results import atomic_write_text
 
-        atomic_write_text(Path(args.readme), text)
-    print(f"{args.readme}: claims table {'rewritten' if changed else 'already up to date'} from {len(records)} records")
+    for path, new, did in ((args.readme, text, changed), (args.glance, glance, glance_changed)):
+        if did:
+            atomic_write_text(Path(path), new)
+        print(f"{path}: {'rewritten' if did else 'already up to date'} from {len(records)} records")
     return 0
 
 
@@ -238,13 +281,29 @@ def cmd_calibrate(args) -> int:
         print(f"{label}: units {counts['ran']} ran, {counts['reused']} reused, {counts['failed']} failed",
               file=sys.stderr)
 
-    with _executor(args) as executor:
-        summary = calibrate.calibrate(claims, args.budget, results_dir, executor, device=resolve_device(args.device),
-                                      on_seed=said, **plan)
+    done: dict = {}
+
+    def said_and_kept(label, counts):
+        said(label, counts)
+        try:
+            done.update(json.loads(calibrate.summary_path(results_dir, args.budget).read_text()))
+        except (OSError, ValueError):
+            pass
+
+    try:
+        with _executor(args) as executor:
+            summary = calibrate.calibrate(claims, args.budget, results_dir, executor,
+                                          device=resolve_device(args.device), on_seed=said_and_kept, **plan)
+    except KeyboardInterrupt:  # a look at some confirmation seeds leaves its trace too
+        if done:
+            calibrate.log_run(done, published=False, interrupted=True)
+        raise
     print("\n".join(calibrate.table(summary)))
     print(f"calibration written to {calibrate.summary_path(results_dir, args.budget)}")
     if args.publish:
         print(f"published to {calibrate.publish(summary, [c.id for c in registry.all_claims()])}")
+    calibrate.log_run(summary, published=args.publish)
+    print(f"logged to {calibrate.log_path()}")
     return 0
 
 
@@ -258,16 +317,19 @@ def cmd_sensitivity(args) -> int:
     if not claims:
         raise UsageError(f"no claim with free choices matches -k {' -k '.join(args.k or [])}" if args.k
                          else "no claim declares free choices")
-    ctx = _context(args)
-    points = sensitivity.POINTS[ctx.budget] if args.points is None else args.points
+    if args.publish and args.seed is not None:
+        raise UsageError("--publish takes maps at each claim's first confirmation seed (derived from its code): drop "
+                         "--seed")
+    points = sensitivity.POINTS[args.budget] if args.points is None else args.points
     for c in claims:  # before anything runs
         try:
-            sensitivity.check_design_size(c, ctx.budget, points)
+            sensitivity.check_design_size(c, args.budget, points)
         except sensitivity.DesignTooLarge as e:
             raise UsageError(str(e)) from None
+    ctx, runs = _runs(args, claims)
     results_dir = ensure_writable_dir(args.results, "results")
     with _executor(args) as executor:
-        maps = sensitivity.run(claims, ctx, results_dir, executor, points=points, rerun=args.rerun)
+        maps = sensitivity.run(claims, runs, results_dir, executor, points=points, rerun=args.rerun)
     w = max(len(m["claim"]) for m in maps)
     for m in maps:
         print(f"{m['claim']:<{w}}  {m['headline']}")
@@ -289,7 +351,8 @@ def cmd_probe(args) -> int:
         raise UsageError(f"claim {claims[0].id} has no probe")
     if args.max_examples is not None and args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
-    ctx = Context(seed=args.seed, budget=args.budget, device=resolve_device(args.device),
+    seed = 0 if args.seed is None else args.seed  # a probe is a development tool: seed 0 unless told
+    ctx = Context(seed=seed, budget=args.budget, device=resolve_device(args.device),
                   max_examples=args.max_examples)
     found = []
     results_dir = ensure_writable_dir(args.results, "results")
@@ -305,7 +368,7 @@ def cmd_probe(args) -> int:
             cx = c["details"].get("counterexample")
             if cx:
                 found.append(claim.id)
-                print(f"  !!! COUNTEREXAMPLE to {claim.id} (shrunk; replay with --seed {args.seed}): {cx}")
+                print(f"  !!! COUNTEREXAMPLE to {claim.id} (shrunk; replay with --seed {seed}): {cx}")
     if found:
         print(f"verify: counterexamples found for {', '.join(found)}", file=sys.stderr)
     return 1 if found else 0
@@ -351,7 +414,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--budget", choices=BUDGETS, default="quick",
                         help="sample sizes and horizons: quick (CI, minutes), standard (about an hour on 2 cores), full")
         if seed:
-            sp.add_argument("--seed", type=int, default=0, help="the run's seed; every check derives its streams from it")
+            sp.add_argument("--seed", type=int, default=None,
+                            help="a development seed for every claim (default: each claim's first confirmation seed, "
+                                 "derived from its code; every check derives its streams from the seed)")
         sp.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="where torch computes; auto: a CUDA device if there is one")
         sp.add_argument("--workers", type=int, default=None,
@@ -377,11 +442,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
                    "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
-    s = parser("readme", "rewrite the claims table and findings (docs/claims.md) from stored records")
+    s = parser("readme", "rewrite the claims table (docs/claims.md) and the README's results at a glance from stored "
+               "records, the published calibrations and maps")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where the records are")
     s.add_argument("--readme", type=Path, default=Path("docs/claims.md"),
                    help="the page holding the generated claims table (between its markers)")
-    s.add_argument("--check", action="store_true", help="exit 1 if the table's verdicts differ from the records")
+    s.add_argument("--glance", type=Path, default=Path("README.md"),
+                   help="the page holding the generated results at a glance (between its markers)")
+    s.add_argument("--check", action="store_true", help="exit 1 if the table's classes and verdicts, or the results "
+                   "at a glance, differ from the records")
     s.set_defaults(fn=cmd_readme)
     s = parser("calibrate", "operating characteristics: every check and control over N seeds")
     common(s, seed=False)

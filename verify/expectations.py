@@ -21,11 +21,13 @@ rate and the diagnosis, so that a test at a fresh seed (``VERIFY_TEST_SEED``) st
 
     [[unstable."B.T1"]]
     budget = "quick"             # optional: only at this budget
-    measured = "violated at 1 of 20 calibration seeds (100-119)"
+    measured = "inconclusive at 1 of 20 calibration seeds (100-119)"
+    outcomes = ["inconclusive"]  # the outcomes that were measured: only these are absorbed
     diagnosis = "why, and what would fix it"
 
-At a seed with no finding of its own, such a claim expects its ``[claims]`` verdict; a different verdict shows as an
-expected failure naming the measured rate, not as a pass.  A finding and an ``[unstable]`` entry together say the
+At a seed with no finding of its own, such a claim expects its ``[claims]`` verdict; a different verdict that is one
+of the measured ``outcomes`` shows as an expected failure naming the measured rate, not as a pass; any other miss (a
+violation where only inconclusives were measured) fails its test.  A finding and an ``[unstable]`` entry together say the
 finding's own verdict was measured to vary (an estimate on the edge of its band is undecided at most seeds and just
 outside it at some): the finding's verdict is expected, another one is an expected failure naming the rate.
 A diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
@@ -54,6 +56,12 @@ class Expectation:
     unstable: str = ""  # the measured seed dependence ("" for a claim not known to depend on the seed)
     #: controls the finding diagnoses as ones its check cannot (always) reject; any other control must be rejected
     controls_not_rejected: tuple[str, ...] = ()
+    #: the verdicts the measured seed dependence was seen to take (a miss of another kind is not absorbed)
+    unstable_outcomes: tuple[str, ...] = ()
+
+    def absorbs(self, outcome: str) -> bool:
+        """Whether a miss with verdict ``outcome`` is the measured seed dependence (an expected failure)."""
+        return bool(self.unstable) and outcome in self.unstable_outcomes
 
 
 @functools.cache
@@ -81,6 +89,10 @@ def load(path: Path = PATH) -> dict:
         for u in entries:
             if not u.get("measured", "").strip() or not u.get("diagnosis", "").strip():
                 raise ValueError(f"{path}: unstable {cid} needs what was measured and a diagnosis")
+            outcomes = u.get("outcomes")
+            if not (isinstance(outcomes, list) and outcomes and set(outcomes) <= set(FINDING_VERDICTS)):
+                raise ValueError(f"{path}: unstable {cid} needs the outcomes it measured (outcomes = [...], of "
+                                 f"{FINDING_VERDICTS})")
     return {"claims": claims, "findings": findings, "unstable": unstable}
 
 
@@ -92,9 +104,11 @@ def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expect
         if f.get("budget", budget) == budget and seed in f.get("seeds", [seed]):
             # a finding whose verdict was itself measured to vary (an estimate at its band's edge lands on either side)
             return Expectation(f["verdict"], f["diagnosis"], unstable["measured"] if unstable else "",
-                               tuple(f.get("controls_not_rejected", ())))
+                               tuple(f.get("controls_not_rejected", ())),
+                               tuple(unstable["outcomes"]) if unstable else ())
     if claim_id not in data["claims"]:
         raise KeyError(f"{claim_id} has no reviewed expectation in {path.name}: add one")
     if unstable:
-        return Expectation(data["claims"][claim_id], unstable["diagnosis"], unstable["measured"])
+        return Expectation(data["claims"][claim_id], unstable["diagnosis"], unstable["measured"],
+                           unstable_outcomes=tuple(unstable["outcomes"]))
     return Expectation(data["claims"][claim_id])

@@ -40,7 +40,7 @@ from markupsafe import Markup, escape
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
-from verify import calibrate, ledger, results
+from verify import calibrate, ledger, record, results
 
 VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 KINDS = ("symbolic", "numeric", "probe")
@@ -170,10 +170,46 @@ def implementation_level(rec: dict) -> bool:
 
 
 def headline(rec: dict) -> str:
-    """One number a reader can quote: a check's own headline, else its first measured interval; a claim whose passing
-    checks are all implementation checks says so first."""
+    """One number a reader can quote: what was decided, at what resolution (:func:`decided`), then the check's own
+    headline or its first measured interval; a claim whose passing checks are all implementation checks says so
+    first."""
     text = _headline(rec)
+    said = decided(rec)
+    text = f"{said}. Measured: {text}" if said and rec["verdict"] != "not checked" else text
     return f"[{IMPLEMENTATION_LEVEL}] {text}" if implementation_level(rec) else text
+
+
+def _short(text: str) -> str:
+    """An alternative's name without its justification ("exponent −1 (the paper's …); half the distance" ->
+    "exponent −1")."""
+    return re.split(r"\s\(|;|:", text or "", maxsplit=1)[0].strip()
+
+
+def _headline_check(rec: dict) -> dict | None:
+    checks = rec.get("checks", [])
+    ordered = sorted(checks, key=lambda c: c["status"] != "fail") if rec["verdict"] == "violated" else checks
+    return next((c for c in ordered if c.get("headline")), None) or next(
+        (c for c in ordered if (c.get("details") or {}).get("decisions")), None)
+
+
+def decided(rec: dict) -> str:
+    """What the headline's check decided and the resolution its data reached: for an equality, the band and the
+    alternative its margin excludes beside the interval's half-width ("decided: -2 ± 0.5, against exponent −1;
+    resolution ± 0.006"); for a bound, the bound beside the interval ("decided: ≤ -0.707; measured [-2.0005,
+    -2.0001]"), so a measured exponent is not read as the decision.  "" for a check without decisions."""
+    c = _headline_check(rec)
+    ds = [d for d in ((c or {}).get("details") or {}).get("decisions", [])
+          if d.get("lo") is not None and d.get("hi") is not None]
+    if not ds:
+        return ""
+    d = next((d for d in ds if d.get("status") == c["status"]), ds[0])
+    many = f" ({sum(x.get('status') == 'pass' for x in ds)} of {len(ds)} decisions pass)" if len(ds) > 1 else ""
+    if d.get("margin") is not None and str(d.get("claimed", "")).startswith("="):
+        half = (d["hi"] - d["lo"]) / 2 if math.isfinite(d["lo"]) and math.isfinite(d["hi"]) else math.inf
+        against = f", against {_short(d['excludes'])}" if d.get("excludes") else ""
+        return f"decided: {d['claimed'][2:]}{against}{many}; resolution ± {fmt(half, 2)}"
+    claimed = re.sub(r"\s*\(.*\)$", "", str(d.get("claimed", "")))
+    return f"decided: {claimed}{many}"
 
 
 def _headline(rec: dict) -> str:
@@ -511,7 +547,7 @@ def calibration_view(summary: dict | None) -> dict | None:
         controls = [{"name": k, **row["rejection_rate"]} for k, row in c["controls"].items()]
         detection = [{"check": k, **d} for k, row in c["checks"].items() for d in row.get("detection", [])]
         rows[c["id"]] = {"id": c["id"], "anchor": _anchor(c["id"]), "stable": c["stable"], "stale": c.get("stale", False),
-                         "confirmed": c.get("confirmed", False),
+                         "confirmed": c.get("confirmed", False), "runs_before": c.get("runs_at_earlier_code"),
                          "verdicts": ", ".join(f"{k} {v}" for v, k in sorted(counts.items(), key=lambda kv: kv[0])),
                          "weakest_check": min(checks, key=lambda r: r["k"]),
                          "weakest_control": min(controls, key=lambda r: r["k"]) if controls else None,
@@ -544,8 +580,9 @@ def ledger_tallies(records: list[dict]) -> dict:
     return out
 
 
-def sensitivity_view(smap: dict | None) -> dict | None:
-    """A claim's sensitivity map for the report: one row per setting (the changed choices' values, the verdict)."""
+def sensitivity_view(smap: dict | None, code_hash: str = "") -> dict | None:
+    """A claim's sensitivity map for the report: one row per setting (the changed choices' values, the verdict);
+    ``older``: the map is of other code than the record's (``code_hash``)."""
     if not smap:
         return None
     names = [c["name"] for c in smap["choices"]]
@@ -553,10 +590,14 @@ def sensitivity_view(smap: dict | None) -> dict | None:
              "checks": s.get("checks", {}), "checks_status": s.get("checks_status", "")} for s in smap["settings"]]
     return {"headline": smap["headline"], "names": names, "rows": rows, "robust": smap["robust"],
             "budget": smap["budget"], "seed": smap["seed"], "points": smap["points"],
-            "depends_on": list(smap.get("depends_on") or []), "published": bool(smap.get("published"))}
+            "depends_on": list(smap.get("depends_on") or []), "published": bool(smap.get("published")),
+            "verdict": smap.get("verdict"), "controls_rerun_at": smap.get("controls_rerun_at"),
+            "older": smap.get("code_hash") != code_hash if code_hash else False}
 
 
-def claim_view(rec: dict, index: int, calibration: dict | None = None, sensitivity: dict | None = None) -> dict:
+def claim_view(rec: dict, index: int, calibration: dict | None = None, sensitivity: dict | None = None,
+               standing: dict | None = None) -> dict:
+    """``standing``: the claim's verdict of record and class (``verify.record.standing``)."""
     prefix = f"c{index}"
     checks = [_check_view(c, rec, f"{prefix}-k{i}") for i, c in enumerate(rec.get("checks", []))]
     controls = [_check_view(k, rec, f"{prefix}-n{i}") for i, k in enumerate(rec.get("controls", []))]
@@ -571,7 +612,8 @@ def claim_view(rec: dict, index: int, calibration: dict | None = None, sensitivi
             "calibrated": calibration is not None,
             "free_choices": rec["claim"].get("free_choices") or [],
             "no_free_choice": rec["claim"].get("no_free_choice") or "",
-            "sensitivity": sensitivity_view((sensitivity or {}).get(rec["claim"]["id"])),
+            "sensitivity": sensitivity_view((sensitivity or {}).get(rec["claim"]["id"]), rec["code_hash"]),
+            "standing": standing or record.standing(rec, None, sensitivity or {}),
             "statement": statement_mathml(rec["claim"]["statement"])}
 
 
@@ -598,9 +640,14 @@ def _device(device: str) -> str:
     return s
 
 
-def metadata(records: list[dict], ctx: Context, command: str) -> dict:
+def metadata(records: list[dict], ctx: Context, command: str, development: bool = False) -> dict:
+    """The run's metadata; ``seeds`` says which seeds the claims ran at: each claim's first confirmation seed
+    (derived from its code) or one development seed for all."""
     versions = records[0]["versions"] if records else results.library_versions()
-    return {"seed": ctx.seed, "budget": ctx.budget, "device": ctx.device, "device_info": _device(ctx.device),
+    seeds = (f"development seed {ctx.seed} (every claim at the same seed; not a confirmation seed)" if development
+             else "each claim at its first confirmation seed (derived from its code)")
+    return {"seed": ctx.seed if development else "confirmation", "seeds": seeds, "development": development,
+            "budget": ctx.budget, "device": ctx.device, "device_info": _device(ctx.device),
             "command": command, "created": results.now_utc(), "platform": platform.platform(),
             "versions": versions, "alpha": ctx.alpha, "family_alpha": FAMILY_ALPHA,
             "max_decisions": MAX_DECISIONS,
@@ -619,38 +666,56 @@ def _env() -> jinja2.Environment:
     return env
 
 
+def standings(records: list[dict], calibration: dict | None, sensitivity: dict | None,
+              development: bool = False) -> dict[str, dict]:
+    """Claim id -> its verdict of record and class (``verify.record``) from the run's records, the calibration of
+    their budget and the maps shown."""
+    seeds = {r["claim"]["id"]: (None if development else r["seed"]) for r in records}
+    budgets = {r["budget"] for r in records}
+    return {s["id"]: s for s in record.standings(records, {b: calibration for b in budgets}, sensitivity or {},
+                                                 first_seeds=seeds)}
+
+
 def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
-           meta: dict | None = None, calibration: dict | None = None, sensitivity: dict | None = None) -> str:
-    """``sensitivity``: claim id -> its map (``verify.sensitivity``), for the claims that have one."""
-    meta = meta or metadata(records, ctx, command)
+           meta: dict | None = None, calibration: dict | None = None, sensitivity: dict | None = None,
+           development: bool = False) -> str:
+    """``sensitivity``: claim id -> its map (``verify.sensitivity``), for the claims that have one;
+    ``development``: the records are at one development seed, not at each claim's first confirmation seed."""
+    meta = meta or metadata(records, ctx, command, development)
+    standing = standings(records, calibration, sensitivity, development)
     calibration = calibration_view(calibration)
-    views = [claim_view(r, i, calibration, sensitivity) for i, r in enumerate(records)]
+    views = [claim_view(r, i, calibration, sensitivity, standing[r["claim"]["id"]]) for i, r in enumerate(records)]
     papers = []
     for p in sorted({r["claim"]["paper"] for r in records}):
         vs = [v for v in views if v["r"]["claim"]["paper"] == p]
         papers.append({"id": p, "anchor": f"paper-{p}", "title": PAPERS.get(p, ""),
                        "counts": Counter(v["r"]["verdict"] for v in vs), "claims": vs,
+                       "classes": record.class_counts([v["standing"]["class"] for v in vs]),
                        "body": [v for v in vs if not v["figure"]]})
     return _env().get_template("report.html").render(
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
         counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
+        classes=record.class_counts([v["standing"]["class"] for v in views]), class_meaning=record.MEANING,
         alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views),
-        violations=[v for v in views if v["r"]["verdict"] == "violated"], calibration=calibration,
-        ledger_tallies=ledger_tallies(records))
+        violations=[v for v in views if v["standing"]["class"] == "violated over the range"],
+        not_reproduced=[v for v in views if v["standing"]["class"] == "depends on a choice"],
+        calibration=calibration, ledger_tallies=ledger_tallies(records))
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None,
-                 sensitivity: dict | None = None) -> None:
+                 sensitivity: dict | None = None, development: bool = False) -> None:
     """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``); ``calibration``: the stored
     operating characteristics of this budget (``verify.calibrate.load_summary``), if any; ``sensitivity``: claim id
-    -> its sensitivity map, for the claims that have one."""
+    -> its sensitivity map, for the claims that have one; ``development``: the records are at a development seed."""
     out = Path(out)
     bundle_path = out.with_suffix(".json")
     if bundle_path == out:  # --out report.json: keep the HTML, put the bundle beside it
         bundle_path = out.with_suffix(".bundle.json")
-    meta = metadata(records, ctx, command)
+    meta = metadata(records, ctx, command, development)
     results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta,
-                                          calibration=calibration, sensitivity=sensitivity))
+                                          calibration=calibration, sensitivity=sensitivity,
+                                          development=development))
     bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records,
+              "standings": standings(records, calibration, sensitivity, development),
               "calibration": calibration, "sensitivity": sensitivity or {}}
     results.atomic_write_text(bundle_path, json.dumps(bundle, indent=1, sort_keys=True))

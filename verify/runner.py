@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
 from theorems import fixture as fx
-from theorems.claim import Assumption, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
+from theorems.claim import (Assumption, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter,
+                            merge_overrides)
 from verify import ledger, registry, results
 
 Progress = Callable[[str], None]
@@ -90,13 +91,13 @@ class Unit:
 
     claim: str   # the claim's id
     module: str  # the module that defines it: a worker imports only this
-    kind: str    # "check", "control" or "setting"
-    name: str    # the check's or control's name; for a setting, "<check> @ <choice>=<value>, ..."
-    setting: tuple = ()  # for a setting: ((choice name, value), ...)
+    kind: str    # "check", "control", "setting", or "setting control" (a control re-run at a setting)
+    name: str    # the check's or control's name; at a setting, "<check or control> @ <choice>=<value>, ..."
+    setting: tuple = ()  # at a setting: ((choice name, value), ...)
 
     @property
     def check(self) -> str:
-        """The check a setting unit re-runs."""
+        """The check a setting unit re-runs (the control's name, for a setting control)."""
         return self.name.split(" @ ")[0]
 
     @property
@@ -108,6 +109,22 @@ def setting_unit(claim: Claim, check: str, values: Mapping[str, Any]) -> Unit:
     """The unit that re-runs ``check`` with the free choices at ``values`` (choice name -> value)."""
     label = ", ".join(claim.free_choice(k).label(v) for k, v in values.items())
     return Unit(claim.id, claim.module, "setting", f"{check} @ {label}", tuple(values.items()))
+
+
+def setting_control_unit(claim: Claim, control: str, values: Mapping[str, Any]) -> Unit:
+    """The unit that re-runs negative control ``control`` with the free choices at ``values``: its target check with
+    the setting's overrides and the control's own on top (``control_overrides_at``)."""
+    label = ", ".join(claim.free_choice(k).label(v) for k, v in values.items())
+    return Unit(claim.id, claim.module, "setting control", f"{control} @ {label}", tuple(values.items()))
+
+
+def control_overrides_at(claim: Claim, control: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a control's target check is passed at a setting: the setting's overrides of that check merged with the
+    control's (a mutated fixture request and a setting's request of the same fixture become one request; a clash,
+    the control and the setting setting one parameter differently, is refused: ``ValueError``)."""
+    k = claim.control(control)
+    return merge_overrides([claim.overrides_at(k.target, values), dict(k.overrides)],
+                           f"{claim.id}: control {control!r} at a setting")
 
 
 def plan(claim: Claim, kinds: set[str] | None = None) -> list[Unit]:
@@ -137,6 +154,9 @@ def unit_requests(claim: Claim, unit: Unit) -> dict[str, fx.Request]:
         return claim.check(unit.name).requests()
     if unit.kind == "setting":
         return claim.check(unit.check).requests(claim.overrides_at(unit.check, dict(unit.setting)))
+    if unit.kind == "setting control":
+        k = claim.control(unit.check)
+        return claim.check(k.target).requests(control_overrides_at(claim, k.name, dict(unit.setting)))
     k = claim.control(unit.name)
     return claim.check(k.target).requests(k.overrides)
 
@@ -165,6 +185,10 @@ def run_unit(claim: Claim, unit: Unit, ctx: Context, fixtures: "fx.Memo | Mappin
     elif unit.kind == "setting":  # a point of a sensitivity design: the check's own decision, no figures
         c, ov = claim.check(unit.check), claim.overrides_at(unit.check, dict(unit.setting))
         out, secs = _run_one(lambda ctx: c.run(replace(ctx, figures=False), values(), **ov), ctx)
+    elif unit.kind == "setting control":  # a control re-run at a setting: does it still bite there?
+        k = claim.control(unit.check)
+        ov = control_overrides_at(claim, k.name, dict(unit.setting))
+        out, secs = _run_one(lambda ctx: claim.check(k.target).run(replace(ctx, figures=False), values(), **ov), ctx)
     else:
         k = claim.control(unit.name)
         out, secs = _run_one(lambda ctx: run_control(claim, k, ctx, values()), ctx)
@@ -198,6 +222,11 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
         c = claim.check(unit.check)
         entry = results.outcome_dict(c.name, c.kind, out, {"setting": {k: _plain(v) for k, v in unit.setting},
                                                            "evidence": c.evidence, "uses": uses})
+    elif unit.kind == "setting control":
+        k = claim.control(unit.check)
+        entry = results.outcome_dict(k.name, "control", out, {
+            "target": k.target, "setting": {n: _plain(v) for n, v in unit.setting},
+            "rejected": out.status == "fail", "uses": uses})
     else:
         k = claim.control(unit.name)
         entry = results.outcome_dict(k.name, "control", out, {

@@ -12,20 +12,18 @@ hand (``tests/test_add_a_claim.py`` proves it in a scratch copy of the project):
 * ``theorems/paper_x/ledger/<module>.toml``: one ledger entry per decision constant (docs/ledger.md), drafted from the
   module by ``verify.ledger``, ``fixed_at = "uncommitted"`` until the commit exists;
 * ``verify/expectations.toml``: ``"ID" = "verified"`` under ``[claims]``;
-* ``README.md``: the "Results at a glance" counts, which ``tests/test_docs.py`` holds to the expectations;
 * for a new paper, ``theorems/paper_x/__init__.py`` (the registry walks packages only).
 
-What it cannot do in one step is printed as the next steps: the generated claims table (``docs/claims.md``) needs a
-record of every claim (``./suite report``, then ``verify readme``), and the calibration runs 20 seeds (``verify calibrate``).
+What it cannot do in one step is printed as the next steps: the generated claims table (``docs/claims.md``) and the
+README's results at a glance need a record of every claim (``./suite report``, then ``verify readme``), and the
+calibration runs 20 seeds (``verify calibrate``).
 Bad input (a malformed id, an id or module that exists) is refused before anything is written.
 """
 from __future__ import annotations
 
 import importlib
 import re
-import tempfile
 import tomllib
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,8 +34,6 @@ ID_RE = re.compile(r"^([A-Z])\.([A-Z][A-Za-z]*\d+(?:\.\d+)*)$")
 DEFAULT_TITLE = "Scaled dot products have unit variance"
 #: what a ledger entry's commit says until the module is committed (docs/ledger.md: then write the hash)
 UNCOMMITTED = "uncommitted"
-GLANCE_ROW = re.compile(r"^\| ([A-Z]) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$", re.M)
-GLANCE_VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 
 
 class ScaffoldError(ValueError):
@@ -109,14 +105,7 @@ def plan(claim_id: str, title: str | None = None, root: Path | None = None) -> P
             'and in PAPERS of verify/report.py and\nverify/readme.py (their headings).\n"""\n')
     p.files[target] = source
     p.files[package / "ledger" / f"{target.stem}.toml"] = render_ledger(module, source)
-    new_exp = add_expectation(exp_text, claim_id)
-    p.files[exp_path] = new_exp
-    readme = root / "README.md"
-    if readme.exists():
-        text = readme.read_text()
-        new = glance_table(text, new_exp)
-        if new != text:
-            p.files[readme] = new
+    p.files[exp_path] = add_expectation(exp_text, claim_id)
     return p
 
 
@@ -219,38 +208,6 @@ def add_expectation(text: str, claim_id: str, verdict: str = "verified") -> str:
     return out
 
 
-def glance_table(readme: str, expectations_text: str) -> str:
-    """The README's "Results at a glance" rows (paper | claims | verified | violated | inconclusive | not checked)
-    recounted from the reviewed verdicts at quick seed 0, as ``tests/test_docs.py`` counts them; a new paper gets a
-    row after the last.  A README without those rows is left alone."""
-    from verify import expectations
-
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "expectations.toml"
-        path.write_text(expectations_text)
-        counts: dict[str, Counter] = {}
-        for cid in expectations.load(path)["claims"]:
-            counts.setdefault(cid.split(".")[0], Counter())[expectations.expected(cid, "quick", 0, path).verdict] += 1
-        expectations.load.cache_clear()
-    marker = "<!-- BEGIN claims table"
-    head, sep, tail = readme.partition(marker)
-    rows = list(GLANCE_ROW.finditer(head))
-    if not rows:
-        return readme
-
-    def row(p: str) -> str:
-        c = counts.get(p, Counter())
-        return f"| {p} | {sum(c.values())} | " + " | ".join(str(c[v]) for v in GLANCE_VERDICTS) + " |"
-
-    seen = {r.group(1) for r in rows}
-    head = GLANCE_ROW.sub(lambda r: row(r.group(1)), head)
-    extra = [row(p) for p in sorted(counts) if p not in seen]
-    if extra:
-        last = list(GLANCE_ROW.finditer(head))[-1]
-        head = head[:last.end()] + "".join("\n" + r for r in extra) + head[last.end():]
-    return head + sep + tail
-
-
 def summary(p: Plan) -> str:
     """What was written and what is left, in the order docs/adding-a-claim.md gives."""
     rel = lambda f: f.relative_to(p.root).as_posix()  # noqa: E731
@@ -258,7 +215,6 @@ def summary(p: Plan) -> str:
             p.path().parent / "ledger" / f"{p.path().stem}.toml":
                 f"its decision ledger (fixed_at = \"{UNCOMMITTED}\": write the commit once committed)",
             p.root / "verify" / "expectations.toml": f"\"{p.claim_id}\" = \"verified\" under [claims]",
-            p.root / "README.md": "the results-at-a-glance counts",
             p.path().parent / "__init__.py": "the new paper's package (the registry walks packages)"}
     w = max(len(rel(f)) for f in p.files)
     k, stem = p.claim_id, p.path().stem
@@ -270,11 +226,10 @@ def summary(p: Plan) -> str:
               f"  2. ./suite verify run -k {k} --workers 1",
               f"  3. the ledger of constants you add or change: PYTHONPATH=. .venv/bin/python -m verify.ledger --draft "
               f"-k {k}",
-              "  4. a verdict other than verified: its diagnosed finding in verify/expectations.toml (and the "
-              "README's results at a glance)",
+              "  4. a verdict other than verified: its diagnosed finding in verify/expectations.toml",
               f"  5. ./suite test tests/test_claims.py tests/test_ledger.py -k '{k} or {stem}'",
-              "  6. the claims table, docs/claims.md (CI runs `verify readme --check`): ./suite report (every claim, seed 0), "
-              "then ./suite verify readme",
+              "  6. the claims table (docs/claims.md) and the README's results at a glance (CI runs `verify readme "
+              "--check`): ./suite report (every claim at its first confirmation seed), then ./suite verify readme",
               f"  7. calibration: ./suite verify calibrate --budget quick -k {k} --publish (and --budget standard)"]
     if p.new_paper:
         lines.append(f"  new paper {k.split('.')[0]}: its citation in theorems/paper_{k[0].lower()}/__init__.py and "

@@ -5,22 +5,30 @@ used, a plausible range, the reason for it, and the checks it sets).  A verdict 
 statement about our choice, not about the paper; this module finds out which it is.
 
 Design.  Each choice is evaluated at ``points`` values spread over its range, ends included, and at its own value
-(all its levels, for a choice with levels).  With one or two choices the design is their full grid; with more, one choice at a time, the
-others at the claim's values (a full grid grows as points^k, and one-at-a-time attributes a change to one choice).
-The claim's own run is one point of every design.  ``POINTS`` gives the design per budget and ``MAX_SETTINGS`` the
-most settings a claim may have at that budget; a larger design is refused before anything runs.
+(all its levels, for a choice with levels).  The choices that set what is computed (a step, a horizon, an instance)
+make the *run design*: with one or two such choices their full grid; with more, one choice at a time, the others at
+the claim's values (a full grid grows as points^k, and one-at-a-time attributes a change to one choice).  *Analysis*
+choices (``FreeChoice(analysis=True)``: an effect size, a metric, a window, a significance factor: how the same runs
+are read) are crossed with every setting of the run design (their full product), since re-deciding stored runs costs
+no training: an effect size is never judged at our horizon only.  The claim's own run is one point of every design.
+``POINTS`` gives the design per budget and ``MAX_SETTINGS`` the most run settings a claim may have at that budget
+(``MAX_READINGS`` the most analysis combinations); a larger design is refused before anything runs.
 
 What runs.  At a setting, only the checks the changed choices set are re-run (units of kind ``"setting"`` on the
-same executor as any other unit, stored and resumed the same way, figures off); the other checks and the negative
-controls keep their outcomes at the claim's values.  Controls are not re-run at other settings: a setting's verdict
-says whether the claim's checks decide the same way there, not whether each control still bites there.
+same executor as any other unit, stored and resumed the same way, figures off); the other checks keep their outcomes
+at the claim's values.  A map says "verified at N of M settings", so where a setting verifies its controls must still
+bite there: at every *extreme* setting (each changed choice at an end of its range, or at another of its levels) whose
+checks verify, the negative controls of the re-run checks are re-run with the setting's overrides and their own
+(units of kind ``"setting control"``), and the setting's verdict reads them.  Elsewhere the controls keep their
+outcomes at the claim's values, and the map says at how many settings they were re-run.  A map runs by default at each
+claim's first confirmation seed (``verify.calibrate``), never at a seed that chose anything.
 
 The verdict at a setting follows the runner's rules (``verify.runner.verdict``).  The claim "holds at N of M
 settings" when its verdict at N of the design's M settings equals its verdict at the claim's own values; it "depends
 on" a choice when moving that choice alone changes the verdict or what its checks decide (a verdict held
 inconclusive by an unrejected control does not move, but its checks still can), and the map says between which
-values.  A violation
-is reported as a finding about the paper only when it holds at every setting (``robust``).
+values.  ``verify.record`` turns a map into a verdict class: a violation is reported as a finding about the paper
+only when it holds at every setting of a map that varies every declared choice.
 """
 from __future__ import annotations
 
@@ -37,6 +45,8 @@ POINTS = {"quick": 2, "standard": 3, "full": 5}
 #: the most settings a claim's design may have at each budget (the claim's own values included)
 MAX_SETTINGS = {"quick": 9, "standard": 16, "full": 36}
 SENSITIVITY = "sensitivity"
+#: the most combinations of analysis choices crossed with each run setting (re-decisions of stored runs: cheap)
+MAX_READINGS = 64
 #: the budgets whose report draws the maps (``verify report``); a quick report shows maps already stored
 REPORT_BUDGETS = ("standard", "full")
 
@@ -63,22 +73,57 @@ def values(f, points: int) -> list:
     return vals if f.levels else sorted(vals)
 
 
+def _grid(choices, own: dict, points: int) -> list[dict]:
+    """The run design over ``choices``: their full grid for one or two, one at a time for more."""
+    axes = [values(f, points) for f in choices]
+    if len(choices) <= 2:
+        return [{**own, **dict(zip([f.name for f in choices], vals))} for vals in itertools.product(*axes)]
+    return [{**own, f.name: v} for f, axis in zip(choices, axes) for v in axis]
+
+
 def design(claim: Claim, points: int) -> list[dict]:
-    """The settings (choice name -> value, every choice) of the claim's design, its own values first."""
+    """The settings (choice name -> value, every choice) of the claim's design, its own values first: the run design
+    crossed with every combination of the analysis choices."""
     choices = claim.free_choices
     if not choices:
         return []
     own = {f.name: f.value for f in choices}
-    axes = [values(f, points) for f in choices]
-    if len(choices) <= 2:
-        grid = [dict(zip(own, vals)) for vals in itertools.product(*axes)]
-    else:
-        grid = [{**own, f.name: v} for f, axis in zip(choices, axes) for v in axis]
+    run = [f for f in choices if not f.analysis]
+    readings = [f for f in choices if f.analysis]
+    grid = _grid(run, own, points) if run else [own]
+    combos = [dict(zip([f.name for f in readings], vals))
+              for vals in itertools.product(*[values(f, points) for f in readings])]
     out = [own]
     for s in grid:
-        if not any(all(_close(s[k], t[k]) for k in own) for t in out):
-            out.append(s)
+        for a in combos:
+            t = {**s, **a}
+            if not any(all(_close(t[k], u[k]) for k in own) for u in out):
+                out.append(t)
     return out
+
+
+def run_settings(claim: Claim, points: int) -> int:
+    """The number of distinct settings of the claim's run choices (what costs new runs)."""
+    names = [f.name for f in claim.free_choices if not f.analysis]
+    seen: list[tuple] = []
+    for s in design(claim, points):
+        key = tuple(s[n] for n in names)
+        if not any(all(_close(a, b) for a, b in zip(key, k)) for k in seen):
+            seen.append(key)
+    return len(seen)
+
+
+def extreme(claim: Claim, setting: dict) -> bool:
+    """Whether every choice ``setting`` changes sits at an end of its range (or at another of its levels): where a
+    map re-runs the controls of a setting that verifies.  The claim's own values are not extreme (nothing changed)."""
+    moved = changed(claim, setting)
+    if not moved:
+        return False
+    for k, v in moved.items():
+        f = claim.free_choice(k)
+        if not f.levels and not (_close(v, f.low) or _close(v, f.high)):
+            return False
+    return True
 
 
 def mapped(claims) -> list[Claim]:
@@ -87,12 +132,19 @@ def mapped(claims) -> list[Claim]:
 
 
 def check_design_size(claim: Claim, budget: str, points: int) -> int:
-    """The number of settings; refused (``DesignTooLarge``) when more than the budget allows."""
-    n = len(design(claim, points))
+    """The number of settings; refused (``DesignTooLarge``) when its run settings are more than the budget allows or
+    its analysis combinations more than ``MAX_READINGS``."""
+    n = run_settings(claim, points)
     if n > MAX_SETTINGS[budget]:
         raise DesignTooLarge(f"{claim.id}: a design of {n} settings ({points} points per free choice) exceeds the "
                              f"{budget} budget's {MAX_SETTINGS[budget]}; use fewer --points or a larger --budget")
-    return n
+    readings = 1
+    for f in claim.free_choices:
+        readings *= len(values(f, points)) if f.analysis else 1
+    if readings > MAX_READINGS:
+        raise DesignTooLarge(f"{claim.id}: its analysis choices make {readings} readings of each setting (at most "
+                             f"{MAX_READINGS}); use fewer --points")
+    return len(design(claim, points))
 
 
 def changed(claim: Claim, setting: dict) -> dict:
@@ -116,6 +168,41 @@ def plan(claim: Claim, points: int) -> list[runner.Unit]:
     return list(seen)
 
 
+def _setting_checks(claim: Claim, record: dict, setting: dict, entries: dict) -> dict[str, dict]:
+    base = {c["name"]: c for c in record["checks"]}
+    return {**base, **{name: entries[u] for name, u in setting_units(claim, setting).items() if u in entries}}
+
+
+def control_units(claim: Claim, setting: dict) -> dict[str, runner.Unit]:
+    """Control name -> the unit that re-runs it at ``setting``: the controls of the checks the setting re-runs, where
+    the control's overrides combine with the setting's (a control that sets what the setting sets is left out)."""
+    rerun = set(setting_units(claim, setting))
+    moved = changed(claim, setting)
+    out = {}
+    for k in claim.controls:
+        if k.target not in rerun:
+            continue
+        try:
+            runner.control_overrides_at(claim, k.name, moved)
+        except ValueError:
+            continue
+        out[k.name] = runner.setting_control_unit(claim, k.name, {n: v for n, v in moved.items()
+                                                                   if k.target in claim.free_choice(n).sets})
+    return out
+
+
+def control_plan(claim: Claim, record: dict, points: int, entries: dict) -> list[runner.Unit]:
+    """The control units of the extreme settings whose checks all pass (``entries``: the setting units' outcomes)."""
+    seen: dict[runner.Unit, None] = {}
+    for s in design(claim, points):
+        if not extreme(claim, s):
+            continue
+        checks = _setting_checks(claim, record, s, entries)
+        if all(c["status"] == "pass" for c in checks.values()):
+            seen.update(dict.fromkeys(control_units(claim, s).values()))
+    return list(seen)
+
+
 def _plain(v: Any) -> Any:
     return v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
 
@@ -128,12 +215,15 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
     for s in design(claim, points):
         units = setting_units(claim, s)
         checks = {**base, **{name: entries[u] for name, u in units.items()}}
-        v, reason = runner.verdict(claim, list(checks.values()), record["controls"])
+        rerun = {name: entries[u] for name, u in control_units(claim, s).items() if u in entries}
+        controls = [rerun.get(c["name"], c) for c in record["controls"]]
+        v, reason = runner.verdict(claim, list(checks.values()), controls)
         rows.append({"values": {k: _plain(x) for k, x in s.items()}, "changed": sorted(changed(claim, s)),
                      "verdict": v, "reason": reason if v != "verified" else "",
                      "checks_status": worst_status(c["status"] for c in checks.values()) if checks else "pass",
                      "checks": {name: {"status": checks[name]["status"], "headline": checks[name].get("headline", ""),
-                                       "summary": checks[name]["summary"]} for name in units}})
+                                       "summary": checks[name]["summary"]} for name in units},
+                     "controls_rerun": {name: bool(e["rejected"]) for name, e in rerun.items()}})
     own = record["verdict"]
     holds = sum(r["verdict"] == own for r in rows)
     checks_pass = sum(r["checks_status"] == "pass" for r in rows)
@@ -151,6 +241,9 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
             depends[f.name] = where
     checks_note = (f" (its checks pass at {checks_pass})" if own != "verified" and 0 < checks_pass < len(rows)
                    and checks_pass != holds else "")
+    controls_at = sum(bool(r["controls_rerun"]) for r in rows)
+    if controls_at:
+        checks_note += f" (controls re-run at {controls_at} extreme setting{'s' * (controls_at != 1)})"
     text = (f"{own} at {holds} of {len(rows)} settings{checks_note}"
             + ("; depends on " + "; ".join(f"{k} ({w[0]})" for k, w in depends.items()) if depends
                else "; the same across the plausible range"))
@@ -159,8 +252,9 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
         "claim": claim.id, "seed": record["seed"], "budget": record["budget"], "points": points,
         "code_hash": record["code_hash"], "verdict": own,
         "choices": [{"name": f.name, "value": _plain(f.value), "range": f.range_text(), "reason": f.reason,
-                     "checks": sorted(f.sets)} for f in claim.free_choices],
+                     "checks": sorted(f.sets), "analysis": f.analysis} for f in claim.free_choices],
         "settings": rows, "holds": holds, "of": len(rows), "checks_pass": checks_pass, "depends_on": depends,
+        "controls_rerun_at": controls_at,
         "robust": holds == len(rows), "headline": text, "created_utc": results.now_utc(),
     }
 
@@ -200,42 +294,50 @@ def read(results_dir: Path, claim_id: str, *, budget: str | None = None, seed: i
     return rec if all(v is None or rec.get(k) == v for k, v in want.items()) else None
 
 
-def run(claims: list[Claim], ctx: Context, results_dir: Path, executor, *, points: int | None = None,
-        rerun: bool = False, write: bool = True) -> list[dict]:
-    """The sensitivity records of ``claims`` (those with free choices): their own runs (stored ones reused), then
-    every setting unit of their designs on ``executor``, each finished unit kept for resume."""
+def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: Path, executor, *,
+        points: int | None = None, rerun: bool = False, write: bool = True) -> list[dict]:
+    """The sensitivity records of ``claims`` (those with free choices) at ``ctx`` (one run for all, or a run per
+    claim id): their own runs (stored ones reused), every setting unit of their designs, then the controls at the
+    extreme settings that verify, on ``executor``, each finished unit kept for resume."""
     from verify import execution
 
-    points = POINTS[ctx.budget] if points is None else points
+    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, dict) else (lambda c: ctx)
     claims = mapped(claims)
-    for c in claims:
-        check_design_size(c, ctx.budget, points)
     if not claims:
         return []
+    budget = run_of(claims[0]).budget
+    points = POINTS[budget] if points is None else points
+    for c in claims:
+        check_design_size(c, budget, points)
     records, _ = execution.execute(claims, ctx, results_dir, executor, reuse_records=True, rerun=rerun)
     by_id = {r["claim"]["id"]: r for r in records}
     entries: dict[str, dict] = {c.id: {} for c in claims}
-    todo = []
-    for c in claims:
-        directory = results.unit_dir(results_dir, c, ctx)
-        for u in plan(c, points):
-            e = None if rerun else results.load_unit(results.unit_path(directory, u))
-            if e is None:
-                todo.append((c, u, ctx))
-            else:
-                entries[c.id][u] = e
 
-    def on_done(claim: Claim, u: runner.Unit, entry: dict, ok: bool) -> None:
-        if ok:
-            results.save_unit(results.unit_path(results.unit_dir(results_dir, claim, ctx), u), entry)
-        entries[claim.id][u] = entry
-        bar.update(1)
+    def phase(units_of, label: str) -> None:
+        todo = []
+        for c in claims:
+            directory = results.unit_dir(results_dir, c, run_of(c))
+            for u in units_of(c):
+                e = None if rerun else results.load_unit(results.unit_path(directory, u))
+                if e is None:
+                    todo.append((c, u, run_of(c)))
+                else:
+                    entries[c.id][u] = e
 
-    bar = execution.progress_bar(len(todo), f"settings ({ctx.budget}, seed {ctx.seed})")
-    try:
-        executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
-    finally:
-        bar.close()
+        def on_done(claim: Claim, u: runner.Unit, entry: dict, ok: bool) -> None:
+            if ok:
+                results.save_unit(results.unit_path(results.unit_dir(results_dir, claim, run_of(claim)), u), entry)
+            entries[claim.id][u] = entry
+            bar.update(1)
+
+        bar = execution.progress_bar(len(todo), f"{label} ({budget})")
+        try:
+            executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+        finally:
+            bar.close()
+
+    phase(lambda c: plan(c, points), "settings")
+    phase(lambda c: control_plan(c, by_id[c.id], points, entries[c.id]), "controls at extreme settings")
     out = []
     for c in claims:
         rec = summarise(c, by_id[c.id], points, entries[c.id])
@@ -258,8 +360,10 @@ def publish(records: list[dict], budget: str) -> Path:
         have = {}
     for r in records:
         have[r["claim"]] = {k: r[k] for k in ("seed", "budget", "points", "code_hash", "verdict", "choices", "holds",
-                                              "of", "checks_pass", "depends_on", "robust", "headline")} | {
-            "settings": [{k: s[k] for k in ("values", "changed", "verdict", "checks_status")} for s in r["settings"]]}
+                                              "of", "checks_pass", "depends_on", "robust", "headline",
+                                              "controls_rerun_at")} | {
+            "settings": [{k: s[k] for k in ("values", "changed", "verdict", "checks_status", "controls_rerun")}
+                         for s in r["settings"]]}
     results.atomic_write_text(path, json.dumps(dict(sorted(have.items())), indent=1, sort_keys=True) + "\n")
     return path
 

@@ -8,18 +8,26 @@ run's context by its own stream name (``DATA_ID`` and a stream), so its draws de
 * :func:`gradient_data`: control-variated gradient differences at each context size (A.T3, A.T4); bound with
   ``include_self=True`` it is the include-self softmax's batches (A.T4's control);
 * :func:`regularizer_data`: the regularizer's part alone, many more batches (A.T5).
+
+What the theorems leave open and the instance fixes -- A3's scale ``sigma_1(M*)``, the distance ``rho`` of the points
+from the manifold, the dimensions -- are free choices of the three claims, declared here once
+(:func:`scale_choice`, :func:`radius_choice`, :func:`dim_choice`; :func:`instance_choices` gives all three): each
+re-binds the :func:`gradient_instance` that a check's fixtures read (:func:`at_instance`), so a sensitivity map
+recomputes the instance, its batches and the pilots' chunks at the new value.  Three choices make the map's design
+one at a time: two of them re-bind the same fixture of a check, which a full grid could not merge.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Callable, Mapping
 
 import torch
 
 from numerics.paper_a import moments as mo
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, target_svd
-from theorems.claim import ScopeFilter
-from theorems.fixture import Parts, fixture
+from theorems.claim import FreeChoice, ScopeFilter
+from theorems.fixture import Parts, Request, as_request, fixture
 
 #: the name of the gradient Monte Carlo stream (seeds are derived from it, so its draws do not depend on other checks)
 DATA_ID = "A.T3-T5"
@@ -50,9 +58,11 @@ INCLUDE_SELF_SHARE = 3
 REG_BATCHES = (20000, 60000)
 
 
-def blocks(first: str = "V", second: str = "K") -> dict[str, slice]:
-    """The two parameter blocks of a flattened gradient (``r d`` value entries, then ``d d`` key-query entries)."""
-    return {first: slice(0, RDIM * DIM), second: slice(RDIM * DIM, RDIM * DIM + DIM * DIM)}
+def blocks(first: str = "V", second: str = "K", like=None) -> dict[str, slice]:
+    """The two parameter blocks of a flattened gradient (``r d`` value entries, then ``d d`` key-query entries), at
+    the dimensions of ``like``'s points (its ``V``, (points, r, d)), or at ``DIM``, ``RDIM``."""
+    r, d = (RDIM, DIM) if like is None else like.V.shape[-2:]
+    return {first: slice(0, r * d), second: slice(r * d, r * d + d * d)}
 
 
 @dataclass(frozen=True)
@@ -64,18 +74,21 @@ class GradientInstance:
 
 
 @fixture
-def gradient_instance(ctx) -> GradientInstance:
-    """``Sigma, W*`` from ``random_instance(3, 4, m_op=0.1)``; two ``theta`` at distance 0.05 from the manifold.
+def gradient_instance(ctx, m_op: float = M_OP, radius: float = RADIUS,
+                      dims: tuple[int, int] = (DIM, RDIM)) -> GradientInstance:
+    """``Sigma, W*`` from ``random_instance(d, r, m_op=m_op)`` (``DIM``, ``RDIM``, ``M_OP``); two ``theta`` at distance
+    ``radius`` (``RADIUS``) from the manifold.  The parameters are the free choices' (:func:`instance_choices`).
 
     Point 1 perturbs a Haar-random point of the manifold; point 2 the point with rotation ``Q = Vs^T``, where
     ``B = Vs Lam^{1/2} Vs^T`` is symmetric positive definite: self-scores ``x_i^T K x_i`` are then largest,
     so that the leave-one-out choice (and its include-self control) matters most.
     """
     gen = ctx.generator(DATA_ID, "instance")
-    Sigma, W = random_instance(DIM, RDIM, gen, m_op=M_OP)
+    d, r = dims
+    Sigma, W = random_instance(d, r, gen, m_op=m_op)
     Vs = target_svd(Sigma, W)[2]
-    Q = torch.stack([haar_orthogonal(1, DIM, gen)[0], Vs.mT])
-    (V, K), _ = perturb_from_manifold(Sigma, W, RADIUS, N_POINTS, gen, Q=Q)
+    Q = torch.stack([haar_orthogonal(1, d, gen)[0], Vs.mT])
+    (V, K), _ = perturb_from_manifold(Sigma, W, radius, N_POINTS, gen, Q=Q)
     return GradientInstance(Sigma, W, V, K)
 
 
@@ -139,3 +152,64 @@ class PilotChunks:
     def pooled(self, shared: list, growth: int) -> list[list]:
         """Per n, the shared batches' entry (``shared``: the data's per-n list) and those of chunks 1..growth-1."""
         return [[s, *more] for s, *more in zip(shared, *(self.more[c] for c in range(1, growth)))]
+
+
+# ---------------------------------------------------------------------------
+# The free choices of the instance (A.T3, A.T4, A.T5)
+# ---------------------------------------------------------------------------
+
+def _reads_instance(request: Request) -> bool:
+    return request.fixture is gradient_instance or any(_reads_instance(d) for d in request.dependencies().values())
+
+
+def at_instance(request, **params: Any) -> Request:
+    """``request`` with the :func:`gradient_instance` it reads, at any depth, bound at ``params`` (the fixtures on the
+    way re-bound to read that instance); at the instance's defaults it has the key of ``request`` itself."""
+    r = as_request(request)
+    if r.fixture is gradient_instance:
+        return r.bind(**params)
+    return r.bind(**{k: at_instance(d, **params) for k, d in r.dependencies().items()})
+
+
+def _instance_sets(reads: Mapping[str, Mapping[str, Any]], params_at: Callable[[Any], dict]) -> dict:
+    """``FreeChoice.sets`` for a choice of the instance: ``reads`` maps each check to the fixtures it reads that
+    depend on the instance (parameter -> fixture); at value ``v`` each is re-bound at ``params_at(v)``."""
+    for check, uses in reads.items():
+        for name, req in uses.items():
+            if not _reads_instance(as_request(req)):
+                raise ValueError(f"check {check!r}: {name} does not read gradient_instance; a choice of the instance "
+                                 "cannot set it")
+    return {check: (lambda v, uses=uses: {name: at_instance(req, **params_at(v)) for name, req in uses.items()})
+            for check, uses in reads.items()}
+
+
+def scale_choice(reads: Mapping[str, Mapping[str, Any]]) -> FreeChoice:
+    """A3's scale ``sigma_1(M*)``, a free choice of the checks in ``reads`` (check -> {parameter: fixture}); its range
+    reaches 0.25, where ``||B||_op^2 > 1/6`` and our derived leading term is not yet reached at these n (A.T3's
+    docstring: the paper's envelope holds there), so the map shows each claim's verdict there."""
+    return FreeChoice(
+        "σ₁(M*)", M_OP, "A3 only bounds it (its constant is lost): 0.04, a factor 2.5 below ours, to 0.25, where "
+        "‖B‖op² ≈ 0.25 > 1/6 and our derived leading term is not yet reached (A.T3's findings)",
+        _instance_sets(reads, lambda v: {"m_op": float(v)}), low=0.04, high=0.25, scale="log")
+
+
+def radius_choice(reads: Mapping[str, Mapping[str, Any]]) -> FreeChoice:
+    """The Sigmatilde-distance ``rho`` of the two points from the manifold, a free choice of the checks in ``reads``."""
+    return FreeChoice(
+        "distance ρ", RADIUS, "'ρ-close' with ρ lost: 0.02 to 0.125, a factor 2.5 either side of ours, below the "
+        "manifold's scale (σ₁(M*)^½ ≈ 0.32 at ours)",
+        _instance_sets(reads, lambda v: {"radius": float(v)}), low=0.02, high=0.125, scale="log")
+
+
+def dim_choice(reads: Mapping[str, Mapping[str, Any]]) -> FreeChoice:
+    """The dimension ``d`` (``r = d + 1``, as ``DIM``, ``RDIM``), a free choice of the checks in ``reads``."""
+    return FreeChoice(
+        "d", DIM, "the theorems hold in every d and fix none: 2 (the smallest non-scalar Σ) to 6 (twice ours), "
+        "r = d + 1 (A2 with room) as ours",
+        _instance_sets(reads, lambda v: {"dims": (int(v), int(v) + RDIM - DIM)}), low=2, high=6, integer=True)
+
+
+def instance_choices(reads: Mapping[str, Mapping[str, Any]]) -> tuple[FreeChoice, ...]:
+    """The three free choices of the instance (:func:`scale_choice`, :func:`radius_choice`, :func:`dim_choice`) for
+    the checks in ``reads`` (check -> {parameter: the fixture it reads that depends on the instance})."""
+    return scale_choice(reads), radius_choice(reads), dim_choice(reads)

@@ -34,6 +34,11 @@ moments of ``K Sigma K^T``) with ``s`` up to some constant ``s_max`` (lost with 
 With A.T1.3's ``rho = (2/sqrt5) sigma_d(M*)^{1/2} <= 0.894 sigma_1(M*)^{1/2}``, ``sigma_1(M*) < 0.279 / s_max^2``
 suffices.
 
+Free choices (the lemma holds in every dimension and at every distance from its boundary; the instances fix both):
+the dimension of the Monte Carlo and divergence checks' instances (``INSTANCE_DIM``), and how far the divergence
+check's instances lie from the boundary ``kappa = 1``, as an exponent ``h`` of their tail index (``kappa^h``: ours at
+``h = 1``, :func:`tail_ranges`).
+
 Controls (each re-runs its check with one parameter overridden): exponent -1 in place of -1/2 (derivation, Monte
 Carlo, probe); the skew part of ``M`` kept; two wrong regions for finiteness (the finite-variance region; ``Sigma``
 dropped); the A3 bound without ``+ dist``.
@@ -59,7 +64,7 @@ from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.model import sym_sqrt
 from numerics.stats import Margin, decide_equal, decide_lower, decide_upper
 from theorems import strategies as S
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
 from theorems.paper_a.geometry_constants import rho_of
@@ -99,6 +104,13 @@ MC_SAMPLES, MC_INSTANCES = (100_000, 400_000, 1_000_000), (3, 5, 8)  # Monte Car
 #: divergence check: draws, tail order statistics k, instances per (kind, side) at quick / standard / full
 TAIL_SAMPLES, TAIL_K, TAIL_INSTANCES = (200_000, 1_000_000, 4_000_000), (1000, 3000, 8000), (2, 3, 5)
 A3_POINTS = (200, 1000, 4000)  # points within rho of Mfold per instance of the A3 check
+#: the dimension of the Monte Carlo and divergence checks' instances: small, with a spectrum below the top eigenvalue
+#: (the lemma fixes none: a free choice, 2-6 in the map)
+INSTANCE_DIM = 3
+#: the divergence check's instances as the range of the top eigenvalue mu of Σ^{1/2} sym(M) Σ^{1/2} (the bilinear ones
+#: at s‖B‖op = 2 mu, the same tail index 1/(2 mu)): kappa 1.39-1.79 inside the region, 0.56-0.77 outside, at least
+#: 0.23 from the boundary kappa = 1 (how far is a free choice: tail_ranges)
+TAIL_INSIDE, TAIL_OUTSIDE = (0.28, 0.36), (0.65, 0.9)
 #: probe examples at quick / standard / full; 50 at quick so that PROBE_MIN_DECIDED is met at every seed: hypothesis
 #: spends runs of examples mutating one instance (at seed 641, 11 of 25 were repeats of two instances outside the
 #: region)
@@ -210,10 +222,11 @@ def mutant_half_distances(M, Sq, K, Sb, s) -> tuple[torch.Tensor, torch.Tensor]:
     return hq, (ig.bilinear_moment(K, Sb, s, -1.0) - cb).abs() / 2
 
 
-def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = True) -> Outcome:
+def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = True, d: int = INSTANCE_DIM) -> Outcome:
     """Plain MC of ``E e^t`` vs the closed forms, an equivalence decision per instance (Bonferroni over instances)
     with margin half the distance to the nearer control mutant (``MC_MARGIN_RULE``).  ``exponent`` and
     ``symmetrize`` are the closed forms' (controls: -1; the skew part kept); the margins do not depend on them.
+    ``d``: the instances' dimension (a free choice).
 
     Instances have ``mu_max <= 1/8`` (``s ||B|| <= 1/4``): then ``E e^{4t} < inf`` too, so not only the mean but the
     sample variance behind the standard error converges at the usual rate (with only ``E e^{2t} < inf`` the SE is
@@ -221,7 +234,6 @@ def check_monte_carlo(ctx: Context, exponent: float = -0.5, symmetrize: bool = T
     gen = ctx.generator(ID, "monte-carlo")
     n = ctx.pick(*MC_SAMPLES)
     n_inst = ctx.pick(*MC_INSTANCES)
-    d = 3
     M, Sq = quadratic_instances(gen, n_inst, d, (0.08, 0.125), skew=2.0, rest_range=MC_REST)
     K, Sb, s = bilinear_instances(gen, n_inst, d, (0.15, 0.25))
     cf_q = ig.quadratic_moment(M, Sq, exponent, symmetrize)
@@ -282,20 +294,32 @@ SIGMA_DROPPED_REGION = Region("Σ dropped", lambda M, Sigma: torch.linalg.eigval
                               lambda K, Sigma, s: s * torch.linalg.matrix_norm(K, ord=2) < 1)
 
 
-def check_divergence(ctx: Context, region: Region = LEMMA_REGION) -> Outcome:
+def tail_ranges(h: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The divergence check's ranges of mu inside and outside the region at distance exponent ``h``: each instance's
+    tail index ``kappa = 1/(2 mu)`` raised to ``h`` (``TAIL_INSIDE``, ``TAIL_OUTSIDE`` at ``h = 1``, exactly; smaller
+    ``h`` nearer the boundary ``kappa = 1``, larger farther from it)."""
+    def at(mu_range):
+        return tuple(0.5 * (2 * mu) ** h for mu in mu_range)
+
+    return at(TAIL_INSIDE), at(TAIL_OUTSIDE)
+
+
+def check_divergence(ctx: Context, region: Region = LEMMA_REGION, d: int = INSTANCE_DIM,
+                     distance: float = 1.0) -> Outcome:
     r"""Per instance: the tail index ``kappa`` of ``e^t`` (interval at Bonferroni level) must lie on the side of 1
     that the ``region`` rule predicts: above 1 where it says finite, below 1 where it says infinite (controls:
-    ``VARIANCE_REGION``, ``SIGMA_DROPPED_REGION``)."""
+    ``VARIANCE_REGION``, ``SIGMA_DROPPED_REGION``).  ``d`` and ``distance`` (the exponent of :func:`tail_ranges`) are
+    free choices of the instances."""
     gen = ctx.generator(ID, "divergence")
     n = ctx.pick(*TAIL_SAMPLES)
     k = ctx.pick(*TAIL_K)
     per = ctx.pick(*TAIL_INSTANCES)
-    d = 3
     quad_rule, bil_rule = region.quadratic, region.bilinear
-    Mi, Si = quadratic_instances(gen, per, d, (0.28, 0.36))
-    Mo, So = quadratic_instances(gen, per, d, (0.65, 0.9))
-    Ki, Sbi, si = bilinear_instances(gen, per, d, (0.56, 0.72))
-    Ko, Sbo, so = bilinear_instances(gen, per, d, (1.3, 1.8))
+    inside, outside = tail_ranges(distance)
+    Mi, Si = quadratic_instances(gen, per, d, inside)
+    Mo, So = quadratic_instances(gen, per, d, outside)
+    Ki, Sbi, si = bilinear_instances(gen, per, d, tuple(2 * mu for mu in inside))
+    Ko, Sbo, so = bilinear_instances(gen, per, d, tuple(2 * mu for mu in outside))
     groups = [("quadratic", "inside", Mi, Si, None), ("quadratic", "outside", Mo, So, None),
               ("bilinear", "inside", Ki, Sbi, si), ("bilinear", "outside", Ko, Sbo, so)]
     ev = Evidence(ctx, decisions=4 * per)
@@ -516,5 +540,15 @@ CLAIM = Claim(
         Control("no + dist", "a3-scope", "‖B‖op ≤ σ₁(M*)^{1/2} without the distance term", {"with_rho": False}),
         Control("probe: exponent −1", "probe", "the probe must find a Monte Carlo disagreement",
                 {"mutant": {"exponent": -1.0}}),
+    ),
+    free_choices=(
+        FreeChoice("d", INSTANCE_DIM, "Lemma 7 holds in every d and fixes none: 2 (the smallest with a second "
+                   "eigenvalue and a skew part) to 6 (twice ours)",
+                   {"closed-form-vs-monte-carlo": lambda v: {"d": int(v)}, "divergence-detection": lambda v: {"d": int(v)}},
+                   low=2, high=6, integer=True),
+        FreeChoice("κ-distance exponent h", 1.0, "the lemma holds at every distance from its boundary: κ^h "
+                   "from h = 0.5 (κ 1.18-1.34 inside, 0.75-0.88 outside, where intervals of ±0.25 may straddle 1) to "
+                   "2 (κ 1.93-3.19, 0.31-0.59)", {"divergence-detection": lambda v: {"distance": float(v)}},
+                   low=0.5, high=2.0, scale="log"),
     ),
 )

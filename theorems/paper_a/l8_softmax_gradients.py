@@ -21,6 +21,9 @@ autograd against the formulas on random instances including saturated softmaxes 
 explicit small instances (``K``, query, context drawn entrywise by hypothesis, so a counterexample shrinks to a few
 round numbers).  Controls: the ``xbar`` dropped (``s_j x x_j^T``), the
 transposed outer product, and the ``s_j`` factor dropped from the covariate Jacobian.
+
+Free choice: how deep into saturation the autograd check's key scales reach (the upper end of ``K_SCALE_LOG10``); the
+identities hold at every ``K``, and a saturated softmax is where a formula and autograd lose digits by cancellation.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import torch
 from hypothesis import strategies as st
 
 from numerics import DTYPE
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -215,14 +218,15 @@ def relative_errors(K, x, xs, variant: str = "correct"):
     return {k: e.flatten(1).abs().max(1).values / scale[k].clamp_min(TINY) for k, e in err.items()}
 
 
-def check_autograd(ctx: Context, variant: str = "correct") -> Outcome:
-    """Every formula against autograd on random batches with key scales 0.01 ... 30 (to saturation);
-    ``variant`` (the controls) swaps in a wrong formula (:data:`VARIANTS`)."""
+def check_autograd(ctx: Context, variant: str = "correct", k_scale_log10=K_SCALE_LOG10) -> Outcome:
+    """Every formula against autograd on random batches with key scales ``10**k_scale_log10`` (0.01 ... 30: to
+    saturation; its upper end is a free choice); ``variant`` (the controls) swaps in a wrong formula
+    (:data:`VARIANTS`)."""
     gen = ctx.generator(ID, "autograd")
     B = ctx.pick(*AUTOGRAD_BATCH)
     ev = Evidence(ctx)
     curves = []
-    lo, hi = K_SCALE_LOG10
+    lo, hi = k_scale_log10
     for n, d in AUTOGRAD_SHAPES:
         k_scale = 10 ** (lo + (hi - lo) * torch.rand(B, generator=gen, dtype=DTYPE))  # 0.01 ... 30: up to saturation
         K, x, xs = random_batch(gen, B, n, d, k_scale)
@@ -288,4 +292,9 @@ CLAIM = Claim(
                       {"variant": "dropped_s_in_jacobian"}),
               Control("probe: dropped x̄", "probe", "the probe must find an instance where s_j x x_jᵀ is wrong",
                       {"mutant": {"variant": "dropped_xbar"}})),
+    free_choices=(
+        FreeChoice("largest key scale (log10)", K_SCALE_LOG10[1], "the lemma holds at every K: from 10^0.5 (a softmax "
+                   "barely saturated) to 10^3 (every weight but one underflows), ours 10^1.5 ≈ 30",
+                   {"autograd": lambda v: {"k_scale_log10": (K_SCALE_LOG10[0], float(v))}}, low=0.5, high=3.0),
+    ),
 )

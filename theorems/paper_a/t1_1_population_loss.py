@@ -32,6 +32,10 @@ Evidence, top-down:
    ``Sigma^{1/2}`` weight misplaced (unweighted Frobenius norm), and the include-self
    softmax in the n-law (:func:`include_self_gaps`).
 
+Free choices (the closed form and the n-law hold at every θ; the checks' instance families are ours): the closed-form
+filter's threshold ``CF_MIN_MUTANT_GAP`` and the lower end of its ``‖B‖op`` range ``CF_B_OP``, and the lower end of the
+n-law's ``NLAW_B_OP``; the upper ends stay at 0.35, inside the region where the Monte Carlo's error bar is honest.
+
 Derivation of the n-law coefficient (ours; label: reconstructed).  Fix the query
 ``x`` (so ``a = K^T x``) and let ``m = n - 1`` other samples give
 ``N = (1/m) sum x_j w_j``, ``D = (1/m) sum w_j``, ``w_j = e^{a.x_j}``, ratio ``r = N/D``
@@ -61,7 +65,7 @@ from scipy.stats import norm
 from numerics import DTYPE
 from numerics.paper_a import model
 from numerics.stats import Margin, decide_equal, decide_exponent, loglog_slope, weighted_fit, width_for_power
-from theorems.claim import Check, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
 from theorems.paper_a.bias_coefficients import loo_bias_coefficient, std_normal_expectation
@@ -281,16 +285,17 @@ def nearest_mutant_gap(V, K, Sigma, W_star, sigma) -> tuple[torch.Tensor, torch.
     return cf, torch.stack([(f(V, K, Sigma, W_star, sigma) - cf).abs() for f in CF_MUTANTS]).min(0).values
 
 
-def closed_form_instances(gen: torch.Generator, n_inst: int, d: int, ev=None):
-    """``n_inst`` instances of :func:`make_instances` (one covariance) whose nearer mutant is at least
-    ``CF_MIN_MUTANT_GAP`` of ``L`` away: the first qualifying ones of ``CF_CANDIDATES`` candidates, the group redrawn
-    (new covariance) until enough qualify, at most ``CF_MAX_REDRAWS`` times.  Returns ``(Sigma, W, V, K, sigma,
-    half-widths)``, the half-widths being each instance's margin (half its mutant distance), or None.  The candidates
-    rejected are recorded on ``ev`` under :data:`CF_SCOPE`."""
+def closed_form_instances(gen: torch.Generator, n_inst: int, d: int, ev=None, min_gap: float = CF_MIN_MUTANT_GAP,
+                          B_op_range=CF_B_OP):
+    """``n_inst`` instances of :func:`make_instances` (one covariance; ``‖B‖op`` on ``B_op_range``) whose nearer
+    mutant is at least ``min_gap`` (``CF_MIN_MUTANT_GAP``) of ``L`` away: the first qualifying ones of ``CF_CANDIDATES``
+    candidates, the group redrawn (new covariance) until enough qualify, at most ``CF_MAX_REDRAWS`` times.  Returns
+    ``(Sigma, W, V, K, sigma, half-widths)``, the half-widths being each instance's margin (half its mutant distance),
+    or None.  The candidates rejected are recorded on ``ev`` under :data:`CF_SCOPE`."""
     for _ in range(CF_MAX_REDRAWS):
-        Sigma, W, V, K, sigma = make_instances(gen, CF_CANDIDATES, d)
+        Sigma, W, V, K, sigma = make_instances(gen, CF_CANDIDATES, d, B_op_range=B_op_range)
         cf, gap = nearest_mutant_gap(V, K, Sigma, W, sigma)
-        ok = gap >= CF_MIN_MUTANT_GAP * cf.abs()
+        ok = gap >= min_gap * cf.abs()
         if ev is not None:
             ev.scope(CF_SCOPE, int((~ok).sum()), CF_CANDIDATES)
         keep = torch.nonzero(ok).flatten()[:n_inst]
@@ -303,11 +308,13 @@ def closed_form_instances(gen: torch.Generator, n_inst: int, d: int, ev=None):
 # 3. Numeric check: Monte Carlo of definition (2) vs the closed form
 # ---------------------------------------------------------------------------
 
-def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcome:
+def check_closed_form(ctx: Context, closed_form=model.population_loss, min_mutant_gap: float = CF_MIN_MUTANT_GAP,
+                      B_op_range=CF_B_OP) -> Outcome:
     """Per instance: the nested Monte Carlo estimate equals ``closed_form`` to within half the distance from Theorem
     1.1's closed form to the nearer control mutant at that instance (``decide_equal``, ``CF_MARGIN_RULE``, Bonferroni
     over the instances); the controls pass :func:`population_loss_dropped_sigma` or :func:`population_loss_unweighted`
-    (the margins are the same: a mutant lies at least two margins from the truth)."""
+    (the margins are the same: a mutant lies at least two margins from the truth).  ``min_mutant_gap`` and
+    ``B_op_range`` are the instance family's (free choices: :func:`closed_form_instances`)."""
     gen = ctx.generator(ID, "closed-form")
     n_groups, n_inst = ctx.pick(*CF_GROUPS), CF_INSTANCES
     n_outer, n_inner = ctx.pick(*CF_OUTER), ctx.pick(*CF_INNER)
@@ -315,10 +322,10 @@ def check_closed_form(ctx: Context, closed_form=model.population_loss) -> Outcom
     z = ev.z
     rows, statuses, growths = [], [], []
     for gi in range(n_groups):
-        drawn = closed_form_instances(gen, n_inst, d=2 + gi % 3, ev=ev)
+        drawn = closed_form_instances(gen, n_inst, d=2 + gi % 3, ev=ev, min_gap=min_mutant_gap, B_op_range=B_op_range)
         if drawn is None:
             ev.status("inconclusive", f"group {gi + 1}: fewer than {n_inst} of {CF_CANDIDATES} candidates had a mutant "
-                      f"{CF_MIN_MUTANT_GAP:.0%} of L away in {CF_MAX_REDRAWS} draws")
+                      f"{min_mutant_gap:.0%} of L away in {CF_MAX_REDRAWS} draws")
             continue
         Sigma, W, V, K, sigma, half = drawn
         est = model.mc_population_loss(V, K, Sigma, W, sigma, n_outer, n_inner, gen)
@@ -417,7 +424,7 @@ def n_law_fits(ns, samples, c_derived, margin: Margin, z):
     return means, ses, fits, ratio
 
 
-def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples) -> Outcome:
+def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW_B_OP) -> Outcome:
     """Per instance the log-log slope of the gap is -1 ± 1/4 (``SLOPE_MARGIN``), and the fitted leading coefficients
     of ``(n-1)(E Lhat_n - L)`` over the derived ``c``, pooled over the instances, are 1 to within half the distance to
     ``1/Z`` (``COEFFICIENT_MARGIN_RULE``), from the draws of ``gap_samples`` (leave-one-out; the control passes
@@ -426,11 +433,12 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples) -> Outcome:
     Two stages (the ledger's ``NLAW_TARGET_WIDTH``): a pilot of ``NLAW_PER_N`` data sets per unit of ``n``, then,
     if its widest interval is above ``NLAW_TARGET_WIDTH`` of the width giving 95% power, more draws of the same kind
     (:func:`theorems.pilot.planned_growth`); every interval is decided on all draws pooled.  The pilot sets only the
-    sample size from the noise, never from the estimate's distance to the claim."""
+    sample size from the noise, never from the estimate's distance to the claim.  ``B_op_range``: the keys' ``‖B‖op``
+    (``NLAW_B_OP``; its lower end a free choice)."""
     gen = ctx.generator(ID, "n-law")
     ns = ctx.pick(*NLAW_NS)
     per_n = ctx.pick(*NLAW_PER_N)
-    Sigma, W, V, K, sigma = make_instances(gen, 3, d=3, B_op_range=NLAW_B_OP, psd_keys=True)
+    Sigma, W, V, K, sigma = make_instances(gen, 3, d=3, B_op_range=B_op_range, psd_keys=True)
     c_derived = loo_bias_coefficient(V, K, Sigma, W).numpy()
     Z = outer_factor(K, Sigma).numpy()
     margin = coefficient_margin(Z)
@@ -584,4 +592,18 @@ CLAIM = Claim(
               Control("probe: dropped Σ factor", "probe",
                       "the probe must find a counterexample to a wrong closed form",
                       {"mutant": {"closed_form": population_loss_dropped_sigma}})),
+    free_choices=(
+        FreeChoice("mutant gap", CF_MIN_MUTANT_GAP, "the filter is ours (the closed form is claimed at every θ): 2 % "
+                   "(margins 1 % of L) to 12.5 % (fewer qualify than the 29 % at 10 %), a factor 2.5 either side",
+                   {"closed-form-vs-monte-carlo": lambda v: {"min_mutant_gap": float(v)}},
+                   low=0.02, high=0.125, scale="log"),
+        FreeChoice("closed-form ‖B‖op from", CF_B_OP[0], "the closed form holds at every θ and the Monte Carlo decides "
+                   "below ‖B‖op = 0.35: the family's lower end from 0.05 (the probe's) to 0.25",
+                   {"closed-form-vs-monte-carlo": lambda v: {"B_op_range": (float(v), CF_B_OP[1])}},
+                   low=0.05, high=0.25),
+        FreeChoice("n-law ‖B‖op from", NLAW_B_OP[0], "the n-law holds at every θ in Lemma 7's region; ours are the "
+                   "largest keys the Monte Carlo decides (to 0.35): their lower end from 0.2 (a smaller gap, Z nearer "
+                   "1) to 0.34", {"n-law": lambda v: {"B_op_range": (float(v), NLAW_B_OP[1])}},
+                   low=0.2, high=0.34),
+    ),
 )

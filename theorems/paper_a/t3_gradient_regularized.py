@@ -45,6 +45,9 @@ variate; ``||B||_op = 0.500, 0.498`` at the two points): squared-bias exponents 
 the projected coefficients 10-45% below ``grad c + lambda c_R`` (e.g. A-block [1.66, 1.97] vs 2.12).  So the change
 of instance does not hide a violation of the paper's statement; it restricts our derived leading term to
 ``||B||_op^2 < 1/6``, a scope limit listed in the findings.
+
+Free choices (shared with A.T4 and A.T5: ``gradient_setups.instance_choices``): ``sigma_1(M*)`` over 0.04-0.25, so
+the sensitivity map decides the checks at 0.25 as well, the distance ``rho`` of the points and the dimension ``d``.
 """
 from __future__ import annotations
 
@@ -63,7 +66,7 @@ from theorems.paper_a.bias_coefficients import loss_bias_gradient, regularizer_b
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                              coefficient_decisions, coefficient_plot, headline, mean_square,
                                              rate_decisions)
-from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data
+from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data, instance_choices
 from theorems.pilot import sized_to_power
 
 ID = "A.T3"
@@ -215,7 +218,7 @@ def check_coefficient(ctx: Context, batches: PilotChunks, draws=regularized_draw
         return draws(data, samples)
 
     def decide(ev, draws):
-        return coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns], blocks("A", "B"),
+        return coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns], blocks("A", "B", like=data),
                                      order=LOSS_COEFFICIENT_ORDER, alternatives=alternatives)
 
     ev, series, pilot = pilot_sized(ctx, batches, draws_of, decide, 2 * target.shape[0])
@@ -246,4 +249,6 @@ CLAIM = Claim(
               Control("Σ̂ dropped from R̂", "bias-coefficient",
                       "the oracle's regularizer evaluated at Σ instead of the batch's Σ̂ (unbiased: its λc_R/n missing)",
                       {"draws": regularizer_at_sigma_draws})),
+    free_choices=instance_choices({"bias-rate": {"batches": pilot_samples},
+                                   "bias-coefficient": {"batches": pilot_samples}}),
 )

@@ -70,7 +70,9 @@ not depend on it).  The batches, the instance and the points are fixtures shared
 exponential moments ``E e^{k q}`` of the first two orders of the expansion (k <= 3) are finite,
 ``k ||B||_op^2 < 1/2``; those of order ``n^{-3}`` (k = 6) are not, one reason why the subleading behaviour is slow
 and heavy-tailed), two points at Sigmatilde-distance 0.05 from the manifold: point 1 around a Haar-random point of
-the manifold, point 2 around the point whose ``B`` is symmetric positive definite.
+the manifold, point 2 around the point whose ``B`` is symmetric positive definite.  The scale ``sigma_1(M*)`` (0.04-0.25:
+up to the instance before A.T3's miss), the distance and ``d`` are free choices shared with A.T3 and A.T5
+(``gradient_setups.instance_choices``).
 """
 from __future__ import annotations
 
@@ -94,7 +96,8 @@ from theorems.paper_a.bias_coefficients import loss_bias_gradient
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                              alternative_margin, coefficient_decisions, coefficient_plot, headline,
                                              mean_square, rate_decisions)
-from theorems.paper_a.gradient_setups import N_POINTS, RADIUS, PilotChunks, blocks, gradient_data, gradient_instance
+from theorems.paper_a.gradient_setups import (N_POINTS, RADIUS, PilotChunks, blocks, gradient_data, gradient_instance,
+                                             instance_choices)
 from theorems.pilot import sized_to_power
 from theorems.symbolic import Derivation
 
@@ -373,7 +376,7 @@ def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, di
     B = target.shape[0]
     ev = Evidence(ctx, decisions=3 * B)
     m = [n - 1 for n in data.ns]
-    series = coefficient_decisions(ev, data.ns, dL, target, m, blocks(), order=LOSS_COEFFICIENT_ORDER,
+    series = coefficient_decisions(ev, data.ns, dL, target, m, blocks(like=data), order=LOSS_COEFFICIENT_ORDER,
                                    alternatives=alternatives)
     for b in range(B):  # pointwise convergence of the loss, at the rate c/(n-1)
         y = np.array([(n - 1) * float(g[:, b].mean()) for n, g in zip(data.ns, loss_gap)])
@@ -445,4 +448,7 @@ CLAIM = Claim(
                       "1/n; the derived exponent −2 must reject it", {"error": SINGLE_BATCH_ERROR}),
               Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
                       {"batches": INCLUDE_SELF_BATCHES})),
+    free_choices=instance_choices({"coefficient-two-routes": {"instance": gradient_instance},
+                                   "bias-rate": {"batches": pilot_batches},
+                                   "bias-coefficient": {"batches": pilot_batches}}),
 )

@@ -40,6 +40,9 @@ first-order term ``Df(Sigma)[Sigmahat - Sigma]`` is small -- ``E||Df(Sigma)[H]||
 against ``n E||grad Rhat - grad R||^2 = 12.2, 15.1`` at n = 8 and ``0.25, 0.20`` at n = 128 -- so the n^-2 and n^-3
 terms (which do not vanish on the manifold) dominate up to n ~ 150-250 (the 1/n term's share is 63%, 44% at n = 128;
 95%, 89% at n = 1024): over n = 8..256 the single-batch error looks like n^-2, not like the paper's 1/n.
+
+Free choices of the instance, shared with A.T3 and A.T4 (``gradient_setups.instance_choices``): ``sigma_1(M*)``
+(0.04-0.25), the distance of the points from the manifold and the dimension ``d``.
 """
 from __future__ import annotations
 
@@ -60,7 +63,7 @@ from theorems.paper_a.bias_coefficients import isserlis, regularizer_bias_coeffi
 from theorems.paper_a.bias_decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER, coefficient_decisions,
                                              coefficient_plot, headline, rate_decisions)
 from theorems.fixture import Parts, fixture
-from theorems.paper_a.gradient_setups import N_POINTS, PilotChunks, blocks, regularizer_data
+from theorems.paper_a.gradient_setups import N_POINTS, PilotChunks, blocks, instance_choices, regularizer_data
 from theorems.pilot import sized_to_power
 from theorems.symbolic import Derivation
 
@@ -228,7 +231,7 @@ def check_coefficient(ctx: Context, batches: PilotChunks, pairings=isserlis) -> 
                     for name, p in COEFFICIENT_ALTERNATIVES.items()}
 
     def decide(ev, draws):
-        return coefficient_decisions(ev, data.ns, draws, target, list(data.ns), blocks(),
+        return coefficient_decisions(ev, data.ns, draws, target, list(data.ns), blocks(like=data),
                                      order=REGULARIZER_COEFFICIENT_ORDER, alternatives=alternatives)
 
     ev, series, pilot = pilot_sized(ctx, batches, decide, 2 * target.shape[0])
@@ -259,4 +262,6 @@ CLAIM = Claim(
                       RATE_MUTANT),
               Control("one Isserlis pairing", "bias-coefficient", "c_R computed with only the Σ_ac Σ_bd pairing",
                       {"pairings": first_only})),
+    free_choices=instance_choices({"bias-rate": {"batches": pilot_batches},
+                                   "bias-coefficient": {"batches": pilot_batches}}),
 )

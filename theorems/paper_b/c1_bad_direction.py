@@ -15,7 +15,8 @@ s_{1,opt} -> 1, ||grad L|| -> 0 and L -> (e^{1/5} + e^{-1})/2 > L* = e^{-1}: a b
 direction.  (b) numeric: inits r normalize(Wbar_0 + tau G) (tau ~ U(0, 0.3), still violating; r = 10^U(-2, 0)),
 GD (eta = 1) and NGD (eta = 0.1) for a fixed horizon: for every run 1 - <Wbar_T, Wbar_mm> <= 1e-3 and still
 decreasing, L - L* reduced by a factor >= e^3 and still decreasing.  Negative control: GD from init norm 30 on the
-same direction (the gradient there is ~e^{-30}: GD does not move), which the same rule rejects.
+same direction (the gradient there is ~e^{-30}: GD does not move), which the same rule rejects.  Free choices (the
+appendix's values are lost): the largest init norm, a factor on both step sizes and the horizon.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_b import model, runs
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_setups import bad_init_problem
 from theorems.plots import new_figure
@@ -107,14 +108,14 @@ def derivation() -> Outcome:
 # 2. Numeric: global convergence from the bad direction with a small norm
 # ---------------------------------------------------------------------------
 
-def bad_inits(gen, B, Wb, fixed_r=None):
-    """B inits r normalize(Wbar_0 + tau G): tau ~ U(0, TAU_MAX), r = 10^U(INIT_LOG_NORMS) (or ``fixed_r``)."""
+def bad_inits(gen, B, Wb, fixed_r=None, log_norms=INIT_LOG_NORMS):
+    """B inits r normalize(Wbar_0 + tau G): tau ~ U(0, TAU_MAX), r = 10^U(log_norms) (or ``fixed_r``)."""
     tau = TAU_MAX * torch.rand(B, 1, 1, generator=gen, dtype=DTYPE)
     G = torch.randn(B, 2, 2, generator=gen, dtype=DTYPE)
     G = G / G.flatten(1).norm(dim=1)[:, None, None]
     Dm = Wb + tau * G
     Dm = Dm / Dm.flatten(1).norm(dim=1)[:, None, None]
-    lo, hi = INIT_LOG_NORMS
+    lo, hi = log_norms
     r = (10 ** (lo + (hi - lo) * torch.rand(B, generator=gen, dtype=DTYPE))
          if fixed_r is None else torch.full((B,), float(fixed_r), dtype=DTYPE))
     return r[:, None, None] * Dm
@@ -130,13 +131,17 @@ def converged(tr) -> tuple[torch.Tensor, dict]:
     return ok, dict(omc_final=omc[-1], lex_drop=lex[0] - lex[-1])
 
 
-def check_convergence(ctx: Context, problem: tuple, fixed_r: float | None = None, algos=ALGOS) -> Outcome:
+def check_convergence(ctx: Context, problem: tuple, fixed_r: float | None = None, algos=ALGOS,
+                      init_log_norms=INIT_LOG_NORMS, step_factor: float = 1.0, horizon: float = 1.0) -> Outcome:
     """Every run from a perturbed bad-direction init aligns with W_mm and lowers the loss; ``problem``: C.1's data
-    and its W-SVM; the control starts GD at ``fixed_r = 30``."""
+    and its W-SVM; the control starts GD at ``fixed_r = 30``.  Free choices: the init norms 10^U(init_log_norms), every
+    algorithm's step times ``step_factor`` and the horizon times ``horizon``."""
     gen = ctx.generator(ID, "convergence")
-    B, steps = ctx.pick(*INITS), ctx.pick(*STEPS)
+    B, steps = ctx.pick(*INITS), int(round(horizon * ctx.pick(*STEPS)))
+    if step_factor != 1.0:
+        algos = tuple((name, kind, eta * step_factor) for name, kind, eta in algos)
     ds, r = problem
-    W0 = bad_inits(gen, B, ds.meta["W0_bar"], fixed_r=fixed_r)
+    W0 = bad_inits(gen, B, ds.meta["W0_bar"], fixed_r=fixed_r, log_norms=init_log_norms)
     a0 = model.logits(W0, ds)[:, 0, :]                        # sample 0's logits: its opt is token 0
     viol0 = a0[:, 0] - a0[:, 1] < 0
     ev = Evidence(ctx)
@@ -158,8 +163,10 @@ def check_convergence(ctx: Context, problem: tuple, fixed_r: float | None = None
     if ev.plots:
         ev.figure("Convergence from the bad direction", _plot(trajs, fixed_r),
                   "Every run's alignment error (solid) and log excess loss (dotted).")
-    return ev.outcome(headline=ev.lines[0], inits=B, steps=steps,
-                      init_norm="10^U(-2,0)" if fixed_r is None else fixed_r, tau="U(0, 0.3)",
+    span = ("10^U(-2,0)" if tuple(init_log_norms) == INIT_LOG_NORMS
+            else f"10^U({init_log_norms[0]:g},{init_log_norms[1]:.3g})")
+    return ev.outcome(headline=ev.lines[0], inits=B, steps=steps, init_norm=span if fixed_r is None else fixed_r,
+                      tau="U(0, 0.3)",
                       algorithms=[f"{a} eta={e}" for a, _, e in algos], corr_tol=CORR_TOL, loss_drop=LOSS_DROP)
 
 
@@ -199,5 +206,17 @@ CLAIM = Claim(
     controls=(
         Control("large init norm with GD", "convergence", "GD from ‖W₀‖ = 30 along the same directions: stuck",
                 {"fixed_r": CONTROL_NORM, "algos": ALGOS[:1]}),
+    ),
+    free_choices=(
+        FreeChoice("largest init norm", 10 ** INIT_LOG_NORMS[1], "C.1 asks a small init norm, its value lost: the inits' "
+                   "norms are 10^U(−2, log₁₀ of this), from 0.1 to ‖W_mm‖ ≈ 1.3 (beyond it the start is not small)",
+                   {"convergence": lambda v: {"init_log_norms": (INIT_LOG_NORMS[0], math.log10(v))}},
+                   low=0.1, high=1.3, scale="log"),
+        FreeChoice("step factor", 1.0, "the appendix's step sizes are lost (ours: Fig. 8's GD η = 1, NGD η = 0.1): both "
+                   "a decade either side", {"convergence": lambda v: {"step_factor": v}}, low=0.1, high=10.0,
+                   scale="log"),
+        FreeChoice("horizon factor", 1.0, "'converge' is asymptotic and the appendix gives no horizon: half to four "
+                   "times the budget's (1000 steps at quick)", {"convergence": lambda v: {"horizon": v}}, low=0.5,
+                   high=4.0, scale="log"),
     ),
 )

@@ -29,7 +29,10 @@ knowing that "PS fastest early" needed a large cap), its range ``CAP_RANGE = (1e
 either side.  What the verdict depends on: where the cap first binds (after that PS is GD with step eta_max) against
 where NGD, whose logit gaps grow by a fixed amount per step, overtakes a capped GD step; both are reported.  The early
 window ``EARLY_END`` ("in the beginning": t <= 5 .. 100, the first 1 % to 20 % of the figure's 500 steps) and the
-effect "far faster" must show (``FAR_FASTER``: 2x to 100x) are the others.  (iii) is B.T1's envelope rule (effective
+effect "far faster" must show (``FAR_FASTER``: 2x to 100x) are the others, both analysis choices
+(``FreeChoice(analysis=True)``): each is a plain parameter of its check that re-reads the same trajectories, so a
+sensitivity map crosses them with the cap at no cost of new runs.  The cap is not: another cap is another Polyak run
+(a fixture bound at it).  (iii) is B.T1's envelope rule (effective
 bound printed, ``fixed_head_rates.envelope_rate``) and B.L1's slope rule on the NGD runs, alpha split over the two.
 
 Negative controls (each passes other runs to its check): NGD capped at eta_max = 1 in place of NGD in (i) (the
@@ -270,9 +273,9 @@ CLAIM = Claim(
                    scale="log"),
         FreeChoice("early window", EARLY_END, "'much faster in the beginning' fixes no window: t ≤ 5 .. 100, the "
                    "first 1 % to 20 % of the figure's 500 steps", {"ps-fastest-early": lambda v: {"early_end": v}},
-                   low=5, high=100, scale="log", integer=True),
+                   low=5, high=100, scale="log", integer=True, analysis=True),
         FreeChoice("far faster", FAR_FASTER, "'significantly faster' fixes no factor: log10 ratio −0.3 .. −2, from "
                    "2× to 100× better at t = N", {"ngd-far-faster-than-gd": lambda v: {"far_faster": v}},
-                   low=-2.0, high=-0.3),
+                   low=-2.0, high=-0.3, analysis=True),
     ),
 )

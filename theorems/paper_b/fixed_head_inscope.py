@@ -13,7 +13,8 @@ small-init bound max |a_it(W₀)| ≤ R² ‖W₀‖ = 1/4 holds in every direct
 
 Whether a run is inside is read off its own record afterwards (:func:`suite_scope`): Ass 1 at its measured initial
 logit bound and its largest recorded step, Ass 2, the small init.  A check records the count and whether its verdict
-rests on in-scope or outside-the-assumptions evidence (:func:`record_scope`: ``details["scope_evidence"]``).
+rests on in-scope evidence, every run its decision reads inside, or on "k of n runs inside" (:func:`record_scope`:
+``details["scope_evidence"]``).
 
 * :func:`inscope_suite`: B iid runs (data set, start), as an ``example1_suite_setups.Suite``, so the rate rules of
   ``fixed_head_rates`` read it as they read the Example-1 suite.
@@ -185,10 +186,16 @@ _SCOPE_TEXT = "Ass 1 (ν/(1−3ν) ≤ ν* at the run's ε and largest step), As
 
 
 def record_scope(ev, inside: int, total: int, what: str = _SCOPE_TEXT) -> dict:
-    """Record, as a line of ``ev`` and as details, whether the check's runs lie inside the claim's assumptions: "in
-    scope" when a majority of them do, else "outside"."""
-    label = "in scope" if 2 * inside > total else "outside"
-    ev.say(f"scope evidence: {label} ({inside} of {total} runs inside {what})")
+    """Record, as a line of ``ev`` and as details, whether the runs the check's decision reads (``total``, of which
+    ``inside`` lie inside the claim's assumptions) are evidence inside them: "in scope" only when every one is; else
+    the label is the count, "k of n runs inside" (a decision that pools or averages over the runs rests on that
+    fraction of in-scope evidence, and its outside runs are not dropped from it)."""
+    if total > 0 and inside == total:
+        label = "in scope"
+        ev.say(f"scope evidence: in scope ({inside} of {total} runs inside {what})")
+    else:
+        label = f"{inside} of {total} runs inside"
+        ev.say(f"scope evidence: not in scope, {label} {what}")
     return {"scope_evidence": label, "runs_inside": int(inside), "runs": int(total), "scope_assumptions": what}
 
 

@@ -9,18 +9,21 @@ reference: do not modify it.
   the most dual mass (:func:`most_loaded_sample_dropped`, a wrong W_mm for the negative controls).  B.E5 reads them,
   and the bank runs on them.
 * :func:`trajectory_bank`: every-step records of GD, NGD and Polyak on those instances, with the correlations and
-  B.L4's ratio against both W-SVM solutions; read by B.L3, B.L4, B.L5 and B.L7.
+  B.L4's ratio against both W-SVM solutions; read by B.L3, B.L4, B.L5 and B.L7.  Its horizon is a free choice of the
+  claims that read it (:func:`bank_horizon_choice`, declared once here).
 * :func:`bad_init_problem`: Appendix C.1's bad-direction problem and its W-SVM (B.C1, B.Fig8).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 import torch
 
 from numerics import DTYPE
 from numerics.paper_b import data, runs, svm
-from theorems.fixture import fixture
+from theorems.claim import FreeChoice
+from theorems.fixture import PerBudget, Request, as_request, fixture, per_budget
 from theorems.paper_b.correlation_bound import l4_ratio_metrics
 from theorems.paper_b.fixed_head_assumptions import sigma0
 
@@ -78,17 +81,18 @@ def example1_instances(ctx, spread: float = 0.0) -> Instances:
 
 
 @fixture(uses={"instances": example1_instances})
-def trajectory_bank(ctx, instances: Instances, algorithms=BANK_ALGOS) -> list[dict]:
+def trajectory_bank(ctx, instances: Instances, algorithms=BANK_ALGOS, steps=per_budget(*BANK_STEPS)) -> list[dict]:
     r"""Per instance: every-step records of ``algorithms`` (default GD eta = 1, NGD eta = 0.2 and 10, the latter
     reaching ||W|| ~ 2000, deep in softmax saturation, and Polyak cap 10) from 2B inits: B at Lemma 2's scale (B.L2
-    with delta = 1e-6) and B of norm U(1, 3) in random directions.  Correlations and B.L4's ratio are recorded against
+    with delta = 1e-6) and B of norm U(1, 3) in random directions, for ``steps`` steps (the budget's BANK_STEPS; a
+    free choice's other values: :func:`bank_horizon_choice`).  Correlations and B.L4's ratio are recorded against
     the true W_mm and against the dropped-constraint W_mm of the negative controls (the true one again when the
     instances break Ass 2).
 
     Entries: ds, r, r_dropped, W0, n_lemma2 (= B), steps, spread, runs {label: (kind, eta, trajectory)}."""
     spread = instances.spread
     gen = ctx.generator(*BANK_SEED_KEYS, spread)
-    B, steps = ctx.pick(*BANK_INITS), ctx.pick(*BANK_STEPS)
+    B = ctx.pick(*BANK_INITS)
     bank = []
     for ds, r, r_drop in instances.problems:
         W0 = torch.cat([runs.gaussian_init(B, ds.d, sigma0(ds, delta=INIT_DELTA), gen),
@@ -100,6 +104,28 @@ def trajectory_bank(ctx, instances: Instances, algorithms=BANK_ALGOS) -> list[di
                  for label, kind, eta in algorithms}
         bank.append(dict(ds=ds, r=r, r_dropped=r_drop, W0=W0, n_lemma2=B, steps=steps, spread=spread, runs=trajs))
     return bank
+
+
+def bank_at(bank=trajectory_bank, horizon: float = 1.0) -> Request:
+    """``bank`` (a :func:`trajectory_bank` request) at ``horizon`` times its steps (rounded per budget); the request
+    itself at 1."""
+    if horizon == 1.0:
+        return bank
+    bank = as_request(bank)
+    steps = bank.params.get("steps", per_budget(*BANK_STEPS))
+    if isinstance(steps, PerBudget):
+        return bank.bind(steps=per_budget(*(int(round(horizon * s)) for s in (steps.quick, steps.standard, steps.full))))
+    return bank.bind(steps=int(round(horizon * steps)))
+
+
+def bank_horizon_choice(checks: Mapping[str, Mapping[str, Request]]) -> FreeChoice:
+    """The trajectory bank's horizon, a free choice of the checks ``checks`` (check -> {parameter: bank request}) of
+    the claims that read the bank: a factor on BANK_STEPS (:func:`bank_at`)."""
+    return FreeChoice(
+        "bank horizon factor", 1.0, "the paper fixes no horizon and the bank's (200 steps at quick) sets the largest "
+        "‖W‖ examined (NGD η = 10 grows it ~10 a step): half to four times it",
+        {c: (lambda v, rs=rs: {p: bank_at(r, v) for p, r in rs.items()}) for c, rs in checks.items()},
+        low=0.5, high=4.0, scale="log")
 
 
 # ---------------------------------------------------------------------------

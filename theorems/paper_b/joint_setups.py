@@ -16,9 +16,10 @@ another update, another horizon), and the runner computes each once per run.
   of ``||W_t||``).
 * The main run (:data:`MAIN_RUN`): updates (10) on the main batch for ``N`` steps (1500 / 6000 / 15000), W and u kept at
   60 log-spaced records; the extra runs (controls, Fig. 3) are a third as long (:data:`N_CTRL`).
-* Free choices (:func:`joint_choices`): the step eta, the DM dimension d and the horizon are ours where the seed
-  is silent; the claims declare them with their ranges, and :func:`at_choices` gives a run at other values of them
-  (keyed by the numbers, so ``verify sensitivity`` shares each run between the checks that read it).
+* Free choices (:func:`joint_choices`, :func:`opt_ratio_choice`): the step eta, the DM dimension d, the horizon and
+  Condition 1's opt-token ratio rho are ours where the seed is silent; the claims declare them with their ranges, and
+  :func:`at_choices` gives a run at other values of them (:func:`batch_at` a batch, :func:`update_at` an update; keyed
+  by the numbers, so ``verify sensitivity`` shares each run between the checks that read it).
 * An update rule is a value (:class:`Update`): the function that builds its transform, its numbers, and its label in
   the records.  The mutants of (10) shared by several claims' controls are here, each beside its reason; a mutant only
   one claim runs is in that claim's module.
@@ -121,13 +122,27 @@ def draw_batch(dm: DM, B: int, seed: int) -> DMBatch:
 DM_SEED_KEY = "DM draws"
 
 
+def resized(dm: DM, d: int | None = None, opt_ratio: float | None = None) -> DM:
+    """``dm`` at another dimension ``d`` and opt-token ratio ``opt_ratio`` (None: its own; a free choice's other
+    values): a model conditioned on Lemma 9's event keeps that event, at the new ratio's level (the level does not
+    depend on d); ``dm`` itself when nothing changes."""
+    changes = {}
+    if d is not None and d != dm.d:
+        changes["d"] = d
+    if opt_ratio is not None and opt_ratio != dm.opt_ratio:
+        changes["opt_ratio"] = opt_ratio
+        if dm.nu_max is not None:
+            changes["nu_max"] = nu_threshold(dm.n, dm.T, opt_ratio)
+    return dataclasses.replace(dm, **changes) if changes else dm
+
+
 @fixture
-def dm_batch(ctx, dm: DM = CONDITION1, B=per_budget(*DRAWS), seed: int | None = None, d: int | None = None) -> DMBatch:
+def dm_batch(ctx, dm: DM = CONDITION1, B=per_budget(*DRAWS), seed: int | None = None, d: int | None = None,
+             opt_ratio: float | None = None) -> DMBatch:
     """``B`` draws of ``dm`` (default: Condition 1's), tried from the run's ``DM_SEED_KEY`` seed, with their
-    max-margin solutions; ``seed``: a fixed data seed instead (to replay a known draw in a test); ``d``: the model at
-    another dimension (a free choice's other values; Lemma 9's level does not depend on d)."""
-    dm = dm if d is None else dataclasses.replace(dm, d=d)
-    return draw_batch(dm, B, ctx.derived_seed(DM_SEED_KEY) % 2**31 if seed is None else seed)
+    max-margin solutions; ``seed``: a fixed data seed instead (to replay a known draw in a test); ``d``, ``opt_ratio``:
+    the model at another dimension or opt-token ratio (a free choice's other values: :func:`resized`)."""
+    return draw_batch(resized(dm, d, opt_ratio), B, ctx.derived_seed(DM_SEED_KEY) % 2**31 if seed is None else seed)
 
 
 #: the Condition-1-broken batch (controls of B.L11 and B.T4): as many draws as the main batch
@@ -281,19 +296,49 @@ def scaled(steps, factor: float):
     return int(round(factor * steps))
 
 
-def at_choices(run: Request, eta: float = ETA, d: int = MAIN["d"], horizon: float = 1.0) -> Request:
+def batch_at(batch=dm_batch, d: int = MAIN["d"], rho: float = MAIN["opt_ratio"]) -> Request:
+    """``batch`` (a :func:`dm_batch` request) at another DM dimension ``d`` and opt-token ratio ``rho``; the request
+    itself at the claims' own values."""
+    params = {}
+    if d != MAIN["d"]:
+        params["d"] = d
+    if rho != MAIN["opt_ratio"]:
+        params["opt_ratio"] = rho
+    return as_request(batch).bind(**params) if params else batch
+
+
+def update_at(update: Update = EQ10_UPDATE, eta: float = ETA) -> Update:
+    """``update`` at another step ``eta`` (labelled with it); the update itself at the claims' own step."""
+    return update if eta == ETA else with_changes(update, (("eta", eta),))
+
+
+def at_choices(run: Request, eta: float = ETA, d: int = MAIN["d"], horizon: float = 1.0,
+               rho: float = MAIN["opt_ratio"]) -> Request:
     """``run`` (a :func:`joint_run` request) at other values of the joint-training claims' free choices: the step
-    ``eta`` of its update, the DM dimension ``d`` and the horizon as ``horizon`` times the run's; the request itself at
-    the claims' own values, so the claims' runs are one point of every design."""
+    ``eta`` of its update, the DM dimension ``d``, the horizon as ``horizon`` times the run's and the opt-token ratio
+    ``rho``; the request itself at the claims' own values, so the claims' runs are one point of every design."""
     params = {}
     if eta != ETA:
         params["changes"] = (("eta", eta),)
-    if d != MAIN["d"]:
-        params["batch"] = as_request(run.params.get("batch", dm_batch)).bind(d=d)
+    if d != MAIN["d"] or rho != MAIN["opt_ratio"]:
+        params["batch"] = batch_at(run.params.get("batch", dm_batch), d=d, rho=rho)
     if horizon != 1.0:
         params["n_steps"] = scaled(run.params.get("n_steps", N_MAIN), horizon)
     return run.bind(**params) if params else run
 
+
+def _choice_sets(runs: Mapping[str, Mapping[str, Request]] | None,
+                 sets: Callable[[str], Mapping[str, Callable]] | None) -> Callable[[str], Mapping[str, Callable]]:
+    """``sets`` itself, or the one that sets each check's runs (``runs``: check -> {parameter: joint_run request}) by
+    :func:`at_choices`."""
+    if sets is not None:
+        return sets
+
+    def by_runs(key):
+        return {check: (lambda v, rs=rs: {p: at_choices(r, **{key: v}) for p, r in rs.items()})
+                for check, rs in runs.items()}
+
+    return by_runs
 
 
 def joint_choices(runs: Mapping[str, Mapping[str, Request]] | None = None,
@@ -301,11 +346,7 @@ def joint_choices(runs: Mapping[str, Mapping[str, Request]] | None = None,
     """The free choices of a joint-training claim whose checks read runs of (10): ``runs`` maps each check to its
     {parameter: joint_run request}, set by :func:`at_choices`; or ``sets(key)`` gives {check: value -> overrides} for
     the choice ``key`` ("eta", "d", "horizon": :func:`at_choices`' names), for checks that read runs otherwise."""
-    if sets is None:
-        def sets(key):
-            return {check: (lambda v, rs=rs: {p: at_choices(r, **{key: v}) for p, r in rs.items()})
-                    for check, rs in runs.items()}
-
+    sets = _choice_sets(runs, sets)
     return (
         FreeChoice("step η", ETA, "Cond. 1 (iv) asks only for a small step; ours, ηR² ≤ 1 (R ≈ 4.3), puts 0.05 at its "
                    "top: 0.005-0.05 goes a decade below", sets("eta"), low=0.005, high=ETA, scale="log"),
@@ -316,3 +357,13 @@ def joint_choices(runs: Mapping[str, Mapping[str, Request]] | None = None,
                    "(t ≈ 100 at η = 0.05); 0.5-2 halves and doubles the budget's horizon", sets("horizon"), low=0.5,
                    high=2.0, scale="log"),
     )
+
+
+def opt_ratio_choice(runs: Mapping[str, Mapping[str, Request]] | None = None,
+                     sets: Callable[[str], Mapping[str, Callable]] | None = None) -> FreeChoice:
+    """The opt-token ratio rho of Condition 1 (ii) as a free choice (key "rho" of :func:`at_choices`), for the checks
+    of ``runs`` or ``sets`` as in :func:`joint_choices`; draws are conditioned on Lemma 9's event at that ratio."""
+    return FreeChoice("opt-token ratio ρ", MAIN["opt_ratio"], "Cond. 1 (ii) asks only for larger opt tokens: 2.5-8 "
+                      "around our 4, Lemma 9's level ν₀ moving with it; below 2.5 its event holds for under a tenth of "
+                      "the draws at d = 64 (1 % at ρ = 2)", _choice_sets(runs, sets)("rho"), low=2.5, high=8.0,
+                      scale="log")

@@ -35,6 +35,10 @@ stand-in for the lost universal constant.  An instance whose run is not finite i
 never counted as holding), and the probe is inconclusive with fewer than ``MIN_DECIDED`` decided instances inside
 Condition 1.
 
+Free choices: Condition 1's constants, lost with the seed's thresholds (``joint_setups``): the step eta (iv), the DM
+dimension d (iii) and the opt-token ratio rho (ii), each set on the every-step run and on the draw scan (the probe draws
+its own on both sides of Condition 1).  The known draw is replayed at every setting (at the setting's step).
+
 Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions; for the scan without the
 known draw, so its rejection rests on its own draws); a nonzero
 initialization (scale 1) where Cond. 1 (i) assumes zero; the probe with rho > 1 (and Lemma 9's event, which needs
@@ -56,8 +60,8 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import per_budget
 from theorems.paper_b.joint_assumptions import MAIN, condition1_assumptions, nu_threshold
-from theorems.paper_b.joint_setups import (BROKEN, BROKEN_BATCH, CONDITION1, DM, EQ10, EQ10_UPDATE, JointRun,
-                                           joint_run)
+from theorems.paper_b.joint_setups import (BROKEN, BROKEN_BATCH, CONDITION1, DM, EQ10, EQ10_UPDATE, JointRun, Update,
+                                           at_choices, joint_choices, joint_run, opt_ratio_choice, resized, update_at)
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strategies import log_uniform
@@ -213,10 +217,10 @@ def check_invariants(ctx: Context, run: JointRun, init_scale: float = 0.0) -> Ou
                       tried_draws=tried, kappa=rep["kappa"], log_ratio_sup=rep["log_ratio_sup"], setup=str(setup))
 
 
-def early_invariants(ds, n: int) -> dict[str, np.ndarray]:
-    """(ii) and (iii) over the first ``n`` steps of (10) from zero init, per draw: the score gap positive after the
-    first u-step and non-decreasing, and s_opt non-decreasing (each up to TOL of rounding)."""
-    traj = J.run_joint(ds, EQ10_UPDATE.transform, n, record_at=range(n + 1))
+def early_invariants(ds, n: int, update: Update = EQ10_UPDATE) -> dict[str, np.ndarray]:
+    """(ii) and (iii) over the first ``n`` steps of ``update`` (default: (10)) from zero init, per draw: the score gap
+    positive after the first u-step and non-decreasing, and s_opt non-decreasing (each up to TOL of rounding)."""
+    traj = J.run_joint(ds, update.transform, n, record_at=range(n + 1))
     inv = invariants(traj)
     scale = 1 + np.abs(traj["score_gap"].numpy()[1:]).max((0, 2))
     return {"(ii) gap > 0": inv["gap_min"] > 0, "(ii) gap non-decreasing": inv["gap_drop_max"] <= TOL * scale,
@@ -228,13 +232,16 @@ def known_violation() -> data.Dataset:
     return data.stack([data.dm(**MAIN, seed=KNOWN_VIOLATION_SEED)])
 
 
-def check_draw_scan(ctx: Context, dm: DM = CONDITION1, known=known_violation) -> Outcome:
-    """(ii) and (iii) over the first SCAN_STEPS steps of (10), on SCAN_DRAWS fresh draws of ``dm`` (a stream of their
-    own) and on the draw ``known()`` (None: no known draw).  The control passes the broken set-up (rho = 1, d = 16,
-    unconditioned) and no known draw, so its rejection rests on its own draws."""
+def check_draw_scan(ctx: Context, dm: DM = CONDITION1, known=known_violation, update: Update = EQ10_UPDATE) -> Outcome:
+    """(ii) and (iii) over the first SCAN_STEPS steps of ``update`` ((10) at the step of the free choice), on
+    SCAN_DRAWS fresh draws of ``dm`` (a stream of their own) and on the draw ``known()`` (None: no known draw).  The
+    control passes the broken set-up (rho = 1, d = 16, unconditioned) and no known draw, so its rejection rests on its
+    own draws.  At another d or rho of the free choices the known draw is still replayed: it satisfies Condition 1 at
+    its own sizes (nu = 0.069 <= nu_0 = 0.078 at rho = 4, d = 64), so it stays a counterexample whichever instance of
+    the model the fresh draws come from."""
     seed = int(torch.randint(2**31 - 1, (1,), generator=ctx.generator(ID, "draw scan")))
     fresh, tried = J.instances(dm.setup(B=ctx.pick(*SCAN_DRAWS), seed=seed))
-    parts = early_invariants(fresh, SCAN_STEPS)
+    parts = early_invariants(fresh, SCAN_STEPS, update)
     ok = np.logical_and.reduce([parts[k] for k in parts if k.startswith("(")])
     B, k = len(ok), int(ok.sum())
     ev = Evidence(ctx)
@@ -244,7 +251,7 @@ def check_draw_scan(ctx: Context, dm: DM = CONDITION1, known=known_violation) ->
                lo=lo, hi=hi, level=ev.level)
     known_ok = True
     if known is not None:
-        kept = early_invariants(known(), SCAN_STEPS)
+        kept = early_invariants(known(), SCAN_STEPS, update)
         known_ok = bool(np.logical_and.reduce([kept[k] for k in kept if k.startswith("(")])[0])
         ev.measure("known draw: largest one-step rise of log(1 − s_opt)", float(kept["s_opt_drop_max"][0]),
                    claimed="≤ 0")
@@ -343,7 +350,29 @@ def describe(inst) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# 3. The claim
+# 3. Free choices: Condition 1's constants (joint_setups), on the every-step run and the draw scan
+# ---------------------------------------------------------------------------
+
+
+def _scan_overrides(key: str, v) -> dict:
+    """The draw scan at the value ``v`` of the joint-training choice ``key``: its update at the step, its model at the
+    dimension or opt-token ratio (the claim's own at the claim's values)."""
+    if key == "eta":
+        return {"update": update_at(EQ10_UPDATE, v)}
+    if key == "d":
+        return {"dm": resized(CONDITION1, d=v)}
+    return {"dm": resized(CONDITION1, opt_ratio=v)}
+
+
+def _choice_sets(key: str) -> dict:
+    """Condition 1's constant ``key`` (``joint_setups.at_choices``' name) on the every-step run and the draw scan (the
+    probe draws n, T, d, rho and the step itself, on both sides of Condition 1)."""
+    return {"every-step-invariants": lambda v: {"run": at_choices(EVERY_STEP, **{key: v})},
+            "draw-scan": lambda v: _scan_overrides(key, v)}
+
+
+# ---------------------------------------------------------------------------
+# 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -380,4 +409,6 @@ CLAIM = Claim(
                 "assumptions, aimed draws at ρ in [0.8, 1]: they must produce a counterexample",
                 {"strategy": probe_instances(aim_rho=(0.8, 1.0)), "assumptions": assumptions_without_ratio}),
     ),
+    free_choices=(*(f for f in joint_choices(sets=_choice_sets) if f.name != "horizon factor"),
+                  opt_ratio_choice(sets=_choice_sets)),
 )

@@ -17,7 +17,8 @@ Evidence.  (1) u-SVM on every DM draw of the shared set-up (``joint_setups``): a
 at every record (the statement's last inequality; it holds by the dynamics, eq. (11)'s s_opt).  That the margin is at
 or above the bound at every record holds by algebra once the code is right (the u-SVM's constraints and
 sum_tau s_tau = 1): a check of its own, ``above-lemma-12-bound``, labelled an implementation check (not evidence).
-All are deterministic (no statistical decision).
+All are deterministic (no statistical decision).  Free choices: the step eta, the DM dimension d and the horizon
+(``joint_setups.joint_choices``), on the runs along (10) and (d) on the draws the u-SVM is certified on.
 
 Controls (mutants of the mathematics): the u-SVM with its most loaded constraint dropped (the certificate against
 the full set must fail); the W-step of (10) with the wrong sign (ascent in W: attention moves to the non-opt tokens,
@@ -38,7 +39,8 @@ from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture
 from theorems.paper_b.joint_assumptions import condition1_assumptions
-from theorems.paper_b.joint_setups import ASCENT_RUN, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, dm_batch
+from theorems.paper_b.joint_setups import (ASCENT_RUN, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, at_choices, batch_at,
+                                           dm_batch, joint_choices)
 from theorems.plots import new_figure
 
 ID = "B.L12"
@@ -178,6 +180,16 @@ def check_above_bound(ctx: Context, run: JointRun, bound=lemma12_bound) -> Outco
     return ev.outcome(headline=f"margin ≥ Lemma 12's bound at every record (min excess {(values - b).min():.3g})")
 
 
+def _choice_sets(key: str) -> dict:
+    """The joint-training free choice ``key`` (``joint_setups.at_choices``' name) on the checks along the main run, and
+    the DM dimension also on the u-SVM certificate (its draws; the step and the horizon do not enter it)."""
+    out = {c: (lambda v: {"run": at_choices(MAIN_RUN, **{key: v})})
+           for c in ("attention-separable", "above-lemma-12-bound")}
+    if key == "d":
+        out["u-svm-certificate"] = lambda v: {"batch": batch_at(dm_batch, d=v)}
+    return out
+
+
 CLAIM = Claim(
     id=ID,
     title="Opt tokens, and the attention-mixed tokens along training, are separable by u_mm",
@@ -206,4 +218,5 @@ CLAIM = Claim(
                 "opt term's weight s_opt dropped): above a support vector's margin while s_opt < 1",
                 {"bound": lemma12_bound_without_s_opt}),
     ),
+    free_choices=joint_choices(sets=_choice_sets),
 )

@@ -34,6 +34,9 @@ Evidence (on the shared DM runs of ``joint_setups``, main horizon):
       draws of the main set-up (``HESSIAN_RUNS``: one late-saturating run among 6 moved the slope's interval by
       0.02): its slope must be <= BAND; its sup C is reported.
 
+Free choices: the step eta, the DM dimension d and the horizon (``joint_setups.joint_choices``), on the main run and
+the Hessian check's run alike.
+
 Controls (mutants; the old "L^{1/2}" / "L^2" claimed-power controls were checks against a wrong claim, not of
 the mathematics): (1) a non-separable data set (a sequence repeated with the opposite label: the loss cannot go to
 0, so ``||grad_u L||/L -> 0``); (2) the u-step normalized by ``L^{5/4}`` instead of ``L`` (its length grows as the
@@ -54,7 +57,7 @@ from theorems.fixture import fixture
 from theorems.paper_b.joint_assumptions import condition1_assumptions
 from theorems.paper_b.joint_rates import WINDOW, tail_exponent
 from theorems.paper_b.joint_setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, N_CTRL, RAW_W, DMBatch, JointRun, dm_batch,
-                                           eq10_update, joint_run)
+                                           eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
 
 ID = "B.L13"
@@ -294,4 +297,6 @@ CLAIM = Claim(
         Control("W-step without normalization", "hessian-self-bounded", "W+ = W − η(t+1)^{-a} ∇_W L: attention does not "
                 "saturate, ||∇²_W L||/L grows with ||u_t||²", {"run": RAW_W_HESSIAN_RUN}),
     ),
+    free_choices=joint_choices({"pl-inequality": {"run": MAIN_RUN}, "segment-loss-ratio": {"run": MAIN_RUN},
+                                "hessian-self-bounded": {"run": HESSIAN_RUN}}),
 )

@@ -37,7 +37,9 @@ infeasible W-SVM leaves the instance undecided; at least ``MIN_DECIDED`` decided
 the instances at spread 1, injected in place of the right ones); a W-SVM solved with one sample's constraints dropped
 (the wrong W_mm, which the bank records beside the right one); LB with Ass 2 broken (GD runs of a bank on that data);
 for the probe, LB mis-derived with the factor (1 - s_io) of c_i dropped (the collapse's error, the E5 control's, carried
-into the bound: each sample's term is 1/(1 - s_io) times too large).
+into the bound: each sample's term is 1/(1 - s_io) times too large).  B.L4's free choices: the largest sampled ||W||
+and the trajectory bank's horizon (``fixed_head_setups.bank_horizon_choice``); the probe draws ||W|| and the token
+geometry itself.
 """
 from __future__ import annotations
 
@@ -50,12 +52,13 @@ from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_b import model, records, runs
-from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
+from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.correlation_bound import log_l4_bound, log_l4_ratio
 from theorems.paper_b.fixed_head_assumptions import ASS2
 from theorems.paper_b.fixed_head_probes import PROBE, probe_problem, svm_probe_assumptions
-from theorems.paper_b.fixed_head_setups import BANK_ALGOS, Instances, example1_instances, trajectory_bank
+from theorems.paper_b.fixed_head_setups import (BANK_ALGOS, Instances, bank_horizon_choice, example1_instances,
+                                                trajectory_bank)
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
@@ -293,10 +296,10 @@ def _plot_autograd(rows, spread):
 # 4. B.L4 numeric: trajectories and sampled W
 # ---------------------------------------------------------------------------
 
-def check_l4(ctx: Context, bank: list, dropped: bool = False) -> Outcome:
-    """<-grad L, W_mm> > 0 and >= LB(W) at every step of the bank and on sampled W.  Controls: ``dropped`` (against
-    the W_mm solved without one sample's constraints, which the bank records beside the right one), a bank on data
-    that breaks Ass 2 (``ASS2_BROKEN_BANK``)."""
+def check_l4(ctx: Context, bank: list, dropped: bool = False, log_norms=SAMPLED_LOG_NORMS) -> Outcome:
+    """<-grad L, W_mm> > 0 and >= LB(W) at every step of the bank and on sampled W of norm 10^U(log_norms) (a free
+    choice sets its upper end).  Controls: ``dropped`` (against the W_mm solved without one sample's constraints,
+    which the bank records beside the right one), a bank on data that breaks Ass 2 (``ASS2_BROKEN_BANK``)."""
     gen = ctx.generator(ID_L4, "samples")
     count = ctx.pick(*SAMPLED_COUNT)
     spread, algos = bank[0]["spread"], list(bank[0]["runs"])
@@ -309,7 +312,7 @@ def check_l4(ctx: Context, bank: list, dropped: bool = False) -> Outcome:
             corrs.append(tr["grad_corr_mm" + sfx][1:].flatten())
             ratios.append(tr["log_l4_ratio" + sfx][1:].flatten())
             traj_pts.append((tr["W_norm"][1:].flatten().numpy(), ratios[-1].numpy()))
-        W = sampled_W(gen, W_mm, count)  # around the reference ray and in random directions
+        W = sampled_W(gen, W_mm, count, log_norms)  # around the reference ray and in random directions
         corr, lr = sampled_log_ratio(ds, W, W_mm)
         corrs.append(corr)
         ratios.append(lr)
@@ -466,6 +469,14 @@ CLAIMS = [
             Control("probe: bound without (1 − s_o)", "probe",
                     "LB mis-derived with the factor (1 − s_o) of c_i dropped: the probe must find W where "
                     "⟨−∇L, W_mm⟩ falls below it", {"mutant": {"log_bound": log_bound_without_one_minus_so}}),
+        ),
+        free_choices=(
+            FreeChoice("largest sampled ‖W‖", 10 ** SAMPLED_LOG_NORMS[1], "the bound is for every W and the paper "
+                       "names no scale: sampled norms 10^U(−2, log₁₀ of this), from 10 to 10⁴ (past the ~2·10³ NGD "
+                       "η = 10 reaches in the bank, deep in saturation)",
+                       {"trajectories-and-samples": lambda v: {"log_norms": (SAMPLED_LOG_NORMS[0], math.log10(v))}},
+                       low=10.0, high=1e4, scale="log"),
+            bank_horizon_choice({"trajectories-and-samples": {"bank": trajectory_bank}}),
         ),
     ),
 ]

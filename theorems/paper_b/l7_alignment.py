@@ -32,6 +32,8 @@ logit by its own score instead of the gaps that W_mm separates: evaluated at the
 gradient; the bank's trajectory records are of the model's, and stay as they are).  The second may be not rejected
 if the uncentered direction still satisfies (4) at the norms examined: then (4) as tested cannot tell the two
 gradients apart (reported, not swapped).
+Free choices: the sampled W's opt-score floor (the Lemma 3 domain's, ``S_FLOOR`` at the claim's value) and the
+trajectory bank's horizon (``fixed_head_setups.bank_horizon_choice``), which sets the largest norm examined.
 """
 from __future__ import annotations
 
@@ -42,10 +44,10 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_b import model, records
-from theorems.claim import Check, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head_assumptions import ASS1, ASS2
-from theorems.paper_b.fixed_head_setups import trajectory_bank
+from theorems.paper_b.fixed_head_setups import bank_horizon_choice, trajectory_bank
 from theorems.plots import new_figure
 
 ID = "B.L7"
@@ -92,9 +94,9 @@ def neg_grad_direction_uncentered(ev: model.Evaluation, ds, W: torch.Tensor) -> 
     return G / G.norm(dim=1, keepdim=True)
 
 
-def sampled_domain(gen, ds, W_ref, count, log_norm_max, neg_grad=neg_grad_direction):
+def sampled_domain(gen, ds, W_ref, count, log_norm_max, neg_grad=neg_grad_direction, s_floor: float = S_FLOOR):
     """(norms, -grad L/||grad L|| (m, d*d), unit directions (m, d*d), angles to W_ref in degrees (m,)) of the sampled
-    W = r (cos(theta) Wbar_ref + sin(theta) H) whose opt scores are all >= S_FLOOR (the Lemma 3 domain);
+    W = r (cos(theta) Wbar_ref + sin(theta) H) whose opt scores are all >= ``s_floor`` (the Lemma 3 domain);
     r = 10^U(SAMPLED_LOG_NORM_MIN, log_norm_max), theta ~ U(0, THETA_MAX_DEG), H unit and orthogonal to W_ref;
     the gradient's direction by ``neg_grad(ev, ds, W)`` (control: ``neg_grad_direction_uncentered``)."""
     lo = SAMPLED_LOG_NORM_MIN
@@ -107,15 +109,15 @@ def sampled_domain(gen, ds, W_ref, count, log_norm_max, neg_grad=neg_grad_direct
     Dm = (torch.cos(theta)[:, None] * u + torch.sin(theta)[:, None] * H).reshape(count, ds.d, ds.d)
     W = rr[:, None, None] * Dm
     ev = model.evaluate(W, None, ds, values=False)
-    keep = (ev.log_s * records.opt_mask(ds)).sum(-1).amin(-1).exp() >= S_FLOOR
+    keep = (ev.log_s * records.opt_mask(ds)).sum(-1).amin(-1).exp() >= s_floor
     return rr[keep], neg_grad(ev, ds, W)[keep], Dm.flatten(1)[keep], torch.rad2deg(theta[keep])
 
 
-def collect(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_direction):
+def collect(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_direction, s_floor: float = S_FLOOR):
     """(norms, corr_mm, corr_self, label, angle to W_mm in degrees) over every examined W as flat numpy arrays:
-    every step of the shared trajectory bank and the sampled W of the Lemma 3 domain; ``dropped``: corr_mm against
-    the dropped-constraint W_mm (a control); ``neg_grad``: the gradient's direction at the sampled W (a control: the
-    uncentered one; the bank's records are of the model's gradient)."""
+    every step of the shared trajectory bank and the sampled W of the Lemma 3 domain (opt scores >= ``s_floor``);
+    ``dropped``: corr_mm against the dropped-constraint W_mm (a control); ``neg_grad``: the gradient's direction at the
+    sampled W (a control: the uncentered one; the bank's records are of the model's gradient)."""
     gen = ctx.generator(ID, "samples")
     count = ctx.pick(*SAMPLED_COUNT)
     sfx = "_dropped" if dropped else ""
@@ -130,7 +132,7 @@ def collect(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_d
             ANG.append(torch.rad2deg(torch.arccos((1 - tr["one_minus_corr"][1:].flatten()).clamp(-1, 1))))
             LAB += [label.split()[0]] * N[-1].numel()
         # sampled W at every angle to the true W_mm (the domain does not move with the control's reference)
-        rr, neg, Dm, ang = sampled_domain(gen, e["ds"], e["r"].solution, count, log_top, neg_grad)
+        rr, neg, Dm, ang = sampled_domain(gen, e["ds"], e["r"].solution, count, log_top, neg_grad, s_floor)
         N.append(rr)
         CM.append(neg @ (W_mm / W_mm.norm()).flatten())
         CS.append((neg * Dm).sum(1))
@@ -140,10 +142,12 @@ def collect(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_d
             torch.cat(ANG).numpy())
 
 
-def check_alignment(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_direction) -> Outcome:
+def check_alignment(ctx: Context, bank: list, dropped: bool = False, neg_grad=neg_grad_direction,
+                    s_floor: float = S_FLOOR) -> Outcome:
     """R_eps per eps: the largest ||W|| where (4) fails; the claim fails if that is in the top half of the norms.
-    Controls: ``dropped`` (a wrong W_mm), ``neg_grad=neg_grad_direction_uncentered`` (a mis-derived gradient)."""
-    norms, cm, cs, lab, ang = collect(ctx, bank, dropped, neg_grad)
+    ``s_floor``: the opt-score floor of the sampled W (a free choice).  Controls: ``dropped`` (a wrong W_mm),
+    ``neg_grad=neg_grad_direction_uncentered`` (a mis-derived gradient)."""
+    norms, cm, cs, lab, ang = collect(ctx, bank, dropped, neg_grad, s_floor)
     top = float(np.nanmax(norms))
     ev = Evidence(ctx)
     sampled = len(bank) * ctx.pick(*SAMPLED_COUNT)
@@ -182,7 +186,7 @@ def check_alignment(ctx: Context, bank: list, dropped: bool = False, neg_grad=ne
                   "1500 of them drawn); (4) holds below the dotted ε levels.")
     return ev.outcome(headline=", ".join(f"R_{e}={R[e]:.3g}" for e in EPSILONS[:3]) + f" (‖W‖ up to {top:.3g})",
                       R_eps={str(k): v for k, v in R.items()}, max_norm=top, count=len(norms),
-                      algorithms=list(bank[0]["runs"]), s_floor_sampled=S_FLOOR,
+                      algorithms=list(bank[0]["runs"]), s_floor_sampled=s_floor,
                       sampled_top_half_by_angle=bands.tolist())
 
 
@@ -224,6 +228,12 @@ CLAIM = Claim(
         Control("gradient without the softmax centering", "alignment",
                 "−∇L mis-derived with the Jacobian's −s sᵀ term dropped (s_t γ_t for s_t (γ_t − m)), at the sampled W",
                 {"neg_grad": neg_grad_direction_uncentered}),
+    ),
+    free_choices=(
+        FreeChoice("opt-score floor", S_FLOOR, "Lemma 3's lower bound on the iterates' opt scores is lost with its "
+                   "constant: from 0.05 (a fifth of T = 4's uniform score) to 0.5 (the opt token holding half the "
+                   "attention)", {"alignment": lambda v: {"s_floor": v}}, low=0.05, high=0.5, scale="log"),
+        bank_horizon_choice({"alignment": {"bank": trajectory_bank}}),
     ),
     findings=("R_ε ≈ 1.8, 2.1, 2.3 for ε = 0.1, 0.05, 0.02 (and 0 for ε ≥ 0.2) at every seed and budget run, with "
               "‖W‖ up to 3·10³ and sampled W up to 90° from W_mm; with ε = 0, (4) still fails at norms of "

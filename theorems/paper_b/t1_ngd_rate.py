@@ -50,7 +50,7 @@ noise tokens perturbed until each data set sits at half our Ass 1's level, nu/(1
 nu ~ 3e-4; Example 1's scores, so Ass 2 holds; ``||W_0|| = 1/(4 R^2)``, Lemma 2's small init in every direction;
 three quarters of the runs in a uniformly random direction, one quarter along the adversarial ``-Wbar_mm``, which
 violates every W-SVM constraint); eta = 1.  Each run's scope is read off its own record (Ass 1 at its initial
-logit bound and largest step) and recorded (``scope_evidence``: "in scope" when most runs are inside).  On the
+logit bound and largest step) and recorded (``scope_evidence``: "in scope" only when every run is inside).  On the
 paper's own Example 1 (the Example-1 suite of ``example1_suite_setups``: n = 4, T = 3, d = 16, gamma_opt = 1,
 gamma_other = 0, ``||W_0|| = 0.5``), whose runs lie outside our Ass 1 (B.L3's sufficient nu/(1 - 3 nu) <= nu*,
 defined once in ``fixed_head_assumptions``: nu ~ 0.4 against nu* ~ 1e-3), the same rule on the same NGD runs is

@@ -1,6 +1,7 @@
 r"""Set-up of paper B's vision figures (B.Fig5, B.Fig6, B.Fig7): the ViT runs they share, a fixture
 (:func:`vision_runs`, ``theorems.fixture``) computed once per run, data set, horizon and cap and injected into their
-checks, and the two free choices the paper leaves open (:func:`cap_choice`, :func:`epochs_choice`).
+checks, and the two free choices of the runs the paper leaves open (:func:`cap_choice`, :func:`epochs_choice`; how
+the runs are read, ``vision_metrics``).
 
 **Model** (``numerics.paper_b.vision``): Lee et al. (2021)'s ViT for small-size datasets from ``vit-pytorch``, the
 paper's model class, configured for 8x8 single-channel images (:data:`CONFIG`; the seed lost the paper's numbers).
@@ -32,9 +33,11 @@ the longest horizon: TUNED's 4 caps to 80 epochs (90 ViTs, 3,520 steps) took 7 m
 
 **Runs**: ``RUNS`` independent runs (each its own initialization and minibatch order, seeds hashed from the run seed)
 of each optimizer in :data:`VARIANTS`, all batched in one vmap; the optimizers share the runs' seeds, so they are
-compared run by run (paired).  The controls' mutants train in the same batch: a control passes the mutant (a
-:class:`Variant`, defined here beside its reason) where its check reads an optimizer's runs.  A sensitivity setting
-at another horizon re-runs no control, so it trains the four optimizers only (``controls=False``).
+compared run by run (paired).  The controls' mutants train in the same batch at every setting: a control passes the
+mutant (a :class:`Variant`, defined here beside its reason) where its check reads an optimizer's runs, and a
+sensitivity map re-runs the controls at other settings of the cap and the horizon (its overrides merged with the
+setting's), where they then read the same fixture value as the checks.  The mutants double the batch (eight variants
+for four).
 """
 from __future__ import annotations
 
@@ -136,7 +139,7 @@ SGD_WEIGHT_DECAY = Variant("SGD + weight decay 5e-4", lambda h: V.optimizer("SGD
 
 #: the figures' four optimizers (the seed's), trained at every setting
 OPTIMIZER_VARIANTS = (SGD, SNGD, SPS, ADAM)
-#: what trains in one batch at the claims' own horizon: the four optimizers and the four mutants the controls decide on
+#: what trains in one batch at every setting: the four optimizers and the four mutants the controls decide on
 VARIANTS = OPTIMIZER_VARIANTS + (SPS_UNSQUARED, ADAM_UNCORRECTED, SNGD_PER_TENSOR, SGD_WEIGHT_DECAY)
 #: the figures' curves (the seed's four optimizers), by name
 OPTIMIZERS = ("SGD", "SNGD", "SPS", "Adam")
@@ -198,14 +201,14 @@ def tuned_steps(epochs: int, cap: float, device: str = "cpu") -> tuple[dict, str
 
 
 @fixture
-def vision_runs(ctx, full_data=per_budget(None, None, "mnist"), epochs: int = EPOCHS, cap: float = CAP,
-                controls: bool = True) -> tuple[dict[str, V.VisionRun], dict]:
-    """(name -> VisionRun for every variant, the set-up as a dict) at the run's seed, budget and device.
+def vision_runs(ctx, full_data=per_budget(None, None, "mnist"), epochs: int = EPOCHS,
+                cap: float = CAP) -> tuple[dict[str, V.VisionRun], dict]:
+    """(name -> VisionRun for every variant of VARIANTS, the set-up as a dict) at the run's seed, budget and device.
 
     ``full_data``: the paper's data set ('mnist' / 'cifar10') to train on when ``$VERIFY_DATA_DIR`` holds it; None
     (the quick and standard budgets) trains on the digits, so B.Fig5-6 and B.Fig7 share one set of digits runs there.
-    ``epochs``: the horizon on the digits; ``cap``: the cap SNGD and SPS share; ``controls``: train the controls'
-    mutants too (a sensitivity setting re-runs no control)."""
+    ``epochs``: the horizon on the digits; ``cap``: the cap SNGD and SPS share.  The controls' mutants train at every
+    setting, so a control can run wherever its check does."""
     source = "digits" if full_data is None or V.find_data(full_data) is None else full_data
     data = V.digits() if source == "digits" else V.load_images(source)
     per_epoch = len(data.y_train) // BATCH
@@ -213,11 +216,10 @@ def vision_runs(ctx, full_data=per_budget(None, None, "mnist"), epochs: int = EP
     hyper, tuned_by = tuned_steps(epochs, cap, ctx.device)
     n = ctx.pick(*RUNS)
     seeds = [ctx.derived_seed("B.Fig5-7 vision runs", i) for i in range(n)]
-    variants = VARIANTS if controls else OPTIMIZER_VARIANTS
     setup = dict(data=source, config=config_for(source), batch=BATCH, runs=n, steps=steps, steps_per_epoch=per_epoch,
                  epochs=steps / per_epoch, cap=float(cap), hyper=hyper, tuned_by=tuned_by, norm_every=NORM_EVERY,
                  dtype="float32", device=ctx.device)
-    runs = V.train(config_for(source), data, {v.name: v.make(hyper) for v in variants}, seeds, steps, BATCH,
+    runs = V.train(config_for(source), data, {v.name: v.make(hyper) for v in VARIANTS}, seeds, steps, BATCH,
                    norm_every=NORM_EVERY, device=ctx.device)
     return runs, setup
 
@@ -236,12 +238,12 @@ def cap_choice(request, checks) -> FreeChoice:
 
 
 def epochs_choice(request, checks, span=EPOCHS_RANGE, paper: str = "40 epochs on MNIST") -> FreeChoice:
-    """The horizon in epochs of the digits, a free choice of the checks ``checks`` that read ``request``; away from
-    EPOCHS the controls' mutants are not trained (no control runs there)."""
+    """The horizon in epochs of the digits, a free choice of the checks ``checks`` that read ``request`` (the controls'
+    mutants train at every horizon)."""
     return FreeChoice(
         "epochs", EPOCHS, f"the paper trains {paper}; from {span[0]} epochs (the loss still falling steeply) to "
         f"those {span[1]}, on the digits analog",
-        {c: (lambda v: {"vision": request.bind(epochs=int(v), controls=int(v) == EPOCHS)}) for c in checks},
+        {c: (lambda v: {"vision": request.bind(epochs=int(v))}) for c in checks},
         low=span[0], high=span[1], scale="log", integer=True)
 
 
