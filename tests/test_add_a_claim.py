@@ -60,7 +60,7 @@ DRIVER = textwrap.dedent(r'''
     assert rc == 0, err
     claims = {k: registry.get(k) for k in IDS}
     stem = claims[NEW_ID].module.rsplit(".", 1)[1]
-    for f in (PACKAGE / "__init__.py", PACKAGE / f"{stem}.py", PACKAGE / "ledger" / f"{stem}.toml"):
+    for f in (PACKAGE / "__init__.py", PACKAGE / f"{stem}.py", PACKAGE / f"{stem}.notes.toml"):
         assert f.is_file(), f
     rc, out, err = verify("new", NEW_ID)
     assert rc == 2 and "exists already" in err, err

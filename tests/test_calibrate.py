@@ -6,7 +6,7 @@ from scipy.stats import binomtest
 
 import toy_claims
 from theorems.claim import Check, Claim
-from verify import calibrate
+from verify import calibrate, published
 from verify.cli import main
 from verify.execution import Executor
 
@@ -129,10 +129,8 @@ def test_the_published_calibration_is_read_when_the_results_have_none(tmp_path, 
     claim = toy_claims.toy(3, seconds=0.0)
     object.__setattr__(claim, "module", "toy_claims")
     calibrate.calibrate([claim], "quick", tmp_path / "ran", Executor(workers=1), seeds=SEEDS[:2])
-    published = tmp_path / "published"
-    published.mkdir()
-    (published / "quick.json").write_text(calibrate.summary_path(tmp_path / "ran", "quick").read_text())
-    monkeypatch.setattr(calibrate, "PUBLISHED", published)
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    published.update("calibration", "quick", json.loads(calibrate.summary_path(tmp_path / "ran", "quick").read_text()))
     assert calibrate.load_summary(tmp_path / "ran", "quick")["published"] is False
     s = calibrate.load_summary(tmp_path / "empty", "quick")
     assert s["published"] is True and s["seeds"] == SEEDS[:2]
@@ -146,18 +144,18 @@ def test_a_partial_calibration_is_merged_into_the_published_one(tmp_path, monkey
     claims = [toy_claims.toy(i, seconds=0.0) for i in (5, 6)]
     for c in claims:
         object.__setattr__(c, "module", "toy_claims")
-    monkeypatch.setattr(calibrate, "PUBLISHED", tmp_path / "published")
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
     both = calibrate.calibrate(claims, "quick", tmp_path / "a", Executor(workers=1), confirmations=2)
     calibrate.publish(both, ["T.5", "T.6"])
     one = calibrate.calibrate(claims[1:], "quick", tmp_path / "b", Executor(workers=1), confirmations=2)
     one["claims"][0]["marker"] = True  # tell the new row from the old
-    merged = json.loads(calibrate.publish(one, ["T.5", "T.6"]).read_text())
+    merged = json.loads(calibrate.publish(one, ["T.5", "T.6"]).read_text())["calibration"]["quick"]
     assert [c["id"] for c in merged["claims"]] == ["T.5", "T.6"] and merged["claims"][1].get("marker")
     assert merged["papers"] == both["papers"]
     dev = calibrate.calibrate(claims[1:], "quick", tmp_path / "c", Executor(workers=1), seeds=SEEDS[2:4])
     with pytest.raises(ValueError, match="only a confirmation calibration is published"):
         calibrate.publish(dev, ["T.5", "T.6"])
-    assert json.loads((tmp_path / "published" / "quick.json").read_text()) == merged
+    assert published.load()["calibration"]["quick"] == merged
 
 
 def test_confirmation_seeds_are_derived_from_the_code_hash_and_move_with_it(tmp_path, monkeypatch):
@@ -195,16 +193,13 @@ def test_confirmation_seeds_are_derived_from_the_code_hash_and_move_with_it(tmp_
 
 
 def _published_rows():
-    for budget in ("quick", "standard"):
-        path = calibrate.PUBLISHED / f"{budget}.json"
-        if path.exists():
-            summary = json.loads(path.read_text())
-            for row in summary["claims"]:
-                yield budget, summary, row
+    for budget, summary in published.load()["calibration"].items():
+        for row in summary["claims"]:
+            yield budget, summary, row
 
 
 def test_published_rates_come_from_confirmation_seeds():
-    """What ships in verify/calibration/ was measured at the confirmation seeds of the seed basis each row records,
+    """What ships in verify/published.json was measured at the confirmation seeds of the seed basis each row records,
     with at least the published count of seeds (20 quick, 5 standard): never at seeds a developer chose."""
     bad = [f"{budget} {row['id']}" for budget, summary, row in _published_rows()
            if summary.get("mode") != "confirmation" or not calibrate.confirmed(row)
@@ -215,13 +210,16 @@ def test_published_rates_come_from_confirmation_seeds():
 @pytest.mark.slow
 def test_every_claim_has_a_current_published_calibration():
     """Before a release (the slow tier): every checked claim has a published quick and standard row measured on its
-    current code (its code hash, hence its seeds).  Between re-publications the report marks changed rows stale."""
+    current code (its code hash, hence its seeds), or carried forward to it (identical at the canary seeds: its seeds
+    stay those of the code it was measured on).  Between re-publications the report marks changed rows stale."""
     from verify import registry
 
     rows = {(budget, row["id"]): row for budget, _, row in _published_rows()}
+    carried = published.load()["carried"]
     missing = [f"{budget} {c.id}" for c in registry.all_claims() if c.checks for budget in ("quick", "standard")
-               if (budget, c.id) not in rows or rows[budget, c.id]["code_hash"] != registry.code_hash(c)
-               or rows[budget, c.id]["seed_basis"] != calibrate.seed_basis(c)]
+               if (budget, c.id) not in rows
+               or not published.current(c.id, rows[budget, c.id]["code_hash"], registry.code_hash(c), carried)
+               or (c.id not in carried and rows[budget, c.id]["seed_basis"] != calibrate.seed_basis(c))]
     assert not missing, "no current confirmation calibration for: " + ", ".join(missing)
 
 
@@ -271,9 +269,7 @@ def test_every_calibration_run_is_logged_and_a_publication_counts_the_runs_befor
     trace); a publication states how many confirmation runs at other code preceded it."""
     from verify import registry
 
-    log = tmp_path / "log.jsonl"
-    monkeypatch.setenv("VERIFY_CONFIRMATION_LOG", str(log))
-    monkeypatch.setattr(calibrate, "PUBLISHED", tmp_path / "published")
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
     claim = toy_claims.toy(5, seconds=0.0)
     object.__setattr__(claim, "module", "toy_claims")
     monkeypatch.setattr(registry, "select", lambda k: [claim])
@@ -282,14 +278,14 @@ def test_every_calibration_run_is_logged_and_a_publication_counts_the_runs_befor
     monkeypatch.setattr(registry, "code_hash", lambda c, root=None: f"hash-{version['v']}")
     argv = ["calibrate", "--seeds", "2", "--workers", "1", "--results", str(tmp_path / "r")]
     assert main(argv) == 0
-    (first,) = calibrate.read_log(log)
+    (first,) = calibrate.read_log()
     assert not first["published"] and first["mode"] == "confirmation"
     assert first["claims"]["T.5"]["verdicts"] == {"verified": 2} and first["claims"]["T.5"]["seeds"] == 2
     version["v"] = 2  # an edit: the seeds move; the earlier look stays in the log
     assert main(argv + ["--publish"]) == 0
-    log_entries = calibrate.read_log(log)
+    log_entries = calibrate.read_log()
     assert [e["published"] for e in log_entries] == [False, True]
-    row = json.loads((tmp_path / "published" / "quick.json").read_text())["claims"][0]
+    row = published.load()["calibration"]["quick"]["claims"][0]
     assert row["runs_at_earlier_code"] == 1
     version["v"] = 3
-    assert main(argv) == 0 and calibrate.runs_before("T.5", "other", calibrate.read_log(log)) == 1
+    assert main(argv) == 0 and calibrate.runs_before("T.5", "other", calibrate.read_log()) == 1

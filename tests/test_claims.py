@@ -6,7 +6,8 @@ for the run and printed in pytest's header (``tests/conftest.py``), so a verdict
 sizes were chosen at cannot pass here for long.  Each claim's first confirmation seed is checked too, by ``.ci/run``:
 the report's records there must give the generated claims table and README counts (``verify readme --check``).
 
-* ``test_verdict``: the claim's verdict equals the reviewed expectation in ``verify/expectations.toml``.  A diagnosed
+* ``test_verdict``: the claim's verdict equals the reviewed expectation (``verify/expectations.py``: derived, or a
+  diagnosed finding in the claim's notes file).  A diagnosed
   violation shows as an expected failure (``xfail``) with its diagnosis as the reason — a finding, never tuned
   away; a new violation, a verdict that flips, or an inconclusive verdict fails and says which check or control.
 * Machinery: every check ran and decided (did not crash, is not inconclusive), every negative control was

@@ -12,10 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 #: the generated block's markers, read off verify/readme.py (importing it would load the report and torch: seconds)
 MARKERS = {t.id: n.value.value for n in ast.parse((ROOT / "verify" / "readme.py").read_text()).body
-           if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)
-           and t.id in ("BEGIN", "END", "GLANCE_BEGIN", "GLANCE_END")}
+           if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name) and t.id in ("BEGIN", "END")}
 BEGIN, END = MARKERS["BEGIN"], MARKERS["END"]
-GLANCE_BEGIN, GLANCE_END = MARKERS["GLANCE_BEGIN"], MARKERS["GLANCE_END"]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, *DOCS]
@@ -107,7 +105,7 @@ def test_no_session_history_outside_the_engineering_log():
 
 
 #: the code's comments, docstrings and record strings say why, not when: no development session, no issue number (the
-#: history is in the engineering log and the decision ledger, theorems/paper_X/ledger/*.toml)
+#: history is in the engineering log and the decision ledger, theorems/paper_X/*.notes.toml)
 CODE_DIRS = ("numerics", "theorems", "verify")
 HISTORY = re.compile(r"session|\bissue\s*#?\d+", re.I)
 #: pytest's fixture scope is not history
@@ -125,32 +123,31 @@ def test_no_history_in_the_code():
 def test_the_ledger_shown_in_the_report_names_no_development_session():
     """The decision ledger is where a decision's history belongs, and the report shows it: that history is told by
     seeds, commits and issues a reader can look up, not by development sessions."""
-    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(ROOT.glob("theorems/paper_*/ledger/*.toml"))
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(ROOT.glob("theorems/paper_*/**/*.notes.toml"))
              for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"session", line, re.I)]
     assert not found, "a development session in the ledger: " + ", ".join(found)
 
 
 def test_no_history_in_the_generated_findings():
-    """The generated findings (from the claims' code and verify/expectations.toml) state what is found now."""
+    """The generated findings (from the claims' code and their notes files) state what is found now."""
     block = CLAIMS_PAGE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
     found = [f"docs/claims.md:{i}" for i, line in enumerate(block.splitlines(), 1) if HISTORY.search(line)]
     assert not found, "development history in the generated block: " + ", ".join(found)
 
 
 def test_results_at_a_glance_count_the_claims_tables_classes():
-    """The README's counts are generated (`verify readme`), never typed: per paper, the claims in each class are
-    those of the claims table's rows (both generated from the same records, calibrations and maps; CI's
-    `verify readme --check` holds both to the records)."""
-    text = README.read_text()
-    assert text.count(GLANCE_BEGIN) == 1 and text.count(GLANCE_END) == 1, "README.md: the generated block's markers"
-    block = text.split(GLANCE_BEGIN, 1)[1].split(GLANCE_END, 1)[0]
-    lines = [ln for ln in block.splitlines() if ln.startswith("|")]
+    """The counts are generated (`verify readme`), never typed: per paper, the claims in each class are those of the
+    claims table's rows (both generated from the same records, calibrations and maps; CI's `verify readme --check`
+    holds both to the records), and the README links to them."""
+    assert "docs/claims.md#results-at-a-glance" in README.read_text()
+    block = CLAIMS_PAGE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
+    glance = block.split("### Results at a glance", 1)[1].split("\n### ", 1)[0]
+    lines = [ln for ln in glance.splitlines() if ln.startswith("|")]
     heads = [c.strip() for c in lines[0].strip("|").split("|")][2:]
     rows = {cells[0]: dict(zip(heads, map(int, cells[2:]))) | {"claims": int(cells[1])}
             for ln in lines[2:] for cells in [[c.strip() for c in ln.strip("|").split("|")]]}
-    table = CLAIMS_PAGE.read_text().split(BEGIN, 1)[1].split(END, 1)[0]
     want: dict[str, Counter] = {}
-    for ln in table.splitlines():
+    for ln in block.splitlines():
         m = re.match(r"^\| ([A-Z])\.\S+ \| .*? \| (?:exact|reconstructed|qualitative) \| (?:\*\*([^*]+)\*\*|(not checked))",
                      ln)
         if m:

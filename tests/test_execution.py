@@ -254,7 +254,7 @@ def test_a_run_logged_to_a_file_says_how_far_it_is_at_most_once_per_interval():
     the end, naming what is still running."""
     import io
 
-    from verify.execution import LogProgress
+    from verify.progress import LogProgress
 
     quiet, chatty = io.StringIO(), io.StringIO()
     for out, every in ((quiet, 3600.0), (chatty, 0.0)):

@@ -1,4 +1,5 @@
-"""verify/expectations.toml: the reviewed verdicts; verify readme: the generated claims table (docs/claims.md)."""
+"""The reviewed verdicts (derived, or a finding in a claim's notes file); verify readme: the generated claims table
+(docs/claims.md)."""
 import functools
 
 import pytest
@@ -8,10 +9,19 @@ from verify import expectations, readme, record, registry, runner
 
 
 def test_every_registered_claim_has_a_reviewed_expectation_and_every_expectation_a_claim():
+    """The expectation is derived (not checked, or verified) unless a finding applies; every finding and measured
+    seed dependence names a registered claim and sits in the notes file beside that claim's module."""
     data = expectations.load()
-    ids = {c.id for c in registry.all_claims()}
-    assert set(data["claims"]) == ids
-    assert set(data["findings"]) <= ids
+    claims = {c.id: c for c in registry.all_claims()}
+    assert not data["claims"]  # no table restates the code
+    assert set(data["findings"]) | set(data["unstable"]) <= set(claims)
+    for cid, f in data["where"].items():
+        assert f.name == claims[cid].module.rsplit(".", 1)[1] + ".notes.toml", (cid, f)
+    for cid, c in claims.items():
+        want = "not checked" if c.not_checked else "verified"
+        assert expectations.derived(cid) == want
+    with pytest.raises(KeyError):
+        expectations.derived("Z.L99")
 
 
 def test_a_finding_lists_the_controls_it_expects_unrejected_and_they_are_the_claims():
@@ -33,7 +43,7 @@ def test_a_finding_applies_only_where_it_was_diagnosed(tmp_path):
     assert expectations.expected("X.1", "standard", 1, f).verdict == "violated"
     assert expectations.expected("X.1", "standard", 0, f).verdict == "verified"
     assert expectations.expected("X.1", "quick", 1, f).verdict == "verified"
-    with pytest.raises(KeyError, match="no reviewed expectation"):
+    with pytest.raises(KeyError, match="not a registered claim"):
         expectations.expected("X.2", "quick", 0, f)
 
 

@@ -1,5 +1,5 @@
 """The decision ledger: every decision constant of every claim (and of the fixtures it uses) says why it has its
-value, and its ledger entry (``theorems/paper_X/ledger/<module>.toml``, docs/ledger.md) has its current value, the
+value, and its ledger entry (``theorems/paper_X/<module>.notes.toml``, docs/ledger.md) has its current value, the
 commit that fixed it, whether that was after seeing the data it decides, and for a change after the data what
 prompted it; the commits it names and its "before" labels are checked against git."""
 import json
@@ -175,8 +175,7 @@ def test_constants_are_read_with_their_comments(tmp_path, monkeypatch):
 
 def test_problems_name_what_to_add(tmp_path, monkeypatch):
     (tmp_path / "ledger_demo2.py").write_text('#: a window\nWINDOW = 0.1\n#: a count\nRUNS = 12\n#: a margin\nTOL = 0.5\n')
-    (tmp_path / "ledger").mkdir()
-    (tmp_path / "ledger" / "ledger_demo2.toml").write_text(
+    (tmp_path / "ledger_demo2.notes.toml").write_text(
         '[WINDOW]\nvalue = "0.2"\nfixed_at = "abc1234"\nseen = "before"\n'
         '[TOL]\nvalue = "0.5"\nfixed_at = "abc1234"\nseen = "after"\n'
         '[[TOL.changes]]\ncommit = "abc1234"\nwas = "0.1"\nseen = "after"\nseed = "quick 3"\n'

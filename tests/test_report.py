@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from theorems.claim import Check, Claim, Context, Control, Figure, Measurement, Outcome
 from theorems.plots import new_figure, to_svg
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD, run_probe
-from verify import cli, registry, report, results, runner
+from verify import cli, mathml, registry, report, results, runner
+from verify.svg import scoped_svg
 
 # ---------------------------------------------------------------------------
 # synthetic claims exercising every part of the report (also used by test_report_browser.py)
@@ -145,6 +146,32 @@ def test_parse_claimed(claimed, parsed):
     assert report.parse_claimed(claimed) == parsed
 
 
+def test_the_claim_a_glyph_draws_is_the_band_of_the_measurement_s_decision():
+    """A measurement recorded with a decision is drawn against that decision's band (the region a pass lies inside,
+    tolerance included), whatever its claimed text; one recorded without a decision falls back to its text."""
+    from numerics import stats
+    from theorems.evidence import Evidence
+
+    def check(ctx, wrong: bool = False):
+        ev = Evidence(ctx, decisions=3)
+        ev.decide("P(hold)", stats.decide_binomial(95, 100, ev.level, at_least=0.8, max_width=1.0))
+        ev.decide("slope", stats.decide_interval(-2.1, -1.9, -2.0, margin=stats.Margin(0.5, "exponent −1")))
+        ev.decide("gap", stats.decide_upper(0.1, 0.2, 0.25, max_width=1.0,
+                                            tolerance=stats.Margin(0.01, "rounding")))
+        ev.measure("ratio", 0.4, claimed="<= 0.5 (derived)")
+        return ev.outcome()
+
+    c = Claim("Z.T8", "t", "x=1", "exact", "n", checks=(Check("c", "numeric", "d", check),),
+              controls=(Control("k", "c", "w", {"wrong": True}),), module=__name__)
+    rec = runner.run_claim(c, Context())
+    ms, ds = rec["checks"][0]["measurements"], rec["checks"][0]["details"]["decisions"]
+    assert report.parse_claimed(ms[0]["claimed"]) is None  # "P ≥ 0.8": its text alone names no relation
+    assert [report.claimed_relation(m, ds) for m in ms] == [(">=", 0.8), ("=", -2.0), ("<=", 0.26), ("<=", 0.5)]
+    assert report.claimed_relation(ds[1]) == ("=", -2.0)  # a decision reads its own band
+    view = report.claim_view(rec, 0)["checks"][0]["measurements_view"]
+    assert 'class="g-env"' in view[0]["glyph"] and 'class="g-claim"' in view[1]["glyph"]
+
+
 # ---------------------------------------------------------------------------
 # content of the HTML
 # ---------------------------------------------------------------------------
@@ -225,7 +252,7 @@ def test_self_contained_valid_links_unique_ids(html_and_bundle):
 
 def test_svg_references_stay_inside_their_own_plot(synth):
     svg = synth[2]["checks"][0]["figures"][0]["svg"]
-    scoped = report.scoped_svg(svg, "p7", "t")
+    scoped = scoped_svg(svg, "p7", "t")
     ids = set(re.findall(r'id="([^"]+)"', scoped))
     refs = set(re.findall(r'(?:url\(#|href="#)([^")]+)', scoped))
     assert ids and all(i.startswith("p7-") for i in ids) and refs <= ids
@@ -245,22 +272,22 @@ def test_environment_section_and_bundle(html_and_bundle, synth):
 
 
 def test_bad_latex_and_leaked_latex_do_not_break_the_report():
-    assert "<pre" in report.statement_mathml(r"\frac{1}{")
+    assert "<pre" in mathml.statement_mathml(r"\frac{1}{")
     step = {"text": "t", "latex": r"\mathbb{E}\|x\|^2 = 1",
             "mathml": r'<math display="block"><msup><mi>\mathbb{E}\|x\|</mi><mi>2</mi></msup></math>'}
-    out = str(report.step_mathml(step))
+    out = str(mathml.step_mathml(step))
     assert "<math" in out and "\\mathbb" not in out
 
 
 def test_long_statements_split_at_top_level_quad_and_typos_are_flagged():
-    assert report.split_top_level(r"a\quad b\qquad c\\ d") == ["a", "b", "c", "d"]
-    assert report.split_top_level(r"\left(a \quad b\right) \quad {x \quad y}") == [
+    assert mathml.split_top_level(r"a\quad b\qquad c\\ d") == ["a", "b", "c", "d"]
+    assert mathml.split_top_level(r"\left(a \quad b\right) \quad {x \quad y}") == [
         r"\left(a \quad b\right)", r"{x \quad y}"]
     cases = r"f=\begin{cases}1 & x>0\\ 0 & x\le 0\end{cases}"
-    assert report.split_top_level(cases + r"\quad g=1") == [cases, "g=1"]
-    html = str(report.statement_mathml(r"x \le 1,\quad y \ge 2"))
+    assert mathml.split_top_level(cases + r"\quad g=1") == [cases, "g=1"]
+    html = str(mathml.statement_mathml(r"x \le 1,\quad y \ge 2"))
     assert html.startswith('<div class="math-lines">') and html.count("<math") == 2
-    assert "not understood" in report.statement_mathml(r"a:\quadZ = 1")  # a typo, shown and flagged
+    assert "not understood" in mathml.statement_mathml(r"a:\quadZ = 1")  # a typo, shown and flagged
 
 
 def test_html_output_beside_a_json_named_out(tmp_path, synth):

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from theorems.claim import Check, Claim, Context, Figure, Measurement, Outcome, Step
 from theorems.plots import new_figure, to_svg
 from theorems.probe import run_probe
-from verify import calibrate, ledger, registry, report, results, runner
+from verify import calibrate, ledger, mathml, registry, report, results, runner
+from verify.svg import _implicit_lines, scoped_svg
 
 from test_report import _section, synthetic_claims
 
@@ -96,12 +97,12 @@ def test_tex_style_prose_becomes_scripts_and_statements_parse():
 
 def test_program_source_and_attributes_are_shown_as_written():
     assert str(report.source('f"run_{i}" + x^{2}')) == 'f&#34;run_{i}&#34; + x^{2}'
-    assert str(report.prose("<b>max_width</b> a_b")) == "&lt;b&gt;max_width&lt;/b&gt; a_b"  # escaped, "_" kept
+    assert str(mathml.prose("<b>max_width</b> a_b")) == "&lt;b&gt;max_width&lt;/b&gt; a_b"  # escaped, "_" kept
 
 
 def test_unparseable_latex_is_flagged():
-    assert raw_tex(str(report.statement_mathml(r"\frac{1}{")))
-    assert raw_tex(str(report.statement_mathml(r"a:\quadZ = 1")))  # a typo like A.L3's former \quadn
+    assert raw_tex(str(mathml.statement_mathml(r"\frac{1}{")))
+    assert raw_tex(str(mathml.statement_mathml(r"a:\quadZ = 1")))  # a typo like A.L3's former \quadn
 
 
 def test_every_registered_claims_prose_renders_without_raw_latex(monkeypatch):
@@ -213,7 +214,7 @@ def _dense_plot() -> str:
 
 def test_compact_plots_keep_the_drawing_in_under_half_the_bytes():
     svg = _dense_plot()
-    small = str(report.scoped_svg(svg, "p0", "dense"))
+    small = str(scoped_svg(svg, "p0", "dense"))
     assert len(small) < 0.45 * len(svg), (len(small), len(svg))
     # the same marks: every marker and path is still there, every reference resolves inside the plot
     assert small.count("<use") == svg.count("<use") > 1500 and small.count("<path") == svg.count("<path")
@@ -225,7 +226,7 @@ def test_compact_plots_keep_the_drawing_in_under_half_the_bytes():
 
 
 def test_implicit_lines_follow_the_path_grammar():
-    assert report._implicit_lines("M 1 2 L 3 4 L 5 6 C 1 1 2 2 3 3 L 7 8 z") == "M 1 2 3 4 5 6 C 1 1 2 2 3 3 L 7 8 z"
+    assert _implicit_lines("M 1 2 L 3 4 L 5 6 C 1 1 2 2 3 3 L 7 8 z") == "M 1 2 3 4 5 6 C 1 1 2 2 3 3 L 7 8 z"
 
 
 def _stored_results() -> Path | None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from scipy.stats import binomtest
 
 from theorems.claim import Claim, Context
-from verify import registry, results
+from verify import published, registry, results
 
 CALIBRATION = "calibration"
 #: the confidence of every rate's interval (exact binomial): a rate over 20 seeds that is 20/20 has interval
@@ -307,27 +307,22 @@ def calibrate(claims: list[Claim], budget: str, results_dir: Path, executor, *, 
     return summary
 
 
-#: the reviewed calibration that ships with the code (``verify calibrate ... --results DIR`` and then copy
-#: ``DIR/calibration/<budget>.json`` here): the report of a fresh clone shows it, rows on changed code marked stale
-PUBLISHED = Path(__file__).with_name("calibration")
-
-
 def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
-    """Write ``summary`` as the published calibration of its budget (atomically); returns the path.
+    """Write ``summary`` as the published calibration of its budget (``verify.published``, atomically); returns the
+    store's path.
 
     Only a confirmation calibration is published (``ValueError`` otherwise): its rows each stand alone (a claim at
     its own seeds), so a calibration of some claims (``-k``) replaces their rows and keeps the others', in
-    ``claim_order`` (the registry's), with the per-paper totals recomputed."""
+    ``claim_order`` (the registry's), with the per-paper totals recomputed.  Each row says how many confirmation runs
+    at other code the log holds since that claim's previous publication (``runs_at_earlier_code``); a claim published
+    again is no longer carried forward."""
     if summary.get("mode") != "confirmation":
         raise ValueError("publish: only a confirmation calibration is published (seeds derived from each claim's code "
                          "hash); development seeds (--first-seed) are for investigating")
-    path = PUBLISHED / f"{summary['budget']}.json"
-    try:
-        old = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        old = None
-    log = read_log()
-    summary = {**summary, "claims": [{**c, "runs_at_earlier_code": runs_before(c["id"], c.get("seed_basis"), log)}
+    store = published.load()
+    old = store["calibration"].get(summary["budget"])
+    summary = {**summary, "claims": [{**c, "runs_at_earlier_code": runs_before(c["id"], c.get("seed_basis"),
+                                                                                 store["log"])}
                                      for c in summary["claims"]]}
     ids = {c["id"] for c in summary["claims"]}
     kept = [c for c in (old or {}).get("claims", []) if c["id"] not in ids] if (old or {}).get("mode") == "confirmation" \
@@ -337,40 +332,18 @@ def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
         rows = sorted(kept + summary["claims"], key=lambda c: rank.get(c["id"], len(rank)))
         summary = {**summary, "claims": rows, "papers": paper_totals(rows),
                    "n_seeds": min(len(c["seeds"]) for c in rows)}
-    PUBLISHED.mkdir(exist_ok=True)
-    results.atomic_write_text(path, json.dumps(summary, indent=1, default=float))
-    return path
+    store["calibration"][summary["budget"]] = summary
+    return published.save(store)
 
 
 # ---------------------------------------------------------------------------
 # The confirmation log: every calibration run, published or not
 # ---------------------------------------------------------------------------
 
-#: the append-only log of every ``verify calibrate`` run (one JSON line each; committed with the code), so that a
-#: look at the confirmation seeds before a change leaves a trace, and a publication says how many runs at earlier
-#: code preceded it (``VERIFY_CONFIRMATION_LOG`` moves it, for tests and scratch checkouts)
-LOG = PUBLISHED / "log.jsonl"
-
-
-def log_path() -> Path:
-    import os
-
-    return Path(os.environ.get("VERIFY_CONFIRMATION_LOG") or LOG)
-
-
-def read_log(path: Path | None = None) -> list[dict]:
-    """The log's entries, oldest first (a line that is not JSON, e.g. cut by a crash, is skipped)."""
-    try:
-        lines = (path or log_path()).read_text().splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
+def read_log() -> list[dict]:
+    """The confirmation log (``verify.published``): every ``verify calibrate`` run, published or not, oldest first, so
+    that a look at the confirmation seeds before a change leaves a trace."""
+    return published.load()["log"]
 
 
 def _git_head() -> dict:
@@ -402,25 +375,18 @@ def runs_before(claim_id: str, basis: str, log: list[dict]) -> int:
     return n
 
 
-def log_run(summary: dict, *, published: bool, interrupted: bool = False, path: Path | None = None) -> dict:
-    """Append one line for a calibration run (atomically: the file is rewritten whole): when, at which commit, the
-    budget and mode, and per claim its seed basis, code hash, seeds run and verdict counts."""
+def log_run(summary: dict, *, published_too: bool, interrupted: bool = False) -> dict:
+    """Append one entry for a calibration run to the log: when, at which commit, the budget and mode, and per claim its
+    seed basis, code hash, seeds run and verdict counts."""
     from collections import Counter
 
     entry = {"time": results.now_utc(), **_git_head(), "budget": summary.get("budget"), "mode": summary.get("mode"),
-             "published": bool(published), "interrupted": bool(interrupted),
+             "published": bool(published_too), "interrupted": bool(interrupted),
              "claims": {c["id"]: {"seed_basis": c.get("seed_basis"), "code_hash": c.get("code_hash"),
                                   "seeds": len(c.get("seeds") or []),
                                   "verdicts": dict(Counter((c.get("verdicts") or {}).values()))}
                         for c in summary.get("claims", [])}}
-    path = path or log_path()
-    try:
-        old = path.read_text()
-    except OSError:
-        old = ""
-    if old and not old.endswith("\n"):
-        old += "\n"
-    results.atomic_write_text(path, old + json.dumps(entry, sort_keys=True, default=str) + "\n")
+    published.append_log(entry)
     return entry
 
 
@@ -432,26 +398,33 @@ def confirmed(row: dict) -> bool:
 
 def load_summary(results_dir: Path | None, budget: str) -> dict | None:
     """The calibration summary of ``budget`` in ``results_dir`` (None: skip it), else the published one
-    (``PUBLISHED``), or None; rows whose code hash is stale are marked so, and a published summary says it is
+    (``verify.published``), or None; rows of older code are marked ``stale`` (``carried`` when the claim was carried
+    forward to its current code: ``verify.published.current``), and a published summary says it is
     (``"published": True``)."""
-    local = [] if results_dir is None else [(summary_path(results_dir, budget), False)]
-    for path, published in (*local, (PUBLISHED / f"{budget}.json", True)):
+    summary, is_published = None, False
+    if results_dir is not None:
         try:
-            summary = json.loads(path.read_text())
-            break
+            summary = json.loads(summary_path(results_dir, budget).read_text())
         except (OSError, json.JSONDecodeError):
-            continue
-    else:
-        return None
-    summary["published"] = published
+            summary = None
+    store = published.load()
+    if summary is None:
+        summary, is_published = store["calibration"].get(budget), True
+        if summary is None:
+            return None
+        summary = json.loads(json.dumps(summary))  # a copy: the rows are annotated below
+    summary["published"] = is_published
     summary.setdefault("mode", "development")  # written before confirmation seeds existed
     summary.setdefault("n_seeds", len(summary.get("seeds") or []))
     for c in summary.get("claims", []):
         c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
         try:
-            c["stale"] = c["code_hash"] != registry.code_hash(registry.get(c["id"]))
+            now = registry.code_hash(registry.get(c["id"]))
         except LookupError:  # a claim since removed or renamed
-            c["stale"] = True
+            c["stale"], c["carried"] = True, False
+            continue
+        c["stale"] = not published.current(c["id"], c["code_hash"], now, store["carried"])
+        c["carried"] = c["code_hash"] != now and not c["stale"]
     return summary
 
 

@@ -145,9 +145,9 @@ def _print_table(records: list[dict], development: bool = False, results_dir: Pa
         except KeyError:
             exp = None
         if exp is not None and exp.verdict == "violated" and exp.diagnosis:
-            print(f"violated {r['claim']['id']}: the reviewed finding (verify/expectations.toml): {r['reason']}")
+            print(f"violated {r['claim']['id']}: the reviewed finding (its notes file): {r['reason']}")
         elif exp is not None and exp.absorbs("violated"):
-            print(f"violated {r['claim']['id']}: a measured seed dependence (verify/expectations.toml: "
+            print(f"violated {r['claim']['id']}: a measured seed dependence (its notes file: "
                   f"{exp.unstable}): {r['reason']}")
         else:
             print(f"!!! VIOLATED {r['claim']['id']} (not a reviewed finding): {r['reason']}")
@@ -207,7 +207,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_readme(args) -> int:
-    """Rewrite the generated claims table and findings (docs/claims.md) and the README's results at a glance from
+    """Rewrite the generated claims table, its results at a glance and the findings (docs/claims.md) from
     stored records (all claims, fresh), the published calibrations and the published maps."""
     from verify import calibrate, readme, registry, results, sensitivity
 
@@ -234,34 +234,34 @@ def cmd_readme(args) -> int:
               "calibrations": readme.load_calibrations(),
               "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked])}
     text, changed = readme.update(args.readme, records, **shared)
-    glance, glance_changed = readme.update_glance(args.glance, records, **shared)
     if args.check:  # classes and verdicts, not digits: the last digit of a headline may move between CPUs
         now, then = readme.verdicts(text), readme.verdicts(Path(args.readme).read_text())
+        glance_now, glance_then = readme.glance_text(text), readme.glance_text(Path(args.readme).read_text())
         differ = []
         if now != then:
-            differ.append(f"{args.readme}'s claims table differs from the records (" + ", ".join(
+            differ.append("its claims table (" + ", ".join(
                 f"{k}: {then.get(k, 'absent')} -> {now.get(k, 'absent')}"
                 for k in sorted(set(now) | set(then)) if now.get(k) != then.get(k)) + ")")
-        if glance_changed:
-            differ.append(f"{args.glance}'s results at a glance differ from the records")
+        if glance_now != glance_then:
+            differ.append("its results at a glance")
         if differ:
-            print(f"verify: {'; '.join(differ)}; run `verify readme`", file=sys.stderr)
+            print(f"verify: {args.readme} differs from the records in {' and '.join(differ)}; run `verify readme`",
+                  file=sys.stderr)
             return 1
-        print(f"{args.readme}'s claims table and {args.glance}'s results at a glance match the records")
+        print(f"{args.readme}'s claims table and results at a glance match the records")
         return 0
-    from verify.results import atomic_write_text
+    if changed:
+        from verify.results import atomic_write_text
 
-    for path, new, did in ((args.readme, text, changed), (args.glance, glance, glance_changed)):
-        if did:
-            atomic_write_text(Path(path), new)
-        print(f"{path}: {'rewritten' if did else 'already up to date'} from {len(records)} records")
+        atomic_write_text(Path(args.readme), text)
+    print(f"{args.readme}: {'rewritten' if changed else 'already up to date'} from {len(records)} records")
     return 0
 
 
 def cmd_calibrate(args) -> int:
     """Run the claims at their confirmation seeds (or at development seeds); print and store their operating
     characteristics."""
-    from verify import calibrate, registry
+    from verify import calibrate, published, registry
 
     n = calibrate.CONFIRMATION_SEEDS[args.budget] if args.seeds is None else args.seeds
     if n < 1:
@@ -296,14 +296,14 @@ def cmd_calibrate(args) -> int:
                                           device=resolve_device(args.device), on_seed=said_and_kept, **plan)
     except KeyboardInterrupt:  # a look at some confirmation seeds leaves its trace too
         if done:
-            calibrate.log_run(done, published=False, interrupted=True)
+            calibrate.log_run(done, published_too=False, interrupted=True)
         raise
     print("\n".join(calibrate.table(summary)))
     print(f"calibration written to {calibrate.summary_path(results_dir, args.budget)}")
     if args.publish:
         print(f"published to {calibrate.publish(summary, [c.id for c in registry.all_claims()])}")
-    calibrate.log_run(summary, published=args.publish)
-    print(f"logged to {calibrate.log_path()}")
+    calibrate.log_run(summary, published_too=args.publish)
+    print(f"logged to {published.path()} (the confirmation log)")
     return 0
 
 
@@ -336,6 +336,27 @@ def cmd_sensitivity(args) -> int:
     print(f"maps written to {results_dir / sensitivity.SENSITIVITY}")
     if args.publish:
         print(f"published to {sensitivity.publish(maps, ctx.budget)}")
+    return 0
+
+
+def cmd_carry(args) -> int:
+    """Carry published calibrations and maps forward to changed code whose canary records are identical."""
+    from verify import carry, published, registry
+
+    claims = [c for c in registry.select(args.k) if c.checks]
+    if not claims:
+        raise UsageError(f"no checked claim matches -k {' -k '.join(args.k or [])}")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    workdir = ensure_writable_dir(args.results / "canary", "the canary runs")
+    budgets = (carry.CANARY_BUDGET,) + (("standard",) if args.budget == "standard" else ())
+    rows = carry.carry(args.rev, claims, workdir=workdir, budgets=budgets, workers=args.workers or 1)
+    w = max(len(r["id"]) for r in rows)
+    for r in rows:
+        print(f"{r['id']:<{w}}  {r['status']:<12} {r.get('why', '')}")
+    n = sum(r["status"] == "carried" for r in rows)
+    print(f"{n} carried forward, {sum(r['status'] == 'differs' for r in rows)} differ (their published measurements "
+          f"stay of older code); the store: {published.path()}")
     return 0
 
 
@@ -442,13 +463,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
                    "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
-    s = parser("readme", "rewrite the claims table (docs/claims.md) and the README's results at a glance from stored "
-               "records, the published calibrations and maps")
+    s = parser("readme", "rewrite the claims table and its results at a glance (docs/claims.md) from stored records, "
+               "the published calibrations and maps")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where the records are")
     s.add_argument("--readme", type=Path, default=Path("docs/claims.md"),
                    help="the page holding the generated claims table (between its markers)")
-    s.add_argument("--glance", type=Path, default=Path("README.md"),
-                   help="the page holding the generated results at a glance (between its markers)")
     s.add_argument("--check", action="store_true", help="exit 1 if the table's classes and verdicts, or the results "
                    "at a glance, differ from the records")
     s.set_defaults(fn=cmd_readme)
@@ -459,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--first-seed", type=int, default=None, help="development: every claim at the consecutive seeds "
                    "S, S+1, ... (never published); default: each claim at the confirmation seeds its code hash derives")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (calibration/ inside)")
-    s.add_argument("--publish", action="store_true", help="also write the summary to verify/calibration/ (the "
+    s.add_argument("--publish", action="store_true", help="also write the summary to verify/published.json (the "
                    "calibration a fresh clone's report shows; commit it after review)")
     s.set_defaults(fn=cmd_calibrate)
     s = parser("sensitivity", "each claim's verdict over a design of its free choices (a map per claim)")
@@ -468,9 +487,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "2 at quick, 3 at standard, 5 at full; a design larger than the budget allows is refused)")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (sensitivity/ inside)")
     s.add_argument("--rerun", action="store_true", help="ignore units stored by an earlier run (no resume)")
-    s.add_argument("--publish", action="store_true", help="also merge the maps into verify/sensitivity/<budget>.json "
+    s.add_argument("--publish", action="store_true", help="also merge the maps into verify/published.json "
                    "(the README's 'holds at N of M' column; commit it after review)")
     s.set_defaults(fn=cmd_sensitivity)
+    s = parser("carry", "carry published calibrations and maps forward to changed code that gives identical records "
+                        "at the canary seeds")
+    s.add_argument("--from", dest="rev", required=True, metavar="REV",
+                   help="a git revision at which the published measurements are current (their code)")
+    s.add_argument("-k", metavar="PATTERN", action="append", help="claims whose id or title matches; default: all")
+    s.add_argument("--budget", choices=("quick", "standard"), default="quick",
+                   help="quick: the canary at the quick budget; standard: also at the standard budget (slower)")
+    s.add_argument("--workers", type=int, default=None, help="worker processes per canary run (default: 1)")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (canary/ inside)")
+    s.set_defaults(fn=cmd_carry)
     s = parser("probe", "run property-based probes (one claim or --all): their cells and any counterexample")
     s.add_argument("claim", nargs="?", help="the claim id (verify list shows which have a probe)")
     s.add_argument("--all", action="store_true", help="every claim that has a probe")
@@ -519,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         if getattr(args, "scheduler", None):
             check_scheduler(args.scheduler)
-        if hasattr(args, "workers") and _executor(args).local_cluster:
+        if hasattr(args, "scheduler") and _executor(args).local_cluster:
             from verify.execution import start_worker_server
 
             start_worker_server()  # its imports run while this process imports the claims

@@ -9,78 +9,29 @@ after its last consumer.  Either way the runner assembles the same records (seed
 Each finished unit is written atomically as it arrives (``results.unit_dir``), so the same command after an
 interruption redoes only the missing ones; a unit whose worker dies is rerun elsewhere, and one that still fails is
 reported, gets an ``inconclusive`` outcome that is not stored, and never hangs the command.
+
+The tasks a Dask worker runs are ``verify.worker``'s; the progress shown while units run is ``verify.progress``'s.
 """
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import json
 import logging
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Callable, Mapping
 
 from theorems import fixture as fx
 from theorems.claim import Claim, Context, Outcome
-from verify import memory_tuning, registry, results, runner, worker_guards
+from verify import memory_tuning, registry, results, runner
+from verify.progress import progress_bar
 from verify.runner import Unit
+from verify.worker import fixture_task, unit_task
 
 # ---------------------------------------------------------------------------
-# What a worker runs
+# Units that could not be run
 # ---------------------------------------------------------------------------
-
-def _worker_setup() -> None:
-    import torch
-
-    memory_tuning.tune_process()
-    torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
-    _register_sizes()
-
-
-@functools.cache
-def _register_sizes() -> None:
-    """Tell Dask how large fixture values are: it knows numpy arrays and Python containers, but measures a torch
-    tensor or a dataclass of tensors as a few dozen bytes, and would then ship a bank of runs between workers as if it
-    were free (its placement weighs the bytes a task's inputs would have to move)."""
-    import dataclasses
-
-    import torch
-    from dask.sizeof import sizeof
-
-    @sizeof.register(torch.Tensor)
-    def _tensor(t) -> int:
-        return int(t.element_size() * t.nelement()) + 64
-
-    @sizeof.register(object)
-    def _object(o) -> int:
-        if dataclasses.is_dataclass(o) and not isinstance(o, type):
-            return sys.getsizeof(o) + sum(sizeof(getattr(o, f.name)) for f in dataclasses.fields(o))
-        return sys.getsizeof(o)
-
-
-def fixture_task(request: fx.Request, ctx: Context, dependencies: dict):
-    """One fixture value on a worker; an exception becomes the value (each consumer reports it as it would here)."""
-    _worker_setup()
-    failed = [v for v in dependencies.values() if isinstance(v, fx.FixtureFailure)]
-    if failed:
-        return failed[0]
-    try:
-        return request.compute(ctx, dependencies)
-    except Exception as e:  # noqa: BLE001
-        return fx.FixtureFailure(e)
-
-
-def unit_task(unit: Unit, ctx: Context, fixtures: dict) -> dict:
-    """One unit on a worker, with its fixtures' values, torch single-threaded (the checks are batched small-tensor
-    work), inside the torch.func guard (``verify.worker_guards``)."""
-    _worker_setup()
-    claim = registry.claim_from_module(unit.module, unit.claim)
-    return worker_guards.guarded(f"{unit.label} (seed {ctx.seed}, {ctx.budget})",
-                                 lambda: runner.run_unit(claim, unit, ctx, fixtures))
-
 
 def _has_failed_units(record: dict) -> bool:
     """Whether a stored record holds a unit that could not be run: such a record is redone, never reused (its
@@ -102,7 +53,7 @@ def _failed_entry(claim: Claim, unit: Unit, ctx: Context, error: BaseException) 
 #: what the local cluster's workers import before their first unit: once, in the fork server they are forked from
 #: (:func:`start_worker_server`); spawned, each worker imported them itself (1.9 s of CPU and 0.25 GB private each
 #: on a 2-core VM, against 0.04 s and 0.017 GB forked)
-WORKER_IMPORTS = ("distributed", "numpy", "torch", "scipy.stats", "sympy", "hypothesis", "verify.execution")
+WORKER_IMPORTS = ("distributed", "numpy", "torch", "scipy.stats", "sympy", "hypothesis", "verify.worker")
 
 #: Dask's sampling profiler and monitors wake a worker's event loop, which then takes the GIL from the running unit
 #: (18 % of py-spy's samples); off, or slowed, for the local cluster, which has no dashboard to feed
@@ -318,47 +269,3 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
         bar.close()
     return [records[c.id] for c in claims], counts
 
-
-#: how often a run whose stderr is not a terminal (a background calibration's log) says how far it is, in seconds
-LOG_PROGRESS_EVERY = 60.0
-
-
-class LogProgress:
-    """Progress for a log (stderr not a terminal), where tqdm's in-place bar would be carriage returns: one line at
-    most every ``every`` seconds and one at the end, ``<desc>: k of N units, <elapsed>[, running units]``."""
-
-    def __init__(self, total: int, desc: str, every: float = LOG_PROGRESS_EVERY, file=None):
-        self.total, self.desc, self.every, self.file = total, desc, every, file or sys.stderr
-        self.n, self.postfix, self.start = 0, "", time.monotonic()
-        self.last = self.start
-
-    def _line(self) -> None:
-        minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
-        running = f", {self.postfix}" if self.postfix and self.n < self.total else ""
-        print(f"{self.desc}: {self.n} of {self.total} units, {minutes}:{seconds:02d} elapsed{running}", file=self.file,
-              flush=True)
-        self.last = time.monotonic()
-
-    def update(self, n: int = 1) -> None:
-        self.n += n
-        if time.monotonic() - self.last >= self.every:
-            self._line()
-
-    def set_postfix_str(self, s: str) -> None:
-        self.postfix = s
-
-    def close(self) -> None:
-        self._line()
-
-
-def progress_bar(total: int, desc: str):
-    """Progress over units, naming the claims still running: tqdm's bar, redrawn in place, on a terminal; a
-    :class:`LogProgress` line (as units finish, at most one a minute) into a log, so an hours-long calibration or map
-    run in the background says how far it is."""
-    from tqdm import tqdm
-
-    if not total:
-        return tqdm(total=0, disable=True)
-    if getattr(sys.stderr, "isatty", lambda: False)():
-        return tqdm(total=total, desc=desc, unit="unit", file=sys.stderr, dynamic_ncols=True)
-    return LogProgress(total, desc)

@@ -1,20 +1,16 @@
-"""The reviewed expectation of each claim's verdict (``verify/expectations.toml``).
+"""The reviewed expectation of each claim's verdict, read from the claims' notes files.
 
 A verdict is a finding, not a build gate: ``pytest`` compares each claim's verdict with the verdict a reviewer
-expects, kept in one file.  ``verified`` is the expectation unless the file records a diagnosed finding::
+expects.  The expectation is derived, ``"not checked"`` for a claim that says why it cannot be checked
+(``Claim.not_checked``) and ``"verified"`` otherwise, unless the claim's notes file (``<module>.notes.toml`` beside
+its module, which also holds the module's decision ledger) records a diagnosed finding::
 
-    [claims]
-    "A.T1.1" = "verified"
-    "A.L12" = "not checked"
-
-    [findings."B.T7"]
+    [[findings."B.T7"]]
     verdict = "violated"
     budget = "standard"          # optional: only at this budget
     seeds = [1]                  # optional: only at these seeds
     diagnosis = "what was found, and whether it is our bug, our reconstruction or the paper"
     controls_not_rejected = ["name"]  # optional: controls the finding diagnoses as not (always) rejected
-
-A claim with findings at several budgets writes each as an entry of an array of tables (``[[findings."B.T1"]]``).
 
 A claim whose verdict is measured to depend on the seed (``verify calibrate``) is recorded as such, with the measured
 rate and the diagnosis, so that a test at a fresh seed (``VERIFY_TEST_SEED``) states it instead of failing at random::
@@ -25,16 +21,18 @@ rate and the diagnosis, so that a test at a fresh seed (``VERIFY_TEST_SEED``) st
     outcomes = ["inconclusive"]  # the outcomes that were measured: only these are absorbed
     diagnosis = "why, and what would fix it"
 
-At a seed with no finding of its own, such a claim expects its ``[claims]`` verdict; a different verdict that is one
-of the measured ``outcomes`` shows as an expected failure naming the measured rate, not as a pass; any other miss (a
-violation where only inconclusives were measured) fails its test.  A finding and an ``[unstable]`` entry together say the
-finding's own verdict was measured to vary (an estimate on the edge of its band is undecided at most seeds and just
-outside it at some): the finding's verdict is expected, another one is an expected failure naming the rate.
-A diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
-verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` is never a claim's
-``[claims]`` expectation (a check that cannot decide is work to do); it may be a *finding* only when the diagnosis
-shows it is position, not power: the estimate sits at the edge of the claim's equivalence band, so no affordable
-sample decides it (``verdict = "inconclusive"``, the diagnosis saying where the estimate sits and what was measured).
+At a seed with no finding of its own, such a claim expects its derived verdict; a different verdict that is one of
+the measured ``outcomes`` shows as an expected failure naming the measured rate, not as a pass; any other miss (a
+violation where only inconclusives were measured) fails its test.  A finding and an ``[unstable]`` entry together say
+the finding's own verdict was measured to vary (an estimate on the edge of its band is undecided at most seeds and
+just outside it at some): the finding's verdict is expected, another one is an expected failure naming the rate.  A
+diagnosed violation shows in pytest as an expected failure with the diagnosis as its reason; a new violation, a
+verdict that flips, or an inconclusive verdict fails its test and says which.  ``inconclusive`` may be a *finding*
+only when the diagnosis shows it is position, not power (the estimate sits at the edge of the claim's equivalence
+band) or a control the check cannot reject.
+
+A file passed as ``path`` (tests) is read alone, and may hold a ``[claims]`` table (``"X.1" = "verified"``) for claim
+ids the registry does not know.
 """
 from __future__ import annotations
 
@@ -43,7 +41,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-PATH = Path(__file__).with_name("expectations.toml")
+ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("verified", "violated", "not checked")
 #: a finding may also be an undecided verdict, diagnosed as the estimate sitting at the edge of its band
 FINDING_VERDICTS = VERDICTS + ("inconclusive",)
@@ -64,39 +62,72 @@ class Expectation:
         return bool(self.unstable) and outcome in self.unstable_outcomes
 
 
-@functools.cache
-def load(path: Path = PATH) -> dict:
-    try:
-        data = tomllib.loads(Path(path).read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{path}: {e}") from None
-    claims = data.get("claims", {})
-    findings = data.get("findings", {})
+def notes_files(root: Path = ROOT) -> list[Path]:
+    """Every claim module's notes file (``theorems/paper_*/**/<module>.notes.toml``)."""
+    return sorted((root / "theorems").glob("paper_*/**/*.notes.toml"))
+
+
+def _validate(where: str, claims: dict, findings: dict, unstable: dict) -> None:
     for cid, v in claims.items():
         if v not in VERDICTS:
-            raise ValueError(f"{path}: {cid}: expected verdict {v!r} is not one of {VERDICTS}")
-    findings = {cid: f if isinstance(f, list) else [f] for cid, f in findings.items()}
+            raise ValueError(f"{where}: {cid}: expected verdict {v!r} is not one of {VERDICTS}")
     for cid, entries in findings.items():
         for f in entries:
             if f.get("verdict") not in FINDING_VERDICTS or not f.get("diagnosis", "").strip():
-                raise ValueError(f"{path}: finding {cid} needs a verdict in {FINDING_VERDICTS} and a diagnosis")
+                raise ValueError(f"{where}: finding {cid} needs a verdict in {FINDING_VERDICTS} and a diagnosis")
             names = f.get("controls_not_rejected", [])
             if not isinstance(names, list) or not all(isinstance(n, str) and n in f["diagnosis"] for n in names):
-                raise ValueError(f"{path}: finding {cid}: controls_not_rejected must list control names its "
+                raise ValueError(f"{where}: finding {cid}: controls_not_rejected must list control names its "
                                  "diagnosis discusses")
-    unstable = {cid: u if isinstance(u, list) else [u] for cid, u in data.get("unstable", {}).items()}
     for cid, entries in unstable.items():
         for u in entries:
             if not u.get("measured", "").strip() or not u.get("diagnosis", "").strip():
-                raise ValueError(f"{path}: unstable {cid} needs what was measured and a diagnosis")
+                raise ValueError(f"{where}: unstable {cid} needs what was measured and a diagnosis")
             outcomes = u.get("outcomes")
             if not (isinstance(outcomes, list) and outcomes and set(outcomes) <= set(FINDING_VERDICTS)):
-                raise ValueError(f"{path}: unstable {cid} needs the outcomes it measured (outcomes = [...], of "
+                raise ValueError(f"{where}: unstable {cid} needs the outcomes it measured (outcomes = [...], of "
                                  f"{FINDING_VERDICTS})")
-    return {"claims": claims, "findings": findings, "unstable": unstable}
 
 
-def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expectation:
+@functools.cache
+def load(path: Path | None = None) -> dict:
+    """``{"claims", "findings", "unstable", "where"}`` from the notes files (or the one file ``path``); ``where``: the
+    file each claim's entries came from."""
+    claims: dict[str, str] = {}
+    findings: dict[str, list] = {}
+    unstable: dict[str, list] = {}
+    where: dict[str, Path] = {}
+    for f in [Path(path)] if path is not None else notes_files():
+        try:
+            data = tomllib.loads(f.read_text())
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{f}: {e}") from None
+        part_f = {cid: v if isinstance(v, list) else [v] for cid, v in data.get("findings", {}).items()}
+        part_u = {cid: v if isinstance(v, list) else [v] for cid, v in data.get("unstable", {}).items()}
+        _validate(str(f), data.get("claims", {}), part_f, part_u)
+        claims.update(data.get("claims", {}))
+        for cid, entries in part_f.items():
+            findings.setdefault(cid, []).extend(entries)
+            where[cid] = f
+        for cid, entries in part_u.items():
+            unstable.setdefault(cid, []).extend(entries)
+            where[cid] = f
+    return {"claims": claims, "findings": findings, "unstable": unstable, "where": where}
+
+
+def derived(claim_id: str) -> str:
+    """The expectation a claim has without a finding: ``"not checked"`` if it says why it cannot be checked, else
+    ``"verified"`` (``KeyError`` for an id the registry does not know)."""
+    from verify import registry
+
+    try:
+        claim = registry.get(claim_id)
+    except LookupError:
+        raise KeyError(f"{claim_id} is not a registered claim") from None
+    return "not checked" if claim.not_checked else "verified"
+
+
+def expected(claim_id: str, budget: str, seed: int, path: Path | None = None) -> Expectation:
     """The reviewed verdict of ``claim_id`` at ``budget`` and ``seed`` (a finding where one applies)."""
     data = load(path)
     unstable = next((u for u in data["unstable"].get(claim_id, []) if u.get("budget", budget) == budget), None)
@@ -106,9 +137,8 @@ def expected(claim_id: str, budget: str, seed: int, path: Path = PATH) -> Expect
             return Expectation(f["verdict"], f["diagnosis"], unstable["measured"] if unstable else "",
                                tuple(f.get("controls_not_rejected", ())),
                                tuple(unstable["outcomes"]) if unstable else ())
-    if claim_id not in data["claims"]:
-        raise KeyError(f"{claim_id} has no reviewed expectation in {path.name}: add one")
+    verdict = data["claims"].get(claim_id) or derived(claim_id)
     if unstable:
-        return Expectation(data["claims"][claim_id], unstable["diagnosis"], unstable["measured"],
+        return Expectation(verdict, unstable["diagnosis"], unstable["measured"],
                            unstable_outcomes=tuple(unstable["outcomes"]))
-    return Expectation(data["claims"][claim_id])
+    return Expectation(verdict)

@@ -8,7 +8,7 @@ or at the end of the line::
     #: an exponent interval wider than 0.1 cannot tell -1/2 from -0.4 or -0.6
     MAX_WIDTH = 0.1
 
-The history of each constant lives in a data file beside the code, ``theorems/paper_X/ledger/<module>.toml``, one
+The history of each constant lives in the module's notes file beside the code, ``theorems/paper_X/<module>.notes.toml``, one
 table per constant (``docs/ledger.md``)::
 
     [MAX_WIDTH]
@@ -176,14 +176,17 @@ def _short(text: str, n: int = 160) -> str:
 
 
 def ledger_path(path: Path) -> Path:
-    """Where a module's ledger lives: ``ledger/<module>.toml`` in the module's package."""
-    return path.parent / "ledger" / (path.stem + ".toml")
+    """Where a module's ledger lives: its notes file, ``<module>.notes.toml`` beside it (docs/concepts.md#claim-notes),
+    whose capitalised tables are the ledger (its ``findings`` and ``unstable`` tables are read by
+    ``verify.expectations``)."""
+    return path.with_name(path.stem + ".notes.toml")
 
 
 def load(path: Path) -> dict[str, dict]:
-    """A module's ledger (by the module's file), ``{}`` when it has none."""
+    """A module's ledger (by the module's file): the capitalised tables of its notes file, ``{}`` when it has none."""
     f = ledger_path(path)
-    return tomllib.loads(f.read_text()) if f.exists() else {}
+    data = tomllib.loads(f.read_text()) if f.exists() else {}
+    return {k: v for k, v in data.items() if CONSTANT.match(k)}
 
 
 def claim_modules(claim) -> list[str]:
@@ -292,8 +295,9 @@ UNCOMMITTED = "<uncommitted>"
 #: the claims page, whose generated block (between these markers) publishes each claim's verdict
 CLAIMS_PAGE = "docs/claims.md"
 CLAIMS_BLOCK = re.compile(r"<!-- BEGIN claims table.*?<!-- END claims table -->", re.S)
-#: the directories whose JSON files publish calibrations and sensitivity maps
+#: the directories whose JSON files published calibrations and sensitivity maps before the one store, and the store
 PUBLISHED_DIRS = ("verify/calibration/", "verify/sensitivity/")
+PUBLISHED_STORE = "verify/published.json"
 #: what a change's ``was`` says when the constant did not exist before it
 NEW_MARKERS = ("(none)", "(new)")
 #: an unindented line that assigns a capitalised name (the start of a module constant's statement)
@@ -535,8 +539,9 @@ class Repo:
         """What was published at a commit, by path: the generated block of the claims page, and each calibration
         and sensitivity JSON file."""
         if commit not in self._published:
-            names = self._git("ls-tree", "-r", "--name-only", commit, "--", CLAIMS_PAGE, *PUBLISHED_DIRS).split("\n")
-            paths = [p for p in names if p == CLAIMS_PAGE
+            names = self._git("ls-tree", "-r", "--name-only", commit, "--", CLAIMS_PAGE, PUBLISHED_STORE,
+                              *PUBLISHED_DIRS).split("\n")
+            paths = [p for p in names if p in (CLAIMS_PAGE, PUBLISHED_STORE)
                      or (p[:p.rfind("/") + 1] in PUBLISHED_DIRS and p.endswith(".json"))]
             out = {}
             for p, text in zip(paths, self.read([(commit, p) for p in paths])):
@@ -681,9 +686,9 @@ def history_problems(path: Path, entries: dict, claim_ids, repo: Repo) -> list[s
         commit need only have the value.
     (b) "before", operationally: a value changed (not introduced with its check: the file at the commit's parent
         had the constant with another value) at commit C while a publication at C's parent already carried the
-        claim's outcome (the claim id appears in the generated block of docs/claims.md, or in
-        verify/calibration/*.json, or verify/sensitivity/*.json, at C^, read as ``git show C^:path``; HEAD for the
-        working tree) was set with that outcome in view and cannot be labelled ``seen = "before"``.  ``claim_ids``
+        claim's outcome (the claim id appears in the generated block of docs/claims.md, in the store
+        verify/published.json, or in the JSON files of verify/calibration/ and verify/sensitivity/ that preceded it,
+        at C^, read as ``git show C^:path``; HEAD for the working tree) was set with that outcome in view and cannot be labelled ``seen = "before"``.  ``claim_ids``
         are the claims whose module is or imports this one.  A "before" that (b) does not refute remains the
         record's word.
     """

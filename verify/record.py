@@ -110,6 +110,8 @@ def of_record(draw: dict | None, row: dict | None, budget: str, *, confirmation_
         verdict = from_counts(counts)
         older = bool(row.get("stale"))
         text = describe(counts, budget)
+        if row.get("carried"):
+            text += ", carried forward to this code (identical at the canary seeds)"
         if older:
             text += ", of older code"
             now = draw.get("verdict") if draw is not None and draw.get("code_hash") != row.get("code_hash") else None
@@ -176,14 +178,15 @@ def standing(rec: dict, calibration: dict | None, maps: dict[str, dict], *, conf
     map, of this code or older: ``verify.sensitivity.published_maps(..., older=True)`` or a run's own)."""
     cid = rec["claim"]["id"]
     row = next((c for c in (calibration or {}).get("claims", []) if c["id"] == cid), None)
-    if row is not None and row.get("stale") is None:
+    if row is not None and row.get("stale") is None:  # a summary not annotated by load_summary
         row = {**row, "stale": row.get("code_hash") != rec["code_hash"]}
     vr = of_record(rec, row, rec["budget"], confirmation_draw=confirmation_draw,
                    not_checked=rec["claim"].get("not_checked") if rec["verdict"] == "not checked" else None)
     smap = maps.get(cid)
     choices = [f.get("name", "?") for f in rec["claim"].get("free_choices") or []]
+    older = smap is not None and not smap.get("current", smap.get("code_hash") == rec["code_hash"])
     cls = verdict_class(vr["verdict"], choices, smap, no_free_choice=rec["claim"].get("no_free_choice") or "",
-                        older_map=smap is not None and smap.get("code_hash") != rec["code_hash"])
+                        older_map=older)
     return {"id": cid, "paper": rec["claim"]["paper"], "record": vr, **cls}
 
 

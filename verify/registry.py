@@ -7,6 +7,7 @@ import functools
 import hashlib
 import importlib
 import pkgutil
+import tomllib
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,6 +74,21 @@ def all_claims() -> tuple[Claim, ...]:
             object.__setattr__(c, "module", info.name)
             found[c.id] = c
     return tuple(sorted(found.values(), key=_natural_key))
+
+
+def papers() -> dict[str, dict[str, str]]:
+    """Paper letter -> ``{"title": ..., "short": ...}``: the ``title`` (its citation, the report's heading) and
+    ``short`` (the claims table's heading) in each package's ``theorems/paper_x/paper.toml``, metadata beside the
+    claims that no code hash reads; a package without it gets no title and "Paper X"."""
+    out = {}
+    for info in pkgutil.iter_modules(theorems.__path__, prefix="theorems."):
+        leaf = info.name.rpartition(".")[2]
+        if info.ispkg and leaf.startswith("paper_"):
+            letter = leaf.removeprefix("paper_").upper()
+            f = Path(theorems.__path__[0]) / leaf / "paper.toml"
+            data = tomllib.loads(f.read_text()) if f.exists() else {}
+            out[letter] = {"title": data.get("title", ""), "short": data.get("short", f"Paper {letter}")}
+    return out
 
 
 _CLAIMS: dict[tuple[str, str], Claim] = {}  # claims by (module, id): a Dask worker imports only the modules it needs

@@ -1,9 +1,10 @@
 """Render results records into one self-contained HTML file (no scripts, no network).
 
 Math is MathML (claim statements converted from LaTeX by latex2mathml, derivation
-steps printed by sympy), plots are inline SVG, styling is inline CSS; templating
+steps printed by sympy: ``verify.mathml``), plots are inline SVG (``verify.svg``), styling is inline CSS; templating
 is Jinja2 (``verify/templates``).  The JSON bundle of the records (plus the
-report's run metadata) is written beside the HTML.
+report's run metadata) is written beside the HTML.  This module is the view model and the rendering; each paper's
+heading is its package's ``TITLE`` (``verify.registry.papers``).
 
 What the report derives from a record (and nothing else, so a stored record
 renders the same tomorrow):
@@ -17,45 +18,46 @@ renders the same tomorrow):
 * **constants** a check chose (``details["constants"]``), shown as a table;
 * the claim's **decision ledger** (``claim["ledger"]``): each decision constant's value, reason, the commit that
   fixed it, before or after seeing the data, and its changes; tallied per claim, per paper and at the top;
-* an **interval glyph** per measurement (interval, point, claimed value or envelope).
+* an **interval glyph** per measurement (interval, point, claimed value or envelope), the claim read from the band
+  of the decision the measurement came from (:func:`claimed_relation`).
 
-How it is shown: every printed value goes through :func:`prose` (TeX-style ``^{…}``/``_{…}`` as superscripts and
-subscripts), every plot through :func:`compact_svg` (the same drawing in about half the bytes, sized to be legible);
+How it is shown: every printed value goes through :func:`verify.mathml.prose` (TeX-style ``^{…}``/``_{…}`` as
+superscripts and subscripts), every plot through :func:`verify.svg.compact_svg` (the same drawing in about half the
+bytes, sized to be legible);
 each claim carries a contents bar and folds what a reader rarely needs (``verify/templates/_claim.html``).
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
 import platform
 import re
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import jinja2
-from latex2mathml.converter import convert as latex_to_mathml
 from markupsafe import Markup, escape
 
 from theorems.claim import FAMILY_ALPHA, MAX_DECISIONS, Context, worst_status
 from theorems.probe import COUNTEREXAMPLE, FAIL_FAIL, FAIL_HOLD, HOLD_HOLD
-from verify import calibrate, ledger, record, results
+from verify import calibrate, ledger, record, registry, results
+from verify.mathml import prose, statement_mathml, step_mathml
+from verify.svg import interval_glyph, scoped_svg
 
 VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 KINDS = ("symbolic", "numeric", "probe")
 FOUR_CELLS = (HOLD_HOLD, FAIL_FAIL, FAIL_HOLD, COUNTEREXAMPLE)
-PAPERS = {
-    "A": "Goel, Soltanolkotabi, Bartlett (2026), Training Dynamics of Softmax Self-Attention: "
-         "Fast Global Convergence via Preconditioning",
-    "B": "Vasudeva, Deora, Thrampoulidis (TMLR 2025), Implicit Bias and Fast Convergence Rates for Self-attention",
-}
 FIDELITY = {
     "exact": "the seed's words pin the statement down (up to notation); a verdict is about the paper's statement",
     "reconstructed": "the formula was rebuilt from the seed's prose and the proofs' structure; "
                      "a verdict is about our reconstruction",
     "qualitative": "only the shape of the claim survives; constants or exponents are measured and reported",
 }
+#: the quick report's declared weight (bytes): the HTML of every claim at seed 0, measured 4.4 MB on the stored
+#: records (docs/report.md); a test renders stored records, when there are some, and holds it to this
+SIZE_BUDGET = 6_000_000
 
 
 # ---------------------------------------------------------------------------
@@ -95,32 +97,6 @@ def fmt_value(v) -> str:
     return fmt(v)
 
 
-# TeX-style exponents and indices in prose (titles, summaries, findings, headlines, plot labels) are shown as
-# superscripts and subscripts, not as "t^{1−b}".  A braced group may hold one level of braces; an unbraced exponent is
-# a parenthesized group, one number, one letter, ½ or a ceiling ("Σ^(1/2)", "n^-1", "e^q", "t^0.668", "n^-⌈k/2⌉"),
-# the ways the checks write them.  An unbraced "_" is left alone: prose also names code (max_width, hold_hold).
-_SCRIPT_GROUP = re.compile(r"([\^_])\{((?:[^{}]|\{[^{}]*\})*)\}")
-_SCRIPT_TOKEN = re.compile(r"\^(?:\(([^()<>]*)\)|([-−+]?(?:\d+(?:\.\d+)?|[^\W\d_]|½|⌈[^⌉<>]*⌉)))")
-
-
-def scripts(text: str, sup: tuple[str, str] = ("<sup>", "</sup>"), sub: tuple[str, str] = ("<sub>", "</sub>")) -> str:
-    """``text`` (escaped markup) with ``^{…}``, ``_{…}`` and ``^token`` wrapped in the ``sup`` and ``sub`` tags."""
-    def group(m):
-        open_, close = sup if m.group(1) == "^" else sub
-        return open_ + scripts(m.group(2), sup, sub) + close
-
-    text = _SCRIPT_GROUP.sub(group, text)
-    return _SCRIPT_TOKEN.sub(lambda m: sup[0] + (m.group(1) if m.group(1) is not None else m.group(2)) + sup[1], text)
-
-
-def prose(value):
-    """Every value the templates print: text is escaped and its TeX-style scripts become ``<sup>``/``<sub>``;
-    markup (MathML, SVG, macros' output) and non-text pass unchanged."""
-    if isinstance(value, Markup) or not isinstance(value, str):
-        return value
-    return Markup(scripts(str(escape(value))))
-
-
 def source(value) -> Markup:
     """Program text (a ledger constant's source, a control's overrides): escaped, never rewritten."""
     return escape(value if isinstance(value, str) else fmt_value(value))
@@ -130,7 +106,8 @@ _CLAIMED = re.compile(r"^\s*(==|=|≈|~|<=|≤|<|>=|≥|>)?\s*([-−+]?(?:\d+\.?
 
 
 def parse_claimed(claimed: str | None) -> tuple[str, float] | None:
-    """``"= −1"`` -> ``("=", -1.0)``, ``"<= 0.5 (derived)"`` -> ``("<=", 0.5)``; None if not numeric."""
+    """``"= −1"`` -> ``("=", -1.0)``, ``"<= 0.5 (derived)"`` -> ``("<=", 0.5)``; None if not numeric.  Only for what
+    carries no band: a measurement recorded without a decision (:func:`claimed_relation`)."""
     if not claimed:
         return None
     m = _CLAIMED.match(claimed)
@@ -142,6 +119,39 @@ def parse_claimed(claimed: str | None) -> tuple[str, float] | None:
         return rel, float(m.group(2).replace("−", "-"))
     except ValueError:
         return None
+
+
+def band_relation(band) -> tuple[str, float] | None:
+    """A decision's band ``[a, b]`` (``numerics.stats.Decision.band``: the region a pass lies inside, margin and
+    tolerance included) as a relation and a value: ``("=", centre)`` for an equality's finite band, ``("<=", b)`` or
+    ``(">=", a)`` for a bound; None for no band."""
+    if not isinstance(band, (list, tuple)) or len(band) != 2 or not all(isinstance(x, (int, float)) for x in band):
+        return None
+    a, b = float(band[0]), float(band[1])
+    if math.isfinite(a) and math.isfinite(b):
+        return "=", (a + b) / 2
+    if math.isfinite(b):
+        return "<=", b
+    if math.isfinite(a):
+        return ">=", a
+    return None
+
+
+def _decision_of(m: dict, decisions: Sequence[dict]) -> dict | None:
+    """The decision a measurement was recorded from (``theorems.evidence.Evidence.decide`` writes both): the same
+    name and claimed text, and the same interval where several share those."""
+    same = [d for d in decisions if d.get("name") == m.get("name") and d.get("claimed") == m.get("claimed")]
+    return next((d for d in same if d.get("lo") == m.get("lo") and d.get("hi") == m.get("hi")),
+                same[0] if same else None)
+
+
+def claimed_relation(item: dict, decisions: Sequence[dict] = ()) -> tuple[str, float] | None:
+    """The relation and value ``item`` is claimed to satisfy (``("=", c)``, ``("<=", c)``, ``(">=", c)``), read from
+    a band: a decision's own (``item`` a row of a check's ``details["decisions"]``), or for a measurement, the band of
+    the decision it was recorded from, found among ``decisions``.  A measurement without a decision, and a record
+    from before decisions carried a band, has only its claimed text, which is parsed (:func:`parse_claimed`)."""
+    d = item if "band" in item else _decision_of(item, decisions)
+    return band_relation((d or {}).get("band")) or parse_claimed(item.get("claimed"))
 
 
 # ---------------------------------------------------------------------------
@@ -204,7 +214,7 @@ def decided(rec: dict) -> str:
         return ""
     d = next((d for d in ds if d.get("status") == c["status"]), ds[0])
     many = f" ({sum(x.get('status') == 'pass' for x in ds)} of {len(ds)} decisions pass)" if len(ds) > 1 else ""
-    if d.get("margin") is not None and str(d.get("claimed", "")).startswith("="):
+    if d.get("margin") is not None and (claimed_relation(d) or ("",))[0] == "=":
         half = (d["hi"] - d["lo"]) / 2 if math.isfinite(d["lo"]) and math.isfinite(d["hi"]) else math.inf
         against = f", against {_short(d['excludes'])}" if d.get("excludes") else ""
         return f"decided: {d['claimed'][2:]}{against}{many}; resolution ± {fmt(half, 2)}"
@@ -287,210 +297,6 @@ def is_figure(rec: dict) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# markup helpers
-# ---------------------------------------------------------------------------
-
-_UNKNOWN_COMMAND = re.compile(r"<m(?:i|o|text)[^>]*>(\\[A-Za-z]+)")
-_TEXT_ONLY = re.compile(r"\s*\\text\{([^{}\\$]*)\}\s*")
-
-
-_BREAK = re.compile(r"\\(?:qquad|quad)(?![A-Za-z])|\\\\")
-_DEPTH = re.compile(r"\\begin\{[^}]*\}|\\end\{[^}]*\}|\\left(?![A-Za-z])|\\right(?![A-Za-z])|\\[{}]|[{}]")
-
-
-def split_top_level(tex: str) -> list[str]:
-    r"""Split a statement at its top-level ``\quad``, ``\qquad`` and ``\\`` (outside braces,
-    ``\left..\right`` and environments): the parts of a conjunction, which the report may lay out
-    on separate lines."""
-    depth_after = []  # (end position of a grouping token, depth after it)
-    depth = 0
-    for m in _DEPTH.finditer(tex):
-        tok = m.group(0)
-        if tok == "{" or tok == "\\left" or tok.startswith("\\begin{"):
-            depth += 1
-        elif tok == "}" or tok == "\\right" or tok.startswith("\\end{"):
-            depth -= 1
-        depth_after.append((m.end(), depth))
-    parts, last = [], 0
-    for m in _BREAK.finditer(tex):
-        d = next((dd for pos, dd in reversed(depth_after) if pos <= m.start()), 0)
-        if d == 0:
-            parts.append(tex[last:m.start()])
-            last = m.end()
-    parts.append(tex[last:])
-    parts = [p.strip() for p in parts if p.strip()]
-    return parts or [tex]
-
-
-#: standard LaTeX operator names latex2mathml does not know (it keeps them as literal "\\arg")
-_OPERATORS = re.compile(r"\\(arg)(?![A-Za-z])")
-
-
-def _one_mathml(tex: str) -> tuple[Markup, list[str]]:
-    tex = _OPERATORS.sub(r"\\operatorname{\1}", tex)
-    try:
-        ml = Markup(latex_to_mathml(tex, display="block"))
-    except Exception:  # noqa: BLE001 -- third-party parser, any error means "show the source"
-        return Markup('<pre class="latex">') + tex + Markup("</pre>"), ["(cannot parse)"]
-    return ml, _UNKNOWN_COMMAND.findall(ml)
-
-
-def statement_mathml(tex: str) -> Markup:
-    r"""LaTeX -> display MathML; LaTeX latex2mathml cannot parse is shown as code, never a crash.
-
-    A statement that is only ``\text{...}`` (a figure's description in words) becomes a
-    paragraph, so it wraps like prose instead of overflowing as one long math token.  A
-    statement whose parts are separated by a top-level ``\quad`` becomes one math element
-    per part in a wrapping row: side by side where they fit, stacked where they do not.
-    """
-    m = _TEXT_ONLY.fullmatch(tex)
-    if m:
-        return Markup('<p class="prose-statement">') + m.group(1) + Markup("</p>")
-    parts = split_top_level(tex)
-    rendered = [_one_mathml(p) for p in parts]
-    unknown = sorted({u for _, us in rendered for u in us})
-    ml = Markup("").join(r for r, _ in rendered)
-    if len(parts) > 1:
-        ml = Markup('<div class="math-lines">') + ml + Markup("</div>")
-    if unknown:  # e.g. a typo like \quadZ: latex2mathml keeps it as a literal identifier
-        ml += Markup('<p class="note latex-warning">LaTeX not understood (shown literally): ') \
-            + ", ".join(unknown) + Markup("</p>")
-    return ml
-
-
-_LEAKED_TEX = re.compile(r"<(mi|mo|mtext)[^>]*>[^<]*\\[A-Za-z|{]")
-
-
-def step_mathml(step: dict) -> Markup:
-    """A derivation step's MathML; when sympy leaked raw LaTeX into a token, re-render from the LaTeX."""
-    ml = step.get("mathml") or ""
-    if ml and step.get("latex") and _LEAKED_TEX.search(ml):
-        return statement_mathml(step["latex"])
-    if ml:
-        return Markup(ml)
-    if step.get("latex"):
-        return statement_mathml(step["latex"])
-    return Markup("")
-
-
-_SVG_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
-_SVG_ID = re.compile(r'\sid="([^"]+)"')
-_SVG_REF = re.compile(r'(url\(#|href="#)([^")]+)')
-_SVG_GEOMETRY = re.compile(r'\s(?:d|x|y|x1|x2|y1|y2|cx|cy|r|width|height|points|transform|viewBox)="[^"]*"')
-_SVG_DIGITS = re.compile(r"(\d\.\d)\d+")
-_SVG_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SVG_PATH = re.compile(r'\sd="([^"]*)"')
-_SVG_IDENTITY = re.compile(r'\stransform="rotate\(-?0 [^")]*\)"')
-_SVG_FONTS = re.compile(r"font-family: ('[^']*'),[^;\"]*?(sans-serif|serif|monospace)")
-_SVG_USES = re.compile(r'(<g\b(?![^>]*\bstyle=)[^>]*)>((?:\s*<use\b[^>]*/>)+)(\s*</g>)')
-_SVG_USE_STYLE = re.compile(r'\sstyle="([^"]*)"')
-_SVG_TEXT = re.compile(r"(<text\b[^>]*>)([^<]*)(</text>)")
-_SVG_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"')
-
-#: the quick report's declared weight (bytes): the HTML of every claim at seed 0, measured 4.4 MB on the stored
-#: records (docs/report.md); a test renders stored records, when there are some, and holds it to this
-SIZE_BUDGET = 6_000_000
-
-#: a plot's width in the report relative to its natural size (matplotlib's points at 96 dpi); max-width caps it at
-#: the column, so a wide multi-panel figure (a probe's parameter plot) is shown as large as the page allows
-PLOT_SCALE = 1.15
-
-
-def _hoist_use_style(m: re.Match) -> str:
-    """Markers of one scatter series repeat one style per point: move it to their group, which they inherit from."""
-    uses = m.group(2)
-    styles = set(_SVG_USE_STYLE.findall(uses))
-    if len(styles) != 1 or _SVG_USE_STYLE.sub("", uses).count("<use") != uses.count("<use"):
-        return m.group(0)
-    return f'{m.group(1)} style="{styles.pop()}">{_SVG_USE_STYLE.sub("", uses)}{m.group(3)}'
-
-
-def _implicit_lines(d: str) -> str:
-    """A path's ``L`` after an ``M`` or ``L`` is implied by the SVG path grammar: ``M 1 2 L 3 4 L 5 6`` is
-    ``M 1 2 3 4 5 6``."""
-    out, last = [], ""
-    for tok in d.split():
-        if tok.isalpha():
-            if tok == "L" and last in ("M", "L"):
-                continue
-            last = tok
-        out.append(tok)
-    return " ".join(out)
-
-
-def compact_svg(svg: str) -> str:
-    """A matplotlib SVG with the same drawing in fewer bytes: coordinates to 0.1 pt (a tenth of a pixel at the
-    report's scale), no unreferenced ids or identity transforms, one font list per text, one style per marker series,
-    and no indentation; TeX-style scripts in its labels become raised or lowered text."""
-    svg = svg[svg.find("<svg"):] if "<svg" in svg else svg
-    svg = _SVG_METADATA.sub("", svg)  # matplotlib's RDF block: creator URLs, no content
-    svg = _SVG_COMMENT.sub("", svg)  # mathtext's TeX source of each label
-    svg = re.sub(r">\s+<", "><", svg)
-    svg = _SVG_GEOMETRY.sub(lambda m: _SVG_DIGITS.sub(r"\1", re.sub(r"\s+", " ", m.group(0)).replace(" \"", '"')),
-                            svg)
-    svg = _SVG_PATH.sub(lambda m: f' d="{_implicit_lines(m.group(1))}"', svg)
-    svg = _SVG_IDENTITY.sub("", svg)
-    svg = _SVG_FONTS.sub(r"font-family: \1, \2", svg)
-    svg = svg.replace("xlink:href=", "href=")
-    svg = _SVG_USES.sub(_hoist_use_style, svg)
-    return _SVG_TEXT.sub(lambda m: m.group(1) + scripts(
-        m.group(2), ('<tspan baseline-shift="super" font-size="75%">', "</tspan>"),
-        ('<tspan baseline-shift="sub" font-size="75%">', "</tspan>")) + m.group(3), svg)
-
-
-def scoped_svg(svg: str, prefix: str, label: str) -> Markup:
-    """Inline an SVG (:func:`compact_svg`) with the ids it references renamed under ``prefix`` (many matplotlib SVGs
-    share ids), labelled for screen readers, and sized relative to its natural width (``PLOT_SCALE``)."""
-    svg = compact_svg(svg)
-    refs = {m.group(2) for m in _SVG_REF.finditer(svg)}
-    names = {old: f"{prefix}-{i}" for i, old in enumerate(sorted(refs))}
-    svg = _SVG_ID.sub(lambda m: f' id="{names[m.group(1)]}"' if m.group(1) in names else "", svg)
-    svg = _SVG_REF.sub(lambda m: m.group(1) + names[m.group(2)], svg)
-    size = _SVG_SIZE.search(svg)
-    width = f' style="--w: {float(size.group(1)) * 4 / 3 * PLOT_SCALE / 16:.1f}rem"' if size else ""
-    svg = svg.replace("<svg", f'<svg role="img" aria-label="{html.escape(label, quote=True)}" class="plot"{width}', 1)
-    return Markup(svg)
-
-
-def interval_glyph(m: dict, width: int = 170, height: int = 22) -> Markup:
-    """A small SVG: the interval as a bar, the measured value as a dot, the claim as a line or region."""
-    v, lo, hi = m.get("value"), m.get("lo"), m.get("hi")
-    claim = parse_claimed(m.get("claimed"))
-    has_ci = lo is not None and hi is not None
-    # without an interval a point against "= c" says nothing a number does not (and its scale misleads)
-    if v is None or not (has_ci or (claim and claim[0] != "=")):
-        return Markup("")
-    pts = [v] + ([lo, hi] if has_ci else []) + ([claim[1]] if claim else [])
-    if not all(math.isfinite(p) for p in pts):
-        return Markup("")
-    a, b = min(pts), max(pts)
-    span = (b - a) or max(abs(a), 1.0) * 0.1
-    a, b = a - 0.12 * span, b + 0.12 * span
-    x = lambda t: 4 + (width - 8) * (t - a) / (b - a)  # noqa: E731
-    y = height / 2
-    parts = [f'<line x1="2" x2="{width - 2}" y1="{y}" y2="{y}" class="g-axis"/>']
-    if claim:
-        rel, c = claim
-        cx = x(c)
-        if rel == "<=":
-            parts.append(f'<rect x="2" y="3" width="{max(cx - 2, 0):.1f}" height="{height - 6}" class="g-env"/>')
-        elif rel == ">=":
-            parts.append(f'<rect x="{cx:.1f}" y="3" width="{max(width - 2 - cx, 0):.1f}" height="{height - 6}" '
-                         f'class="g-env"/>')
-        parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="2" y2="{height - 2}" class="g-claim"/>')
-    if has_ci:
-        x0, x1 = x(lo), x(hi)
-        parts.append(f'<line x1="{x0:.1f}" x2="{x1:.1f}" y1="{y}" y2="{y}" class="g-ci"/>')
-        for xx in (x0, x1):
-            parts.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{y - 5}" y2="{y + 5}" class="g-ci"/>')
-    parts.append(f'<circle cx="{x(v):.1f}" cy="{y}" r="3.2" class="g-pt"/>')
-    tip = html.escape(_measurement_headline(m), quote=False)
-    return Markup(f'<svg class="glyph" role="img" aria-label="{html.escape(tip, quote=True)}" '
-                  f'width="{width}" height="{height}" viewBox="0 0 {width} {height}"><title>{tip}</title>'
-                  + "".join(parts) + "</svg>")
-
-
-# ---------------------------------------------------------------------------
 # view model
 # ---------------------------------------------------------------------------
 
@@ -509,7 +315,10 @@ def _check_view(c: dict, rec: dict, prefix: str) -> dict:
                          for i, f in enumerate(c.get("figures", []))],
         "steps_html": [{"text": s.get("text", ""), "math": step_mathml(s)} for s in c.get("steps", [])],
         "measurements_view": [m | {"shown": fmt_interval(m.get("value"), m.get("lo"), m.get("hi")),
-                                   "glyph": interval_glyph(m)} for m in c.get("measurements", [])],
+                                   "glyph": interval_glyph(m.get("value"), m.get("lo"), m.get("hi"),
+                                                           claimed_relation(m, d.get("decisions") or []),
+                                                           _measurement_headline(m))}
+                              for m in c.get("measurements", [])],
         "four": four_cells(d) if c["kind"] != "control" else None,
         "constants": d.get("constants") if isinstance(d.get("constants"), dict) else None,
     }
@@ -685,10 +494,10 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
     standing = standings(records, calibration, sensitivity, development)
     calibration = calibration_view(calibration)
     views = [claim_view(r, i, calibration, sensitivity, standing[r["claim"]["id"]]) for i, r in enumerate(records)]
-    papers = []
+    papers, titles = [], registry.papers()
     for p in sorted({r["claim"]["paper"] for r in records}):
         vs = [v for v in views if v["r"]["claim"]["paper"] == p]
-        papers.append({"id": p, "anchor": f"paper-{p}", "title": PAPERS.get(p, ""),
+        papers.append({"id": p, "anchor": f"paper-{p}", "title": titles.get(p, {}).get("title", ""),
                        "counts": Counter(v["r"]["verdict"] for v in vs), "claims": vs,
                        "classes": record.class_counts([v["standing"]["class"] for v in vs]),
                        "body": [v for v in vs if not v["figure"]]})

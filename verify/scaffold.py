@@ -1,7 +1,7 @@
 """``verify new ID``: a new claim, with everything CI holds a claim to, written in one step.
 
-Adding a claim takes a module and four other places (docs/adding-a-claim.md).  This writes all of them, so that the
-new claim runs through ``verify list``, ``verify run``, ``verify report`` and its tests before anything is edited by
+Adding a claim takes its module and its notes file (docs/adding-a-claim.md); this writes both, so that the new claim
+runs through ``verify list``, ``verify run``, ``verify report`` and its tests before anything is edited by
 hand (``tests/test_add_a_claim.py`` proves it in a scratch copy of the project):
 
 * ``theorems/paper_x/<module>.py``: the claim, a worked template in the house order (statement, derivation, free
@@ -9,10 +9,12 @@ hand (``tests/test_add_a_claim.py`` proves it in a scratch copy of the project):
   derivation, a Monte Carlo check decided by ``numerics.stats`` with a stated margin, a free choice, and negative
   controls that pass a wrong scale as a value.  It is verified as written; its mathematics is then replaced by the
   claim's;
-* ``theorems/paper_x/ledger/<module>.toml``: one ledger entry per decision constant (docs/ledger.md), drafted from the
-  module by ``verify.ledger``, ``fixed_at = "uncommitted"`` until the commit exists;
-* ``verify/expectations.toml``: ``"ID" = "verified"`` under ``[claims]``;
-* for a new paper, ``theorems/paper_x/__init__.py`` (the registry walks packages only).
+* ``theorems/paper_x/<module>.notes.toml``: its notes, beginning with one ledger entry per decision constant
+  (docs/ledger.md), drafted from the module by ``verify.ledger``, ``fixed_at = "<uncommitted>"`` until the commit
+  exists (its expected verdict is derived: verified, unless a diagnosed finding is added here);
+* for a new paper, ``theorems/paper_x/__init__.py`` (the registry walks packages only) and ``paper.toml``, with
+  placeholders for the paper's ``title`` (its citation, the report's heading) and ``short`` (the claims table's
+  heading).
 
 What it cannot do in one step is printed as the next steps: the generated claims table (``docs/claims.md``) and the
 README's results at a glance need a record of every claim (``./suite report``, then ``verify readme``), and the
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +34,7 @@ import theorems
 ID_RE = re.compile(r"^([A-Z])\.([A-Z][A-Za-z]*\d+(?:\.\d+)*)$")
 DEFAULT_TITLE = "Scaled dot products have unit variance"
 #: what a ledger entry's commit says until the module is committed (docs/ledger.md: then write the hash)
-UNCOMMITTED = "uncommitted"
+UNCOMMITTED = "<uncommitted>"
 
 
 class ScaffoldError(ValueError):
@@ -87,10 +88,6 @@ def plan(claim_id: str, title: str | None = None, root: Path | None = None) -> P
     taken = next((c for c in registry.all_claims() if c.id.lower() == claim_id.lower()), None)
     if taken is not None:
         raise ScaffoldError(f"claim {taken.id} exists already ({taken.module}); `verify list` shows the ids in use")
-    exp_path = root / "verify" / "expectations.toml"
-    exp_text = exp_path.read_text()
-    if f'"{claim_id}"' in exp_text:
-        raise ScaffoldError(f"{claim_id} has no module but has an entry in verify/expectations.toml: remove it first")
     letter = m.group(1)
     package = root / "theorems" / f"paper_{letter.lower()}"
     module = f"theorems.paper_{letter.lower()}.{module_stem(claim_id, title)}"
@@ -100,13 +97,19 @@ def plan(claim_id: str, title: str | None = None, root: Path | None = None) -> P
         raise ScaffoldError(f"{target.relative_to(root)} exists already; give another --title")
     source = render_module(claim_id, title)
     if p.new_paper:
-        p.files[package / "__init__.py"] = (
-            f'"""Paper {letter}: authors, title, venue, arXiv id.\n\nWritten by `verify new`: cite the paper here '
-            'and in PAPERS of verify/report.py and\nverify/readme.py (their headings).\n"""\n')
+        p.files[package / "__init__.py"] = f'"""Paper {letter}\'s claims, one module each (its headings: paper.toml)."""\n'
+        p.files[package / "paper.toml"] = render_paper(letter)
     p.files[target] = source
-    p.files[package / "ledger" / f"{target.stem}.toml"] = render_ledger(module, source)
-    p.files[exp_path] = add_expectation(exp_text, claim_id)
+    p.files[target.with_name(target.stem + ".notes.toml")] = render_notes(module, source)
     return p
+
+
+def render_paper(letter: str) -> str:
+    """A new paper's ``paper.toml``: its headings (``verify.registry.papers``), placeholders until they are edited."""
+    return (f"# Paper {letter}: its citation heads its claims in the report, its short name its section of the claims "
+            "table\n# (verify.registry.papers; written by `verify new`: replace both).\n"
+            'title = "Authors (year), Title, venue, arXiv id"\n'
+            f'short = "Paper {letter} (authors)"\n')
 
 
 def write(p: Plan) -> list[Path]:
@@ -176,46 +179,30 @@ def render_module(claim_id: str, title: str) -> str:
             .replace("__TITLE__", title))
 
 
-def render_ledger(module: str, source: str) -> str:
-    """The module's ledger: one entry per decision constant, drafted as ``verify.ledger --draft`` does."""
+def render_notes(module: str, source: str) -> str:
+    """The module's notes file: its decision ledger, one entry per decision constant, drafted as ``verify.ledger
+    --draft`` does (a finding or a measured seed dependence is added there when one is diagnosed)."""
     from verify import ledger
 
     path = module.replace(".", "/") + ".py"
-    head = (f"# Decision ledger of {path} (docs/ledger.md): one table per decision constant.\n"
-            "# value: the source expression (whitespace collapsed), checked against the code by tests/test_ledger.py;\n"
-            f"# fixed_at: the commit from which the value stands in this file (\"{UNCOMMITTED}\": write the hash once "
-            "committed);\n# seen: was it fixed before or after seeing the data it decides? (written by `verify new`: "
-            "before)\n")
+    head = (f"# Notes of {path}: everything a person writes about its claims (docs/concepts.md#claim-notes).\n"
+            "# - [[findings.\"ID\"]]: a diagnosed verdict other than the derived expectation (verified, or not checked);\n"
+            "#   [[unstable.\"ID\"]]: a measured seed dependence, with the outcomes it was measured to take\n"
+            "#   (verify/expectations.py);\n"
+            "# - one table per decision constant, its value and history (the decision ledger, docs/ledger.md;\n"
+            f"#   fixed_at \"{UNCOMMITTED}\": write the commit once committed).\n")
     return head + "".join("\n" + ledger.draft_entry(c, UNCOMMITTED) for c in ledger.source_constants(source))
-
-
-def add_expectation(text: str, claim_id: str, verdict: str = "verified") -> str:
-    """``verify/expectations.toml`` with ``"ID" = "verified"`` under ``[claims]``, after the same paper's last line."""
-    line = f'"{claim_id}" = "{verdict}"'
-    lines = text.splitlines()
-    try:
-        start = lines.index("[claims]")
-    except ValueError:
-        return text.rstrip("\n") + f"\n\n[claims]\n{line}\n"
-    end = start + 1
-    while end < len(lines) and lines[end].strip() and not lines[end].startswith("["):
-        end += 1
-    same = [i for i in range(start + 1, end) if lines[i].startswith(f'"{claim_id.split(".")[0]}.')]
-    at = (same[-1] + 1) if same else end
-    out = "\n".join(lines[:at] + [line] + lines[at:]) + "\n"
-    if tomllib.loads(out).get("claims", {}).get(claim_id) != verdict:
-        raise ScaffoldError(f"could not add {claim_id} to verify/expectations.toml's [claims] table")
-    return out
 
 
 def summary(p: Plan) -> str:
     """What was written and what is left, in the order docs/adding-a-claim.md gives."""
     rel = lambda f: f.relative_to(p.root).as_posix()  # noqa: E731
     what = {p.path(): "the claim: a worked template lemma, verified as written; replace its mathematics",
-            p.path().parent / "ledger" / f"{p.path().stem}.toml":
-                f"its decision ledger (fixed_at = \"{UNCOMMITTED}\": write the commit once committed)",
-            p.root / "verify" / "expectations.toml": f"\"{p.claim_id}\" = \"verified\" under [claims]",
-            p.path().parent / "__init__.py": "the new paper's package (the registry walks packages)"}
+            p.path().with_name(f"{p.path().stem}.notes.toml"):
+                f"its notes: the decision ledger (fixed_at = \"{UNCOMMITTED}\": write the commit once committed), "
+                "and later any diagnosed finding",
+            p.path().parent / "__init__.py": "the new paper's package (the registry walks packages)",
+            p.path().parent / "paper.toml": "the new paper's headings: title and short placeholders"}
     w = max(len(rel(f)) for f in p.files)
     k, stem = p.claim_id, p.path().stem
     lines = [f"verify new: {k} ({p.title}) written:"]
@@ -226,14 +213,15 @@ def summary(p: Plan) -> str:
               f"  2. ./suite verify run -k {k} --workers 1",
               f"  3. the ledger of constants you add or change: PYTHONPATH=. .venv/bin/python -m verify.ledger --draft "
               f"-k {k}",
-              "  4. a verdict other than verified: its diagnosed finding in verify/expectations.toml",
+              "  4. a verdict other than verified: its diagnosed finding in the claim's notes file",
               f"  5. ./suite test tests/test_claims.py tests/test_ledger.py -k '{k} or {stem}'",
-              "  6. the claims table (docs/claims.md) and the README's results at a glance (CI runs `verify readme "
-              "--check`): ./suite report (every claim at its first confirmation seed), then ./suite verify readme",
-              f"  7. calibration: ./suite verify calibrate --budget quick -k {k} --publish (and --budget standard)"]
+              "  6. the claims table and its results at a glance, docs/claims.md (CI runs `verify readme --check`): "
+              "./suite report (every claim at its first confirmation seed), then ./suite verify readme",
+              f"  7. publishing: ./suite verify calibrate --budget quick -k {k} --publish (and --budget standard); "
+              f"with free choices, ./suite verify sensitivity -k {k} --budget standard --publish"]
     if p.new_paper:
-        lines.append(f"  new paper {k.split('.')[0]}: its citation in theorems/paper_{k[0].lower()}/__init__.py and "
-                     "in PAPERS of verify/report.py and verify/readme.py")
+        lines.append(f"  new paper {k.split('.')[0]}: its citation (title) and short name (short) in "
+                     f"theorems/paper_{k[0].lower()}/paper.toml")
     return "\n".join(lines)
 
 

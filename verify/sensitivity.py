@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from theorems.claim import Claim, Context, worst_status
-from verify import results, runner
+from verify import published, results, runner
 
 #: points per choice (range ends included) by budget
 POINTS = {"quick": 2, "standard": 3, "full": 5}
@@ -347,44 +347,40 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
     return out
 
 
-PUBLISHED = Path(__file__).parent / SENSITIVITY
-
-
 def publish(records: list[dict], budget: str) -> Path:
-    """The maps without per-check detail, merged into ``verify/sensitivity/<budget>.json`` (the README's "holds at N
-    of M" column is read from there)."""
-    path = PUBLISHED / f"{budget}.json"
-    try:
-        have = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        have = {}
+    """The maps without per-check detail, merged into the published store's maps of ``budget`` (``verify.published``;
+    the claims table's "holds at N of M" and the verdict classes read them)."""
+    store = published.load()
+    have = store["maps"].setdefault(budget, {})
     for r in records:
         have[r["claim"]] = {k: r[k] for k in ("seed", "budget", "points", "code_hash", "verdict", "choices", "holds",
                                               "of", "checks_pass", "depends_on", "robust", "headline",
                                               "controls_rerun_at")} | {
             "settings": [{k: s[k] for k in ("values", "changed", "verdict", "checks_status", "controls_rerun")}
                          for s in r["settings"]]}
-    results.atomic_write_text(path, json.dumps(dict(sorted(have.items())), indent=1, sort_keys=True) + "\n")
-    return path
+    store["maps"][budget] = dict(sorted(have.items()))
+    return published.save(store)
 
 
 def load_published(budget: str = "standard") -> dict:
-    try:
-        return json.loads((PUBLISHED / f"{budget}.json").read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
+    """The published maps of ``budget`` (claim id -> map)."""
+    return published.load()["maps"].get(budget, {})
 
 
 def published_maps(code_hashes: dict[str, str], *, older: bool = False) -> dict[str, dict]:
-    """Per claim (id -> its current code hash), the published map to show: the standard budget's where it is of that
-    code, else the quick budget's where it is.  A claim whose published maps are all of older code has none here (a
-    map of other code says nothing about this code's verdicts), unless ``older``: then its standard or quick map, for
-    a caller that says it is of older code (the claims table)."""
+    """Per claim (id -> its current code hash), the published map to show: the standard budget's where it measures
+    that code (``verify.published.current``: the same code, or carried forward to it), else the quick budget's where
+    it does.  A claim whose published maps are all of older code has none here (a map of other code says nothing about
+    this code's verdicts), unless ``older``: then its standard or quick map, for a caller that says it is of older
+    code.  Each map says which: ``current`` (and ``carried`` when carried forward)."""
     by_budget = [load_published("standard"), load_published("quick")]
+    carried = published.load()["carried"]
     out = {}
     for cid, h in code_hashes.items():
         have = [b[cid] for b in by_budget if cid in b]
-        m = next((m for m in have if m["code_hash"] == h), have[0] if older and have else None)
+        now = [m for m in have if published.current(cid, m["code_hash"], h, carried)]
+        m = now[0] if now else (have[0] if older and have else None)
         if m is not None:
-            out[cid] = {"claim": cid, **m, "published": True}
+            out[cid] = {"claim": cid, **m, "published": True, "current": bool(now),
+                        "carried": bool(now) and m["code_hash"] != h}
     return out

@@ -1,0 +1,120 @@
+"""``verify carry``: a change that keeps its numbers keeps its published measurements; one that moves a number does
+not.  Shown end to end in a scratch git repository holding a copy of the project and one cheap claim (the template
+``verify new`` writes), with a published calibration row of its committed code."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_add_a_claim import scratch_copy
+
+CLAIM = "X.L1"
+
+
+def _run(root: Path, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for name in ("VERIFY_PUBLISHED", "VERIFY_STORE_RESULTS", "PYTEST_XDIST_WORKER"):
+        env.pop(name, None)
+    return subprocess.run(list(argv), cwd=root, env=env, capture_output=True, text=True, timeout=600, check=check)
+
+
+def _verify(root: Path, *argv: str) -> subprocess.CompletedProcess:
+    return _run(root, sys.executable, "-m", "verify.cli", *argv)
+
+
+def _store(root: Path) -> dict:
+    return json.loads((root / "verify" / "published.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> tuple[Path, Path]:
+    """A committed copy of the project with the template claim and a published quick row of its code."""
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("git is not available")
+    root = scratch_copy(tmp_path_factory.mktemp("carry") / "project")
+    _verify(root, "new", CLAIM)
+    from verify import carry
+
+    hashes = carry.code_hashes_at(root)
+    store = _store(root)
+    store["calibration"]["quick"] = {"budget": "quick", "mode": "confirmation", "n_seeds": 1, "papers": {},
+                                     "claims": [{"id": CLAIM, "code_hash": hashes[CLAIM], "seed_basis": "b",
+                                                 "seeds": [1], "verdicts": {"1": "verified"}, "checks": {},
+                                                 "controls": {}}]}
+    store["maps"], store["carried"] = {}, {}
+    (root / "verify" / "published.json").write_text(json.dumps(store))
+    _run(root, "git", "init", "-q")
+    _run(root, "git", "add", "-A")
+    _run(root, "git", "commit", "-qm", "published")
+    module = next((root / "theorems" / "paper_x").glob("l1_*.py"))
+    return root, module
+
+
+@pytest.mark.slow
+def test_a_change_that_keeps_the_numbers_carries_the_measurements_and_one_that_moves_them_does_not(project):
+    root, module = project
+    text = module.read_text()
+    module.write_text(text.replace('"""', '"""A rewording of the prose; no number moves.\n\n', 1))
+    out = _verify(root, "carry", "--from", "HEAD", "-k", CLAIM, "--results", str(root / "r")).stdout
+    assert f"{CLAIM}" in out and "carried" in out, out
+    store = _store(root)
+    carried = store["carried"][CLAIM]
+    assert carried["to"] != carried["from"][0] and len(carried["canary"]["digests"]) == 2
+    row = store["calibration"]["quick"]["claims"][0]
+    assert row["seeds"] == [1] and row["code_hash"] == carried["from"][0]  # its seeds stay those of its code
+    read = ("from verify import calibrate; c = calibrate.load_summary(None, 'quick')['claims'][0]; "
+            "print(c['stale'], c['carried'])")
+    assert _run(root, sys.executable, "-c", read).stdout.split() == ["False", "True"]  # current again, carried
+    # a deliberate numeric change: more draws move every interval
+    module.write_text(module.read_text().replace("DRAWS = (4000, 20000, 50000)", "DRAWS = (4100, 20000, 50000)"))
+    out = _verify(root, "carry", "--from", "HEAD", "-k", CLAIM, "--results", str(root / "r3")).stdout
+    assert "differs" in out and CLAIM not in _store(root)["carried"], out
+    assert _run(root, sys.executable, "-c", read).stdout.split() == ["True", "False"]  # of older code again
+
+
+def _rec(cid: str, value: float) -> dict:
+    return {"claim": {"id": cid}, "verdict": "verified", "seed": 0, "budget": "quick", "controls": [],
+            "checks": [{"name": "a", "status": "pass", "summary": "reworded freely",
+                        "measurements": [{"name": "m", "value": value, "lo": value - 1, "hi": value + 1}],
+                        "details": {"decisions": [{"name": "m", "status": "pass", "lo": value - 1, "hi": value + 1,
+                                                   "band": [-5, 5]}]}}]}
+
+
+def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monkeypatch):
+    """The decision, without subprocesses: a claim whose canary records are identical at every canary seed is carried
+    (from the measured hash to the current one, with the digests); one whose numbers moved is not, and loses an
+    earlier carry; a claim whose measurements are of its current code needs nothing."""
+    from types import SimpleNamespace
+
+    from verify import carry, published, registry
+
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    rows = [{"id": cid, "code_hash": "old-" + cid} for cid in ("X.1", "X.2")] + [{"id": "X.3", "code_hash": "now-X.3"}]
+    published.update("calibration", "quick", {"mode": "confirmation", "claims": rows})
+    published.update("carried", "X.2", {"from": ["old-X.2"], "to": "earlier"})
+    claims = [SimpleNamespace(id=cid) for cid in ("X.1", "X.2", "X.3")]
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "now-" + c.id)
+    monkeypatch.setattr(carry, "worktree", lambda rev, where: tmp_path / "then")
+    monkeypatch.setattr(carry, "code_hashes_at", lambda root: {c.id: "old-" + c.id for c in claims})
+    moved = {"X.1": 0.0, "X.2": 0.5}
+
+    def run_at(root, ids, budget, seed, results_dir, workers):
+        now = root == carry.ROOT
+        return {cid: _rec(cid, 1.0 + seed + (moved[cid] if now else 0.0)) for cid in ids}
+
+    monkeypatch.setattr(carry, "run_at", run_at)
+    got = {r["id"]: r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path)}
+    assert got == {"X.1": "carried", "X.2": "differs", "X.3": "current"}
+    store = published.load()
+    assert store["carried"]["X.1"]["from"] == ["old-X.1"] and store["carried"]["X.1"]["to"] == "now-X.1"
+    assert set(store["carried"]["X.1"]["canary"]["digests"]) == {"quick-seed0", "quick-seed1"}
+    assert "X.2" not in store["carried"]
+    assert published.current("X.1", "old-X.1", "now-X.1") and not published.current("X.2", "old-X.2", "now-X.2")
+    assert carry.differences(_rec("X.1", 1.0), _rec("X.1", 1.5)) == ["check 'a'"]
+    assert carry.digest(_rec("X.1", 1.0)) == carry.digest({**_rec("X.1", 1.0), "reason": "other words"})

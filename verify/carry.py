@@ -1,0 +1,162 @@
+"""Carrying published measurements forward to changed code that computes the same numbers (``verify carry``).
+
+A published calibration or map measures the code it ran on (its code hash), and any edit to that code (a docstring, a
+moved constant, a refactor of a shared module) changes the hash, which would otherwise leave hours of published
+measurements stale although not one number moved.  A change *keeps* its evidence when it keeps its numbers: each
+claim is run at the canary seeds (:data:`CANARY_SEEDS`, fixed, at :data:`CANARY_BUDGET`) both at the code the
+measurements are current for (a git revision, checked out in a worktree) and at the working tree, and where every
+verdict, status, measured value and interval, and every decision's interval and band (:func:`canary_view`) are
+identical at every canary seed, the store records the claim as carried forward from the measured code to the current
+code (``verify.published``: ``carried``), with the canary digests as the proof.  The carried measurements keep their
+confirmation seeds (those of the code they were measured on).  Any difference in a canary record leaves the claim's
+measurements of older code, as before; a claim whose code did not change needs nothing.
+
+What the canary cannot see: a change that moves numbers only at the standard budget, or only at seeds other than the
+canary seeds, or only at other settings of a free choice.  ``--budget standard`` adds that budget's canary (slower).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from verify import published, registry, results
+
+#: the canary's seeds: fixed (not derived from the code), so two versions of the code are compared at the same draws
+CANARY_SEEDS = (0, 1)
+CANARY_BUDGET = "quick"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def canary_view(rec: dict) -> dict:
+    """The numbers of a record: the verdict, and per check and control its status, measured values and intervals,
+    and each decision's status, interval and band (text, timing and figures left out: rewording is not a change)."""
+    def part(c: dict) -> dict:
+        d = c.get("details") or {}
+        return {"status": c["status"],
+                "measurements": [[m.get("name"), m.get("value"), m.get("lo"), m.get("hi")]
+                                 for m in c.get("measurements", [])],
+                "decisions": [[x.get("name"), x.get("status"), x.get("lo"), x.get("hi"), x.get("band")]
+                              for x in d.get("decisions", [])]}
+    return {"verdict": rec["verdict"], "checks": {c["name"]: part(c) for c in rec["checks"]},
+            "controls": {c["name"]: part(c) for c in rec["controls"]}}
+
+
+def digest(rec: dict) -> str:
+    return hashlib.sha256(json.dumps(canary_view(rec), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def differences(old: dict, new: dict) -> list[str]:
+    """Where two records' numbers differ (check or control names; "verdict")."""
+    a, b = canary_view(old), canary_view(new)
+    out = ["verdict"] if a["verdict"] != b["verdict"] else []
+    for kind in ("checks", "controls"):
+        for name in sorted(set(a[kind]) | set(b[kind])):
+            if a[kind].get(name) != b[kind].get(name):
+                out.append(f"{kind[:-1]} {name!r}")
+    return out
+
+
+def _env(root: Path) -> dict:
+    return {**os.environ, "PYTHONPATH": str(root), "MPLBACKEND": "Agg"}
+
+
+def code_hashes_at(root: Path) -> dict[str, str]:
+    """Each claim's code hash in the checkout at ``root`` (a subprocess with that checkout first on its path)."""
+    code = ("import json; from verify import registry; "
+            "print(json.dumps({c.id: registry.code_hash(c) for c in registry.all_claims()}))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, env=_env(root), capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_at(root: Path, claim_ids: list[str], budget: str, seed: int, results_dir: Path, workers: int) -> dict:
+    """The records of ``claim_ids`` at ``seed`` run by the checkout at ``root`` (``verify run --seed``), by id."""
+    argv = [sys.executable, "-m", "verify.cli", "run", "--budget", budget, "--seed", str(seed), "--workers",
+            str(workers), "--results", str(results_dir)]
+    for cid in claim_ids:
+        argv += ["-k", cid]
+    proc = subprocess.run(argv, cwd=root, env=_env(root), capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the canary run at {root} failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
+    return {r["claim"]["id"]: r for r in results.read_records(results_dir) if r["claim"]["id"] in claim_ids
+            and r["seed"] == seed and r["budget"] == budget}
+
+
+def worktree(rev: str, where: Path) -> Path:
+    """A checkout of ``rev`` (a worktree of this repository; reused when it is there at that commit)."""
+    commit = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True,
+                            text=True)
+    if commit.returncode != 0:
+        raise ValueError(f"{rev!r} is not a commit of this repository")
+    sha = commit.stdout.strip()
+    path = Path(where) / f"tree-{sha[:12]}"
+    if not (path / ".git").exists():
+        subprocess.run(["git", "worktree", "add", "--detach", "--force", str(path), sha], cwd=ROOT,
+                       capture_output=True, text=True, check=True)
+    return path
+
+
+def measured(store: dict, claim_id: str) -> list[str]:
+    """The code hashes the claim's published measurements (calibration rows and maps, every budget) were taken on."""
+    out = [c["code_hash"] for s in store["calibration"].values() for c in s.get("claims", []) if c["id"] == claim_id]
+    out += [m[claim_id]["code_hash"] for m in store["maps"].values() if claim_id in m]
+    return sorted(set(out))
+
+
+def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (CANARY_BUDGET,),
+          seeds: tuple[int, ...] = CANARY_SEEDS, workers: int = 1) -> list[dict]:
+    """Compare ``claims`` at ``rev`` and at the working tree on the canary, and carry forward the published
+    measurements of those whose canary records are identical; returns one row per claim (``status``: ``carried``,
+    ``differs``, ``current`` (its measurements are of this code already), ``unpublished`` (nothing of the code at
+    ``rev`` to carry))."""
+    store = published.load()
+    then = code_hashes_at(worktree(rev, workdir))
+    rows, todo = [], []
+    for c in claims:
+        now, old, hs = registry.code_hash(c), then.get(c.id), measured(store, c.id)
+        if not hs:
+            rows.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
+        elif all(published.current(c.id, h, now, store["carried"]) for h in hs):
+            rows.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"})
+        else:
+            froms = [h for h in hs if old and published.current(c.id, h, old, store["carried"])]
+            if froms:
+                todo.append((c, old, now, froms))
+            else:
+                rows.append({"id": c.id, "status": "unpublished",
+                             "why": f"no published measurement is of the code at {rev}"})
+    ids = [c.id for c, *_ in todo]
+    diff: dict[str, list[str]] = {}
+    digests: dict[str, dict] = {cid: {} for cid in ids}
+    tree = worktree(rev, workdir)
+    for budget in budgets:
+        for seed in seeds:
+            if not ids:
+                break
+            tag = f"{budget}-seed{seed}"
+            before = run_at(tree, ids, budget, seed, Path(workdir) / f"then-{tag}", workers)
+            after = run_at(ROOT, ids, budget, seed, Path(workdir) / f"now-{tag}", workers)
+            for cid in ids:
+                if cid not in before or cid not in after:
+                    diff.setdefault(cid, []).append(f"no record at {tag}")
+                    continue
+                d = differences(before[cid], after[cid])
+                if d:
+                    diff.setdefault(cid, []).append(f"{tag}: {', '.join(d)}")
+                digests[cid][tag] = digest(after[cid])
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    for c, old, now, froms in todo:
+        if c.id in diff:
+            store["carried"].pop(c.id, None)
+            rows.append({"id": c.id, "status": "differs", "why": "; ".join(diff[c.id])})
+        else:
+            store["carried"][c.id] = {"from": froms, "to": now, "rev": rev, "commit": head.strip(),
+                                      "canary": {"budgets": list(budgets), "seeds": list(seeds),
+                                                 "digests": digests[c.id]}, "time": results.now_utc()}
+            rows.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
+    published.save(store)
+    return rows

@@ -1,0 +1,76 @@
+"""The published measurements: one store, ``verify/published.json``, with one staleness rule.
+
+What the suite publishes about its claims are measurements of their code: the operating characteristics over the
+confirmation seeds (``verify calibrate --publish``: per budget, a summary with a row per claim) and the sensitivity
+maps (``verify sensitivity --publish``: per budget, a map per claim), with the append-only log of every calibration run
+(published or not) and the record of what was carried forward to changed code.  They live in one file::
+
+    {"schema": 1,
+     "calibration": {"quick": {summary}, "standard": {summary}},
+     "maps": {"quick": {"A.L5": {map}, ...}, "standard": {...}},
+     "carried": {"A.L5": {"from": ["<code hash>"], "to": "<code hash>", "canary": {...}, "commit": "..."}},
+     "log": [{one calibration run}, ...]}
+
+**One staleness rule** (:func:`current`): a published row or map measures the claim's current code when its code hash
+is the claim's code hash now, or when the claim was *carried forward* from that hash to the current one: a change whose
+records are identical at the canary seeds to the published code's (``verify carry``) keeps its published
+measurements, and their confirmation seeds stay as they were.  Anything else is of older code and shown as such.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from verify import results
+
+PATH = Path(__file__).with_name("published.json")
+SCHEMA = 1
+
+
+def path() -> Path:
+    """The store (``VERIFY_PUBLISHED`` moves it: tests and scratch checkouts)."""
+    return Path(os.environ.get("VERIFY_PUBLISHED") or PATH)
+
+
+def load() -> dict:
+    """The store, with every section present (empty when the file is missing or unreadable)."""
+    try:
+        data = json.loads(path().read_text())
+    except (OSError, json.JSONDecodeError):
+        data = {}
+    data.setdefault("schema", SCHEMA)
+    for key in ("calibration", "maps", "carried"):
+        data.setdefault(key, {})
+    data.setdefault("log", [])
+    return data
+
+
+def save(data: dict) -> Path:
+    """Write the store atomically (an interrupted write leaves the old one)."""
+    p = path()
+    results.atomic_write_text(p, json.dumps(data, indent=1, sort_keys=True, default=float) + "\n")
+    return p
+
+
+def update(section: str, key: str, value) -> Path:
+    """Set ``data[section][key]`` and write the store."""
+    data = load()
+    data[section][key] = value
+    return save(data)
+
+
+def append_log(entry: dict) -> Path:
+    """Append one entry to the log (the store rewritten whole, atomically)."""
+    data = load()
+    data["log"].append(entry)
+    return save(data)
+
+
+def current(claim_id: str, measured_hash: str | None, code_hash: str, carried: dict | None = None) -> bool:
+    """Whether a measurement of the claim's code ``measured_hash`` measures its code ``code_hash`` now: the same code,
+    or code it was carried forward to (:mod:`verify.carry`)."""
+    if measured_hash == code_hash:
+        return True
+    c = (load()["carried"] if carried is None else carried).get(claim_id)
+    return bool(c) and measured_hash in (c.get("from") or []) and c.get("to") == code_hash
