@@ -104,6 +104,93 @@ def test_a_fixture_that_raises_fails_each_consumer_once_computed(tmp_path, monke
     assert all("RuntimeError: no data" in c["summary"] for c in recs[0]["checks"])
 
 
+# -- a list of requests: a gatherer receives the list of their values -------------------------------------------------
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["serial", "two workers"])
+def test_a_gatherer_receives_the_values_of_its_list_of_requests(tmp_path, monkeypatch, workers):
+    """T.204's check gathers [draws, draws(scale=2), doubled], its control [draws, draws(scale=100)]: each request is
+    one dependency, computed once in the run (draws once, though three consumers read it), and the gatherer gets the
+    values in the list's order."""
+    log = tmp_path / "computed.txt"
+    monkeypatch.setenv("TOY_FIXTURE_LOG", str(log))
+    with Executor(workers=workers) as ex:
+        recs, counts = execute([toy_claims.GATHERING], Context(seed=5), tmp_path / "res", ex)
+    assert counts == {"ran": 2, "reused": 0, "failed": 0}
+    assert recs[0]["verdict"] == "verified"
+    assert _computations(log) == ["doubled seed=5", "draws n=3 scale=1.0 seed=5", "draws n=3 scale=100.0 seed=5",
+                                  "draws n=3 scale=2.0 seed=5", "gathered 2 seed=5", "gathered 3 seed=5"]
+    assert recs[0]["checks"][0]["uses"] == {"values": "gathered(each=[draws(), draws(scale=2.0), doubled()])"}
+    base = fx.resolve(toy_claims.draws, Context(seed=5))
+    assert recs[0]["checks"][0]["details"]["mean"] == pytest.approx(float(torch.cat([base, 2 * base, 2 * base]).mean()))
+
+
+def test_a_list_of_requests_is_keyed_by_each_request_and_keeps_its_container():
+    ctx = Context(seed=2)
+    base = fx.resolve(toy_claims.draws, ctx)
+    declared = toy_claims.gathered.request  # uses [draws, draws(scale=2)]
+    assert set(declared.dependencies()) == {"each[0]", "each[1]"}
+    assert torch.equal(fx.resolve(declared, ctx), torch.cat([base, 2 * base]))
+    same = toy_claims.gathered.bind(each=(toy_claims.draws.bind(scale=1.0), toy_claims.draws.bind(scale=2.0)))
+    other = toy_claims.gathered.bind(each=[toy_claims.draws.bind(scale=2.0), toy_claims.draws])
+    assert fx.run_key(other, ctx) != fx.run_key(declared, ctx)  # the order is part of the value
+
+    @fx.fixture
+    def kind(ctx, each):
+        return type(each).__name__, len(each)
+
+    assert fx.resolve(kind.bind(each=same.params["each"]), ctx) == ("tuple", 2)
+    assert fx.resolve(kind.bind(each=[toy_claims.draws]), ctx) == ("list", 1)
+    with pytest.raises(ValueError, match="each mixes fixture requests and values"):
+        kind.bind(each=[toy_claims.draws, 1.0])
+    with pytest.raises(ValueError, match="each is a fixture it uses; bind a fixture request"):
+        toy_claims.gathered.bind(each=1.0)
+
+
+# -- keyed by value, never by identity ------------------------------------------------------------------------------
+
+def test_frozen_dataclasses_and_optim_transforms_are_keyed_by_value():
+    from dataclasses import dataclass
+
+    from numerics import optim
+    from numerics.paper_b.algorithms import Algorithm
+
+    @dataclass(frozen=True)
+    class Setting:
+        n: int
+        steps: tuple
+
+    @fx.fixture
+    def runs(ctx, setting=None, algorithm=None):
+        return 0
+
+    def key(**params):
+        return fx.run_key(runs.bind(**params), Context())
+
+    assert key(setting=Setting(3, (1, 2))) == key(setting=Setting(3, (1, 2)))
+    assert key(setting=Setting(3, (1, 2))) != key(setting=Setting(3, (1, 3)))
+    gd = lambda eta: optim.chain(optim.normalize(), optim.scale(eta))  # noqa: E731 -- built twice, alike
+    assert key(algorithm=gd(0.1)) == key(algorithm=gd(0.1))
+    assert key(algorithm=gd(0.1)) != key(algorithm=gd(0.2))
+    assert key(algorithm=gd(0.1)) != key(algorithm=optim.chain(optim.identity(), optim.scale(0.1)))
+    # a frozen dataclass holding a transform (eq=False: not even equal to itself by ==), by its fields
+    assert key(algorithm=Algorithm("GD", gd(0.1))) == key(algorithm=Algorithm("GD", gd(0.1)))
+    assert key(algorithm=Algorithm("GD", gd(0.1))) != key(algorithm=Algorithm("GD", gd(0.1), cap=1.0))
+
+
+def test_a_value_with_nothing_to_key_it_by_is_refused_naming_the_parameter():
+    @fx.fixture
+    def runs(ctx, init=None):
+        return 0
+
+    class Mutable:
+        pass
+
+    for bad in (torch.zeros(3), Mutable(), {"a": 1}):
+        with pytest.raises(ValueError, match=r"^fixture \S*runs: parameter init = .* cannot be keyed by value") as e:
+            runs.bind(init=bad)
+        assert "\n" not in str(e.value)
+
+
 # -- bad declarations: refused at import, one line ------------------------------------------------------------------
 
 def test_a_check_naming_a_fixture_it_does_not_take_is_refused():

@@ -3,9 +3,9 @@ evaluated ``False`` of ``Eq(Symbol, Matrix)``), and A.T4's two derived norms are
 import pytest
 
 from theorems.claim import Context
-from theorems.paper_a import gradient_setups as gs
-from theorems.paper_a import t4_gradient_loss as t4
-from theorems.paper_a import technical_lemmas as tl
+from theorems.paper_a.softmax_bias import gradient_setups as gs
+from theorems.paper_a.softmax_bias import t4_gradient_loss as t4
+from theorems.paper_a.softmax_bias import technical_lemmas as tl
 
 
 def _proved_steps(outcome):

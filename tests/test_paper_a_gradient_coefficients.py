@@ -1,5 +1,5 @@
 """The bias-coefficient and limit decisions (A.T3-A.T5, A.L9-A.L23): each is decided inside half the distance to the
-nearest alternative its module names (``bias_decisions.alternative_margin``), the claim's own value skipped, so a
+nearest alternative its module names (``decisions.alternative_margin``), the claim's own value skipped, so a
 shortfall well inside that band passes, one beyond it fails, and an interval straddling its edge is inconclusive."""
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import torch
 
 from theorems.claim import Context
 from theorems.evidence import Evidence
-from theorems.paper_a import bias_decisions as bd
+from theorems.paper_a.softmax_bias import decisions as bd
 
 NS = [8, 16, 32, 64, 128, 256]
 TARGET = torch.tensor([[1.0, 0.5]], dtype=torch.float64)  # one point; blocks V = entry 0, K = entry 1

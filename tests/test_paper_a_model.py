@@ -7,7 +7,7 @@ import torch
 from numerics import DTYPE
 from numerics.paper_a import model
 from numerics.paper_a import oracle as orc
-from theorems.paper_a.bias_coefficients import loo_bias_coefficient
+from theorems.paper_a.softmax_bias.coefficients import loo_bias_coefficient
 
 
 def _instance(gen, d=3, r=4, B=2, B_op=0.3):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from theorems.claim import Context
-from theorems.paper_a import t1_1_population_loss as t11
+from theorems.paper_a.softmax_bias import t1_1_population_loss as t11
 from theorems.pilot import planned_growth
 
 

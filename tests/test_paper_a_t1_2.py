@@ -1,7 +1,7 @@
 """A.T1.2's GD check and its "R with I" control at fresh seed 613, where 2000 quick steps left the control with no
 converged run (inconclusive instead of rejected)."""
 from theorems.claim import Context
-from theorems.paper_a import t1_2_manifold as t12
+from theorems.paper_a.geometry import t1_2_manifold as t12
 
 
 def test_the_identity_regularizer_control_finds_minimizers_off_the_manifold_at_seed_613(monkeypatch):

@@ -1,5 +1,5 @@
-"""Paper B's fixed-head set-ups and rules (theorems.paper_b.fixed_head_*, correlation_bound, example1_suite_setups)
-and B.L3's step condition: the bounds the claims derive, against direct computations; the fixtures' values."""
+"""Paper B's fixed-head set-ups and rules (theorems.paper_b.fixed_head: assumptions, bank, correlation_bound,
+example1_suite, inscope, lemma_probes, phase_probe, rates) and B.L3's step condition: the bounds the claims derive, against direct computations; the fixtures' values."""
 import math
 
 import torch
@@ -9,11 +9,8 @@ from numerics.paper_b import algorithms as A
 from numerics.paper_b import data, model, runs, svm
 from theorems.claim import Context
 from theorems.fixture import Memo, resolve
-from theorems.paper_b import correlation_bound as cb
-from theorems.paper_b import fixed_head_assumptions as fx
-from theorems.paper_b import fixed_head_probes as fp
-from theorems.paper_b import fixed_head_setups as fs
-from theorems.paper_b.l3_opt_score import monotone_violations
+from theorems.paper_b.fixed_head import assumptions, bank, correlation_bound, lemma_probes
+from theorems.paper_b.fixed_head.l3_opt_score import monotone_violations
 
 
 def test_l4_ratio_metric_matches_direct_computation():
@@ -21,7 +18,7 @@ def test_l4_ratio_metric_matches_direct_computation():
     r = svm.w_svm(ds)
     W = 0.3 * torch.randn(4, 8, 8, generator=torch.Generator().manual_seed(0), dtype=DTYPE)
     _, info = A.objective(ds)((W,))
-    rec = runs.step_recorder(ds, r.solution, extra=cb.l4_ratio_metrics({"": r.solution}))((W,), info)
+    rec = runs.step_recorder(ds, r.solution, extra=correlation_bound.l4_ratio_metrics({"": r.solution}))((W,), info)
     # LB = (1/n) sum_i e^{-m_i} s_io (1 - s_io)(gamma_io - gammabar_i); Ass 2 holds (spread 0), gamma gap 1
     s = torch.softmax(model.logits(W, ds), -1)
     s_opt = s.gather(-1, ds.opt_index.expand(4, -1).unsqueeze(-1)).squeeze(-1)
@@ -32,28 +29,28 @@ def test_l4_ratio_metric_matches_direct_computation():
     assert torch.allclose(rec["log_l4_ratio"], corr.log() - lb.log(), atol=1e-10)
     assert bool((rec["log_l4_ratio"] >= -1e-12).all())
     ev = model.evaluate(W, None, ds, values=False)
-    assert torch.allclose(cb.log_l4_bound(ev, ds), lb.log(), atol=1e-12)
+    assert torch.allclose(correlation_bound.log_l4_bound(ev, ds), lb.log(), atol=1e-12)
 
 
 def test_floor_and_nu_star():
-    b = fx.opt_score_floor(4, 1.5, torch.tensor([0.1, 0.3]), 0.1)
+    b = assumptions.opt_score_floor(4, 1.5, torch.tensor([0.1, 0.3]), 0.1)
     assert torch.allclose(b, 1 / (1 + 3 * torch.exp(torch.tensor([0.2, 0.6], dtype=DTYPE))))
-    b2 = fx.opt_score_floor(4, 1.5, 0.0, 1.0)  # 2 R^2 Delta - 1 = 3.5 dominates
+    b2 = assumptions.opt_score_floor(4, 1.5, 0.0, 1.0)  # 2 R^2 Delta - 1 = 3.5 dominates
     assert math.isclose(float(b2), 1 / (1 + 3 * math.exp(3.5)))
     geo = runs.geometry(runs.orthogonal_tokens(4, 3, seed=2))
-    assert math.isinf(float(fx.nu_star(geo, 1, 0.2)))
-    ns = float(fx.nu_star(geo, 4, 0.2))
+    assert math.isinf(float(assumptions.nu_star(geo, 1, 0.2)))
+    ns = float(assumptions.nu_star(geo, 4, 0.2))
     assert math.isclose(ns, geo["q"] ** 2 * 0.2 * (1 - 0.2 / math.e) * geo["lo"]
                         / (math.e * 3 * geo["R"] ** 2 * geo["hi"]))
-    assert bool(fx.ass1_holds(geo, 4, 0.2))
-    assert not bool(fx.ass1_holds(runs.geometry(data.example1(n=4, T=3, d=8, seed=0)), 4, 0.2))
+    assert bool(assumptions.ass1_holds(geo, 4, 0.2))
+    assert not bool(assumptions.ass1_holds(runs.geometry(data.example1(n=4, T=3, d=8, seed=0)), 4, 0.2))
 
 
 def test_sigma0():
     ds = runs.orthogonal_tokens(4, 3, seed=0)
     R = float(data.assumptions(ds)["R"])
-    assert math.isclose(fx.sigma0(ds), 0.25 / (R**2 * math.sqrt(2 * math.log(4 * 12 / 0.05))))
-    assert math.isclose(fx.sigma0(ds, r_power=0), fx.sigma0(ds) * R**2)
+    assert math.isclose(assumptions.sigma0(ds), 0.25 / (R**2 * math.sqrt(2 * math.log(4 * 12 / 0.05))))
+    assert math.isclose(assumptions.sigma0(ds, r_power=0), assumptions.sigma0(ds) * R**2)
 
 
 def test_monotone_violations():
@@ -67,19 +64,20 @@ def test_monotone_violations():
 def test_probe_problem_returns_nu_and_feasibility_as_facts():
     inst = dict(kind="orthogonal", n=2, T=2, d=6, rho=0.0, spread=0.0, seed=1)
     before = dict(inst)
-    ds, r, facts = fp.probe_problem(inst)
+    ds, r, facts = lemma_probes.probe_problem(inst)
     assert r is not None and facts["feasible"] and facts["_nu"] < 1e-12 and inst == before   # nothing written
-    assert fp.svm_probe_assumptions(inst, facts) == {"Ass 2 (equal non-opt scores)": True, "W-SVM feasible": True}
-    assert fp.describe(inst, facts) == before | facts
+    assert lemma_probes.svm_probe_assumptions(inst, facts) == {"Ass 2 (equal non-opt scores)": True,
+                                                             "W-SVM feasible": True}
+    assert lemma_probes.describe(inst, facts) == before | facts
 
 
 def test_trajectory_bank_is_one_value_per_run_and_records_the_l4_ratio():
     memo = Memo(Context(seed=0, budget="quick"))
-    gd_bank = fs.trajectory_bank.bind(algorithms=fs.BANK_ALGOS[:1])
-    bank = memo.value(gd_bank)
-    assert memo.value(gd_bank) is bank and memo.computed[fs.trajectory_bank.name] == 1
-    assert memo.computed[fs.example1_instances.name] == 1
-    e = bank[0]
+    gd_bank = bank.trajectory_bank.bind(algorithms=bank.BANK_ALGOS[:1])
+    value = memo.value(gd_bank)
+    assert memo.value(gd_bank) is value and memo.computed[bank.trajectory_bank.name] == 1
+    assert memo.computed[bank.example1_instances.name] == 1
+    e = value[0]
     kind, eta, tr = e["runs"]["GD η=1"]
     assert kind == "gd" and e["spread"] == 0.0 and tr["W_norm"].shape == (e["steps"] + 1, 2 * e["n_lemma2"])
     assert {"log_l4_ratio", "log_l4_ratio_dropped", "grad_corr_mm_dropped"} <= set(tr.metrics)
@@ -93,7 +91,7 @@ def test_trajectory_bank_is_one_value_per_run_and_records_the_l4_ratio():
 def test_most_loaded_sample_dropped_is_a_wrong_w_mm():
     ds = data.example1(n=3, T=3, d=6, seed=5)
     r = svm.w_svm(ds)
-    d = fs.most_loaded_sample_dropped(ds, r)
+    d = bank.most_loaded_sample_dropped(ds, r)
     i = int(r.alpha.sum(1).argmax())
     assert all(p[0] != i for p in d.constraints) and len(d.constraints) == len(r.constraints) - 2
     assert not torch.allclose(d.solution, r.solution)
@@ -103,29 +101,29 @@ def test_suite_runs_share_values_and_keys():
     """A run of the suite is one value per (algorithm object, horizon); the envelope's horizon is the suite's own at
     standard, so those requests share one value there; the wrong W_mm drops one constraint per run."""
     from theorems.fixture import run_key
-    from theorems.paper_b import example1_suite_setups as S
+    from theorems.paper_b.fixed_head import example1_suite
 
     std, quick = Context(seed=0, budget="standard"), Context(seed=0, budget="quick")
-    assert run_key(S.NGD_RUN, std) == run_key(S.NGD_ENVELOPE, std)
-    assert run_key(S.NGD_RUN, quick) != run_key(S.NGD_ENVELOPE, quick)
-    assert run_key(S.NGD_RUN, quick) != run_key(S.GD_RUN, quick)
-    small = S.example1_suite.bind(n_runs=4, n_steps=20, n_points=5)
+    assert run_key(example1_suite.NGD_RUN, std) == run_key(example1_suite.NGD_ENVELOPE, std)
+    assert run_key(example1_suite.NGD_RUN, quick) != run_key(example1_suite.NGD_ENVELOPE, quick)
+    assert run_key(example1_suite.NGD_RUN, quick) != run_key(example1_suite.GD_RUN, quick)
+    small = example1_suite.example1_suite.bind(n_runs=4, n_steps=20, n_points=5)
     memo = Memo(quick)
     suite = memo.value(small)
     assert suite.W0.shape == (4, 16, 16) and bool(suite.adversarial[3]) and not bool(suite.adversarial[0])
-    assert torch.allclose(torch.linalg.matrix_norm(suite.W0), torch.full((4,), S.INIT_NORM, dtype=DTYPE))
-    run = memo.value(S.NGD_RUN.bind(suite=small, n_steps=20))
-    assert memo.value(S.NGD_RUN.bind(suite=small, n_steps=20)) is run and memo.computed[S.example1_suite.name] == 1
+    assert torch.allclose(torch.linalg.matrix_norm(suite.W0), torch.full((4,), example1_suite.INIT_NORM, dtype=DTYPE))
+    run = memo.value(example1_suite.NGD_RUN.bind(suite=small, n_steps=20))
+    assert memo.value(example1_suite.NGD_RUN.bind(suite=small, n_steps=20)) is run and memo.computed[example1_suite.example1_suite.name] == 1
     assert run.name == "NGD" and run.n_steps == 20 and run.traj["W"].shape == (len(suite.record_at), 4, 16, 16)
-    longer = memo.value(S.NGD_RUN.bind(suite=small, n_steps=40))
+    longer = memo.value(example1_suite.NGD_RUN.bind(suite=small, n_steps=40))
     assert int(longer.traj.steps[-1]) == 40 and torch.equal(longer.traj["W"][0], run.traj["W"][0])
-    wrong = memo.value(S.suite_wrong_w_mm.bind(suite=small))
+    wrong = memo.value(example1_suite.suite_wrong_w_mm.bind(suite=small))
     assert wrong.shape == suite.W_mm.shape and not torch.allclose(wrong, suite.W_mm)
-    assert torch.equal(memo.value(S.suite_w_mm.bind(suite=small)), suite.W_mm)
+    assert torch.equal(memo.value(example1_suite.suite_w_mm.bind(suite=small)), suite.W_mm)
 
 
 def test_instances_breaking_ass2_keep_their_own_w_mm():
-    inst = resolve(fs.example1_instances.bind(spread=1.0), Context(seed=0, budget="quick"))
+    inst = resolve(bank.example1_instances.bind(spread=1.0), Context(seed=0, budget="quick"))
     assert inst.spread == 1.0 and len(inst.problems) == 3
     assert all(r_drop is r for _, r, r_drop in inst.problems)
     assert all(float(data.assumptions(ds)["spread"]) > 0 for ds, _, _ in inst.problems)
@@ -135,29 +133,29 @@ def test_ass1_is_one_definition_with_b3s_floor():
     """ass1() is nu/(1-3nu) <= nu* at the floor b of Lemma 2's eps and the step; ASS1/ASS2 read a probe instance."""
     ds = data.example1(n=8, T=4, d=32, seed=0)
     geo = runs.geometry(ds)
-    a = fx.ass1(ds)
-    b = float(fx.opt_score_floor(4, geo["R"], fx.EPS, 0.0))
-    assert math.isclose(a.b, b) and math.isclose(a.nu_star, float(fx.nu_star(geo, 8, b)))
+    a = assumptions.ass1(ds)
+    b = float(assumptions.opt_score_floor(4, geo["R"], assumptions.EPS, 0.0))
+    assert math.isclose(a.b, b) and math.isclose(a.nu_star, float(assumptions.nu_star(geo, 8, b)))
     assert a.nu == geo["nu"] and not a.holds and math.isinf(a.lhs)            # nu ~ 0.44 > 1/3
-    assert a.holds == bool(fx.ass1_holds(geo, 8, b))
+    assert a.holds == bool(assumptions.ass1_holds(geo, 8, b))
     # a small step leaves the floor alone; a large one lowers it (and nu*)
-    assert math.isclose(fx.ass1(ds, step=0.1).b, b) and fx.ass1(ds, step=10.0).nu_star < a.nu_star
+    assert math.isclose(assumptions.ass1(ds, step=0.1).b, b) and assumptions.ass1(ds, step=10.0).nu_star < a.nu_star
     orth = runs.orthogonal_tokens(4, 3, seed=0)
-    assert fx.ass1(orth).holds and fx.ass1(orth, step=10.0).holds              # nu is rounding (~1e-16): counted 0
-    assert not fx.ass1(runs.orthogonal_tokens(4, 3, rho=0.5, seed=0)).holds
-    assert fx.ASS1.holds({"ds": orth}) and not fx.ASS1.holds({"ds": ds})
-    assert fx.ASS2.holds({"ds": ds}) and not fx.ASS2.holds({"ds": data.example1(n=8, T=4, d=32, spread=0.5)})
-    assert float(fx.ass1_lhs(torch.tensor(0.1, dtype=DTYPE))) == 0.1 / 0.7
+    assert assumptions.ass1(orth).holds and assumptions.ass1(orth, step=10.0).holds              # nu is rounding (~1e-16): counted 0
+    assert not assumptions.ass1(runs.orthogonal_tokens(4, 3, rho=0.5, seed=0)).holds
+    assert assumptions.ASS1.holds({"ds": orth}) and not assumptions.ASS1.holds({"ds": ds})
+    assert assumptions.ASS2.holds({"ds": ds}) and not assumptions.ASS2.holds({"ds": data.example1(n=8, T=4, d=32, spread=0.5)})
+    assert float(assumptions.ass1_lhs(torch.tensor(0.1, dtype=DTYPE))) == 0.1 / 0.7
 
 
 def test_probes_leave_infeasible_w_svm_undecided():
-    from theorems.paper_b.l4_gradient_correlation import l4_probe_conclusion
-    from theorems.paper_b.l5_norm_growth import l5_conclusion
+    from theorems.paper_b.fixed_head.l4_gradient_correlation import l4_probe_conclusion
+    from theorems.paper_b.fixed_head.l5_norm_growth import l5_conclusion
 
     # more sequences than dimensions can separate: d = 2 with n = 6 Gaussian sequences is infeasible
     inst = dict(kind="gaussian", n=6, T=3, d=2, rho=0.0, spread=0.0, seed=3, log_norm=0.0, mix=0.5,
                 log_init=-1.0, log_eta=-1.0)
-    ds, r, facts = fp.probe_problem(dict(inst))
+    ds, r, facts = lemma_probes.probe_problem(dict(inst))
     assert r is None and facts["feasible"] is False
     for conclusion in (l4_probe_conclusion, l5_conclusion):
         holds, _, _, facts = conclusion(dict(inst), 1e-3)
@@ -165,17 +163,17 @@ def test_probes_leave_infeasible_w_svm_undecided():
 
 
 def test_envelope_rule_states_its_effective_bound_and_refuses_short_windows():
-    """fixed_head_rates.decide_envelope: bound -1 + s_2 in ``claimed``; a window whose allowance exceeds
+    """rates.decide_envelope: bound -1 + s_2 in ``claimed``; a window whose allowance exceeds
     MAX_ALLOWANCE never passes (t^-0.65 passed the old quick window [50, 500]); too wide an interval is
     inconclusive."""
-    from theorems.paper_b import fixed_head_rates as rf
+    from theorems.paper_b.fixed_head import rates
 
-    a, bound, _ = rf.effective_bound(300, 3000)
-    assert a <= rf.MAX_ALLOWANCE and math.isclose(bound, -1 + a)
-    assert rf.decide_envelope(-2.1, -1.9, 300, 3000).status == "pass"
-    assert rf.decide_envelope(-0.5, -0.4, 300, 3000).status == "fail"
-    assert rf.decide_envelope(-2.2, -1.9, 300, 3000).status == "inconclusive"     # wider than MAX_WIDTH
-    short = rf.decide_envelope(-0.70, -0.62, 50, 500)                              # allowance 0.40 > 0.3
+    a, bound, _ = rates.effective_bound(300, 3000)
+    assert a <= rates.MAX_ALLOWANCE and math.isclose(bound, -1 + a)
+    assert rates.decide_envelope(-2.1, -1.9, 300, 3000).status == "pass"
+    assert rates.decide_envelope(-0.5, -0.4, 300, 3000).status == "fail"
+    assert rates.decide_envelope(-2.2, -1.9, 300, 3000).status == "inconclusive"     # wider than MAX_WIDTH
+    short = rates.decide_envelope(-0.70, -0.62, 50, 500)                              # allowance 0.40 > 0.3
     assert short.status == "inconclusive" and short.claimed.startswith("≤ -0.598")
 
 
@@ -186,24 +184,24 @@ def test_probe_rate_reads_a_time_offset_as_undecided_and_gd_as_sublinear():
     phase and fails the linear-growth part on its last decade; NGD and the Polyak step there hold on their first
     window.  The run's largest step and initial logit bound come back as facts (nothing is written into the
     instance)."""
-    from theorems.paper_b import fixed_head_rates as rf
+    from theorems.paper_b.fixed_head import phase_probe
 
     ds = data.example1(n=2, T=2, d=5, spread=0.0, sigma=2.7815560826659516 / math.sqrt(5), seed=256022430)
     inst = dict(kind="example1", n=2, T=2, d=5, rho=None, extra_dims=1, spread=0.0, init=1.1610536077854636,
                 adversarial=True, data_seed=256022430, ds=ds, nu=float(data.assumptions(ds)["nu"]))
     before = dict(inst)
-    holds, label, _, facts = rf.probe_rate(inst, "Polyak")
+    holds, label, _, facts = phase_probe.probe_rate(inst, "Polyak")
     assert holds is None and label == "window not complete" and facts["step"] > 100 and inst == before
-    ass1_ok, _, small_init_ok = rf.probe_assumptions(inst, facts).values()
+    ass1_ok, _, small_init_ok = phase_probe.probe_assumptions(inst, facts).values()
     assert not ass1_ok and not small_init_ok                                       # outside Ass 1 and Lemma 2
-    assert rf.describe(inst, facts)["step"] == facts["step"] and "step" not in rf.describe(inst, {})
+    assert phase_probe.describe(inst, facts)["step"] == facts["step"] and "step" not in phase_probe.describe(inst, {})
     orth = runs.orthogonal_tokens(3, 3, rho=0.0, extra_dims=2, seed=1)
     good = dict(kind="orthogonal", n=3, T=3, d=orth.d, rho=0.0, extra_dims=2, spread=0.0, init=0.01, eta=1.0,
                 adversarial=False, data_seed=1, ds=orth, nu=float(data.assumptions(orth)["nu"]))
     for algorithm in ("NGD", "Polyak"):
-        holds, label, detail, _ = rf.probe_rate(dict(good), algorithm)
+        holds, label, detail, _ = phase_probe.probe_rate(dict(good), algorithm)
         assert (holds, label) == (True, "fitted") and "-2.000" in detail and "looked" not in detail
-    assert rf.probe_rate(dict(good), "GD")[:2] == (False, "sublinear growth")
+    assert phase_probe.probe_rate(dict(good), "GD")[:2] == (False, "sublinear growth")
 
 
 def test_probe_rate_looks_once_more_a_decade_later():
@@ -211,71 +209,70 @@ def test_probe_rate_looks_once_more_a_decade_later():
     W_mm's line (1 - corr ~ 1e-31, below its C/t^2 asymptote), so 1 - corr rises until t ~ 300: the run's first
     window in its phase, [33, 337], sees it flat; the next decade of its clock, [337, 4000], decays as t^-2.  GD still
     fails (log t growth)."""
-    from theorems.paper_b import fixed_head_rates as rf
+    from theorems.paper_b.fixed_head import phase_probe
 
     ds = runs.orthogonal_tokens(2, 3, rho=0.0, spread=0.0, extra_dims=1, seed=7)
     inst = dict(kind="orthogonal", n=2, T=3, d=ds.d, rho=0.0, extra_dims=1, spread=0.0, init=0.01,
                 eta=1.9109529749704406, adversarial=True, data_seed=7, ds=ds, nu=float(data.assumptions(ds)["nu"]))
-    run = rf.probe_run(inst, "NGD")
-    first = rf.phase_window(run)
+    run = phase_probe.probe_run(inst, "NGD")
+    first = phase_probe.phase_window(run)
     assert [int(run.traj.steps[k]) for k in first] == [33, 337]
-    assert rf.rate_window(run, rf._mask(run, first))[0] is False                     # flat on the first decade
-    holds, label, detail, facts = rf.probe_rate(inst, "NGD", run)
+    assert phase_probe.rate_window(run, phase_probe._mask(run, first))[0] is False                     # flat on the first decade
+    holds, label, detail, facts = phase_probe.probe_rate(inst, "NGD", run)
     assert (holds, label) == (True, "fitted") and "-2.000" in detail and "looked a decade later" in detail
-    assert facts == run.facts and run.t == rf.PHASE_CAP
-    assert rf.probe_rate(dict(inst), "GD")[:2] == (False, "sublinear growth")
+    assert facts == run.facts and run.t == phase_probe.PHASE_CAP
+    assert phase_probe.probe_rate(dict(inst), "GD")[:2] == (False, "sublinear growth")
 
 
 def test_probe_records_do_not_depend_on_where_the_run_paused():
     """A probe run continued segment by segment records the same steps and iterates as one run of the same length
-    (``fixed_head_rates.probe_grid``), so its windows and decisions do not depend on the segments."""
-    from theorems.paper_b import fixed_head_rates as rf
+    (``phase_probe.probe_grid``), so its windows and decisions do not depend on the segments."""
+    from theorems.paper_b.fixed_head import phase_probe
 
     ds = runs.orthogonal_tokens(3, 2, rho=0.0, extra_dims=1, seed=3)
     inst = dict(kind="orthogonal", n=3, T=2, d=ds.d, rho=0.0, extra_dims=1, spread=0.0, init=0.01, eta=0.3,
                 adversarial=False, data_seed=3, ds=ds, nu=0.0)
-    run = rf.probe_run(inst, "NGD")
+    run = phase_probe.probe_run(inst, "NGD")
     while run.t < 1200:
         run.extend()
-    whole = rf.train_segment(ds, run.transform, run.W0, 0, 1200, rf.probe_grid())
+    whole = phase_probe.train_segment(ds, run.transform, run.W0, 0, 1200, phase_probe.probe_grid())
     assert torch.equal(run.traj.steps, whole.steps)
     assert torch.allclose(run.traj["W"], whole["W"], rtol=1e-12, atol=0)
 
 
 def test_in_scope_family_sits_inside_ass1_at_its_level():
-    """``fixed_head_inscope``: each data set at nu/(1 - 3 nu) = LEVEL x nu* (Ass 1 at eps = 1/4 and the pilot's
+    """``inscope``: each data set at nu/(1 - 3 nu) = LEVEL x nu* (Ass 1 at eps = 1/4 and the pilot's
     largest step), every start inside Lemma 2's bound, every run inside the assumptions by its own record; the
     Example-1 suite's runs are outside our Ass 1."""
-    from theorems.paper_b import example1_suite_setups as S
-    from theorems.paper_b import fixed_head_inscope as F
+    from theorems.paper_b.fixed_head import example1_suite, inscope
 
     memo = Memo(Context(seed=0, budget="quick"))
     for kind, eta in (("ngd", 1.0), ("polyak", math.inf)):
-        suite = memo.value(F.family(kind, eta, n_runs=4, n_steps=200))
+        suite = memo.value(inscope.family(kind, eta, n_runs=4, n_steps=200))
         assert suite.adversarial.tolist() == [False, False, False, True]
         assert all(level.holds and level.lhs > 0 for level in suite.ass1)
-        assert (runs.init_logit_bound(suite.W0, suite.ds) <= fx.EPS + 1e-12).all()
-        run = memo.value(F.inscope_run.bind(suite=F.family(kind, eta, n_runs=4, n_steps=200), kind=kind, eta=eta,
+        assert (runs.init_logit_bound(suite.W0, suite.ds) <= assumptions.EPS + 1e-12).all()
+        run = memo.value(inscope.inscope_run.bind(suite=inscope.family(kind, eta, n_runs=4, n_steps=200), kind=kind, eta=eta,
                                             n_steps=200))
-        assert all(r["inside"] for r in F.suite_scope(suite, run))
-    ngd = memo.value(F.family("ngd", 1.0, n_runs=4, n_steps=200))
-    ratio = [lv.lhs / fx.ass1(x, step=1.0, eps=fx.EPS).nu_star for x, lv in zip(ngd.datasets, ngd.ass1)]
-    assert all(abs(r - F.INSCOPE_LEVEL) < 1e-3 for r in ratio)                     # NGD's step is eta exactly
-    ex1 = S.example1_suite.bind(n_runs=4)
-    assert not any(r["inside"] for r in F.suite_scope(memo.value(ex1), memo.value(S.NGD_RUN.bind(suite=ex1,
+        assert all(r["inside"] for r in inscope.suite_scope(suite, run))
+    ngd = memo.value(inscope.family("ngd", 1.0, n_runs=4, n_steps=200))
+    ratio = [lv.lhs / assumptions.ass1(x, step=1.0, eps=assumptions.EPS).nu_star for x, lv in zip(ngd.datasets, ngd.ass1)]
+    assert all(abs(r - inscope.INSCOPE_LEVEL) < 1e-3 for r in ratio)                     # NGD's step is eta exactly
+    ex1 = example1_suite.example1_suite.bind(n_runs=4)
+    assert not any(r["inside"] for r in inscope.suite_scope(memo.value(ex1), memo.value(example1_suite.NGD_RUN.bind(suite=ex1,
                                                                                                   n_steps=50))))
 
 
 def test_record_scope_says_in_scope_only_when_every_run_is_inside():
     from theorems.claim import Context
     from theorems.evidence import Evidence
-    from theorems.paper_b import fixed_head_inscope as F
+    from theorems.paper_b.fixed_head import inscope
 
     ev = Evidence(Context())
-    assert F.record_scope(ev, 32, 32)["scope_evidence"] == "in scope"
-    assert F.record_scope(ev, 31, 32)["scope_evidence"] == "31 of 32 runs inside"
-    assert F.record_scope(ev, 0, 4)["scope_evidence"] == "0 of 4 runs inside"
-    assert F.record_scope(ev, 0, 0)["scope_evidence"] == "0 of 0 runs inside"
+    assert inscope.record_scope(ev, 32, 32)["scope_evidence"] == "in scope"
+    assert inscope.record_scope(ev, 31, 32)["scope_evidence"] == "31 of 32 runs inside"
+    assert inscope.record_scope(ev, 0, 4)["scope_evidence"] == "0 of 4 runs inside"
+    assert inscope.record_scope(ev, 0, 0)["scope_evidence"] == "0 of 0 runs inside"
     assert ev.lines[0].startswith("scope evidence: in scope (32 of 32 runs inside")
     assert ev.lines[1].startswith("scope evidence: not in scope, 31 of 32 runs inside")
 
@@ -284,7 +281,7 @@ def test_issue11_instance_is_not_decided_by_the_phase_rule():
     """Issue 11's B.T7 instance (Example 1, n = T = 2, d = 3, noise 3.0, data seed 139, W_0 = -1.78 Wbar_mm) under
     the uncapped Polyak step: its first step is ~1300 long and its norm grows only ~1.4-fold by the cap, so the
     probe's rule leaves it not decided; it lies outside Ass 1 and Lemma 2's init."""
-    from theorems.paper_b import t7_polyak as T7
+    from theorems.paper_b.fixed_head import t7_polyak as T7
 
     r = T7.replay_counterexample()
     assert r["holds"] is None and r["label"] == "window not complete" and r["facts"]["step"] > 1000
@@ -340,13 +337,13 @@ def test_ngd_rate_is_an_equivalence_read_only_when_the_window_allowance_is_below
 
 def test_paper_b_equalities_exclude_a_named_alternative_at_half_its_distance():
     """Each paper-B equivalence margin is half the distance to the alternative it names (issue #30)."""
-    from theorems.paper_b import fig6_vit_digits as F6
-    from theorems.paper_b import fixed_head_rates as rf
-    from theorems.paper_b import l6_example1_assumptions as L6
     from theorems.paper_b import s33_two_token as S33
-    from theorems.paper_b import t2_joint_loss as T2
+    from theorems.paper_b.fixed_head import l6_example1_assumptions as L6
+    from theorems.paper_b.fixed_head import rates
+    from theorems.paper_b.joint import t2_joint_loss as T2
+    from theorems.paper_b.vision import fig6_vit_digits as F6
 
-    assert math.isclose(rf.SATURATION_MARGIN.half_width, abs(-1 - -0.5) / 2)        # slope -1 vs -1/2
+    assert math.isclose(rates.SATURATION_MARGIN.half_width, abs(-1 - -0.5) / 2)        # slope -1 vs -1/2
     assert math.isclose(S33.STOLZ_MARGIN.half_width, abs(1 - 0.5) / 2)              # 2 eta/e vs eta/e
     assert math.isclose(S33.NGD_RATE_MARGIN.half_width, abs(-2 - -1) / 2)           # t^-2 vs Theorem 1's t^-1
     assert math.isclose(L6.RATE_MARGIN.half_width, abs(-0.5 - -1) / 2)              # d^-1/2 vs d^-1 (and d^0)

@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 from theorems import fixture as fx
-from theorems.paper_b import example1_suite_setups as S
-from theorems.paper_b import fig2_fixed_head as F2
-from theorems.paper_b import t2_joint_loss as T2
-from theorems.paper_b.joint_rates import WINDOW
-from theorems.paper_b.joint_setups import EQ10, ETA, STEPS
+from theorems.paper_b.fixed_head import example1_suite
+from theorems.paper_b.fixed_head import fig2_fixed_head as F2
+from theorems.paper_b.joint import t2_joint_loss as T2
+from theorems.paper_b.joint.rates import WINDOW
+from theorems.paper_b.joint.setups import EQ10, ETA, STEPS
 
 
 def _w_bound(t: int, a: float) -> float:
@@ -50,13 +50,13 @@ def test_t2_derivation_proves_the_interior_and_rejects_the_w_factor():
 
 
 def test_fig2_early_is_the_first_tenth_of_the_figure_and_names_no_cap():
-    assert F2.EARLY_END == S.SUITE_STEPS[0] // 10
+    assert F2.EARLY_END == example1_suite.SUITE_STEPS[0] // 10
     assert "t_cap" not in F2.early_gaps.__code__.co_varnames       # the window does not move with the cap
     lo, hi = F2.CAP_RANGE
-    assert math.isclose(S.PS_CAP / lo, 100) and math.isclose(hi / S.PS_CAP, 100)
+    assert math.isclose(example1_suite.PS_CAP / lo, 100) and math.isclose(hi / example1_suite.PS_CAP, 100)
     cap = F2.CLAIM.free_choice("PS cap")          # the cap is a free choice over CAP_RANGE, the suite's 1e4 its value
-    assert (cap.value, cap.low, cap.high) == (S.PS_CAP, *F2.CAP_RANGE)
-    assert cap.sets["ps-fastest-early"](S.PS_CAP)["ps"] is F2.PS_CAPPED_RUN
+    assert (cap.value, cap.low, cap.high) == (example1_suite.PS_CAP, *F2.CAP_RANGE)
+    assert cap.sets["ps-fastest-early"](example1_suite.PS_CAP)["ps"] is F2.PS_CAPPED_RUN
     assert cap.sets["ps-fastest-early"](lo)["ps"].params == {"cap": lo}
     assert not cap.analysis                       # another cap is another Polyak run (a fixture bound at it)
     for name, check in (("early window", "ps-fastest-early"), ("far faster", "ngd-far-faster-than-gd")):

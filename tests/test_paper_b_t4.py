@@ -2,13 +2,13 @@
 0.41 wide against its maximum 0.4 (one run at -0.20, the others at -0.40..-0.45): the pilot now runs more DM draws."""
 from theorems.claim import Context
 from theorems.fixture import resolve
-from theorems.paper_b import joint_setups as S
-from theorems.paper_b import t4_u_margin as t4
+from theorems.paper_b.joint import setups
+from theorems.paper_b.joint import t4_u_margin as t4
 
 
 #: the draws of the quick run at seed 618 before the DM draws were seeded by name (data seeds 618 * 100003 + k):
 #: where the pilot was introduced, the approach decision too wide to decide on 6 runs
-SEED_618_RUN = t4.MAIN_RUN.bind(batch=S.dm_batch.bind(seed=618))
+SEED_618_RUN = t4.MAIN_RUN.bind(batch=setups.dm_batch.bind(seed=618))
 
 
 def test_the_pilot_decides_seed_618_on_more_draws(monkeypatch):

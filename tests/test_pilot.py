@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from numerics.paper_b import data
-from theorems.paper_a import t1_3_strong_convexity as t13
-from theorems.paper_b import l11_joint_invariants as l11
-from theorems.paper_b.joint_assumptions import MAIN, nu_threshold
+from theorems.paper_a.geometry import t1_3_strong_convexity as t13
+from theorems.paper_b.joint import l11_joint_invariants as l11
+from theorems.paper_b.joint.assumptions import MAIN, nu_threshold
 from theorems.pilot import POWER_WIDTH, planned_growth, sized_by_pilot, sized_to_power, widest_ratio
 
 

@@ -63,6 +63,64 @@ def test_no_claim_module_imports_another_claim_module():
     assert not bad, "shared set-ups belong in fixture modules:\n" + "\n".join(sorted(bad))
 
 
+def _import_graph(root: Path) -> dict[str, set[str]]:
+    """Each module of theorems/ and numerics/ -> the project modules its import statements name (inside functions
+    too)."""
+    mods = _modules(root)
+    known = set(mods)
+    return {n: _direct_imports(n, f, known) - {n} for n, f in mods.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan): each holds at least one circle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while not comp or comp[-1] != v:
+                comp.append(stack.pop())
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circles():
+    """No module reaches, through its imports (inside functions included), a module that imports it: the modules
+    stack in floors and every arrow points down (a circle is the only way an arrow can point up)."""
+    circles = _circles(_import_graph(ROOT))
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_lower_floors_import_nothing_above_them():
+    """numerics/ imports nothing of theorems/; the core modules theorems/*.py import no paper's module; neither
+    paper's modules import the other's."""
+    def floor(n: str) -> str:
+        parts = n.split(".")
+        return parts[0] if parts[0] == "numerics" or len(parts) < 2 or not parts[1].startswith("paper_") else parts[1]
+
+    allowed = {"numerics": {"numerics"}, "theorems": {"numerics", "theorems"},
+               "paper_a": {"numerics", "theorems", "paper_a"}, "paper_b": {"numerics", "theorems", "paper_b"}}
+    bad = [f"{n} imports {m}" for n, deps in _import_graph(ROOT).items() for m in deps
+           if floor(m) not in allowed[floor(n)]]
+    assert not bad, "\n".join(sorted(bad))
+
+
 def _dependents(root: Path, edited: str) -> set[str]:
     """Claim modules whose imports reach ``edited`` (reverse closure over the direct-import graph)."""
     mods = _modules(root)

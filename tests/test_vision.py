@@ -262,7 +262,7 @@ def test_minibatches_are_epochs_of_permutations():
 
 
 def test_per_epoch_means_and_matched_epochs():
-    from theorems.paper_b.vision_metrics import matched_epochs, per_epoch
+    from theorems.paper_b.vision.metrics import matched_epochs, per_epoch
 
     x = torch.arange(14.0).reshape(7, 2)  # 7 steps, 2 runs
     assert per_epoch(x, 3).tolist() == [[2.0, 3.0], [8.0, 9.0]]  # the incomplete last epoch dropped
@@ -270,7 +270,7 @@ def test_per_epoch_means_and_matched_epochs():
 
 
 def test_cap_bound_counts_the_steps_where_the_cap_is_the_step():
-    from theorems.paper_b.vision_metrics import cap_bound
+    from theorems.paper_b.vision.metrics import cap_bound
 
     g = torch.tensor([[0.1], [1.0], [10.0], [0.01]])
     L = torch.tensor([[1.0], [1.0], [1.0], [1.0]])
@@ -292,7 +292,7 @@ def test_the_free_choices_move_the_runs_they_read():
     import inspect
 
     from theorems import fixture as fx
-    from theorems.paper_b.vision_setups import CAP, EPOCHS, VARIANTS, vision_runs
+    from theorems.paper_b.vision.setups import CAP, EPOCHS, VARIANTS, vision_runs
     from verify import registry
 
     assert "controls" not in inspect.signature(vision_runs.fn).parameters
@@ -315,8 +315,8 @@ def test_the_readings_of_the_vision_figures_are_analysis_choices():
     analysis choices: plain parameters of their checks, one declaration of the effect and the metrics for B.Fig5 and
     B.Fig7, each claim's own metric its value."""
     from theorems import fixture as fx
-    from theorems.paper_b import fig6_vit_digits as F6
-    from theorems.paper_b.vision_metrics import LEVEL, SLOWER, SLOWER_METRICS, SLOWER_RANGE
+    from theorems.paper_b.vision import fig6_vit_digits as F6
+    from theorems.paper_b.vision.metrics import LEVEL, SLOWER, SLOWER_METRICS, SLOWER_RANGE
     from verify import registry
 
     assert f"steps to loss {LEVEL:g}" in SLOWER_METRICS and SLOWER_RANGE[0] == 0.0
@@ -347,7 +347,7 @@ def _run(loss: torch.Tensor) -> "V.VisionRun":
 def test_slower_values_read_each_metric_off_the_paired_runs():
     """SNGD's loss a factor e^0.3 above SGD's at every step: each gap is 0.3 (the hitting time of 0.5 one step
     later), the share of epochs above by 0.25 is 1 and by 0.35 is 0; a zero effect is strict."""
-    from theorems.paper_b.vision_metrics import MOST, STRICT, slower_values
+    from theorems.paper_b.vision.metrics import MOST, STRICT, slower_values
 
     base = torch.tensor([2.0 * 0.8**t for t in range(12)], dtype=torch.float64)[:, None].repeat(1, 3)
     runs = {"SGD": _run(base), "SNGD": _run(base * math.exp(0.3))}  # 12 steps: no smoothing (window 1)
@@ -366,7 +366,7 @@ def test_slower_values_read_each_metric_off_the_paired_runs():
 @pytest.mark.slow
 def test_the_frozen_step_sizes_are_the_grids_choice():
     """TUNED holds what tune() returns on the tuning seeds (its shortest horizon, every cap it holds there)."""
-    from theorems.paper_b.vision_setups import TUNED, tune
+    from theorems.paper_b.vision.setups import TUNED, tune
 
     if not TUNED:
         pytest.skip("TUNED is empty: every setting is tuned in the run")
@@ -374,5 +374,5 @@ def test_the_frozen_step_sizes_are_the_grids_choice():
     caps = sorted(float(k[1]) for k in TUNED if k[0] == e)
     got = tune((e,), caps)
     for c in caps:
-        from theorems.paper_b.vision_setups import cap_key
+        from theorems.paper_b.vision.setups import cap_key
         assert got[(e, cap_key(c))] == TUNED[(e, cap_key(c))]

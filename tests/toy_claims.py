@@ -87,6 +87,22 @@ def uses_toy(i: int, uses) -> Claim:
 
 
 SHARING = [uses_toy(201, draws), uses_toy(202, draws), uses_toy(203, doubled)]
-for _c in SHARING:
+
+
+@fixture(uses={"each": [draws, draws.bind(scale=2.0)]})
+def gathered(ctx: Context, each):
+    """A gatherer: the values of a list of requests, concatenated in the list's order."""
+    _log(f"gathered {len(each)} seed={ctx.seed}")
+    return torch.cat(list(each))
+
+
+#: a check reading a gatherer of three requests (one of them ``doubled``, itself computed from ``draws``); its control
+#: replaces the list by one whose second entry is ``draws`` at scale 100 (the first is shared with the check's list)
+GATHERING = Claim(id="T.204", title="toy 204", statement="x = x", fidelity="exact", fidelity_note="toy",
+                  checks=(Check("mean", "numeric", "toy", mean_check,
+                                uses={"values": gathered.bind(each=[draws, draws.bind(scale=2.0), doubled])}),),
+                  controls=(Control("scaled", "mean", "toy: one gathered run scaled by 100",
+                                    {"values": gathered.bind(each=[draws, draws.bind(scale=100.0)])}),))
+for _c in SHARING + [GATHERING]:
     object.__setattr__(_c, "module", __name__)
-CLAIMS += SHARING  # noqa: E305 -- a worker finds a claim in its module's CLAIMS
+CLAIMS += SHARING + [GATHERING]  # noqa: E305 -- a worker finds a claim in its module's CLAIMS

@@ -22,16 +22,13 @@ control that mutates a shared set-up passes the mutated fixture request as the v
 """
 from __future__ import annotations
 
-import hashlib
 import math
 import inspect
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
-import torch
-from scipy import stats as _st
-
 from theorems import fixture as _fx
+from theorems.context import FAMILY_ALPHA, MAX_DECISIONS, Context  # noqa: F401 -- re-exported: the run a check receives
 
 Fidelity = Literal["exact", "reconstructed", "qualitative"]
 Status = Literal["pass", "fail", "inconclusive", "out of scope"]
@@ -39,14 +36,8 @@ Kind = Literal["symbolic", "numeric", "probe"]
 #: what a check is evidence for: the paper's claim, or only our code (it holds by algebra once the code is right)
 EvidenceFor = Literal["paper", "implementation"]
 BUDGETS = ("quick", "standard", "full")
-
-#: Family-wise false-alarm budget for one full run, split by Bonferroni over at
-#: most ``MAX_DECISIONS`` stochastic decisions: each decision runs at
-#: ``alpha = FAMILY_ALPHA / MAX_DECISIONS``.  A run with fewer decisions has a
-#: family-wise rate below ``FAMILY_ALPHA``.
-FAMILY_ALPHA = 0.01
-MAX_DECISIONS = 200
-
+#: the three kinds of evidence every lemma and theorem should have (``Claim.without`` names any it lacks, and why)
+EVIDENCE_KINDS = ("symbolic", "numeric", "probe")
 
 _SEVERITY = ("pass", "out of scope", "inconclusive", "fail")
 
@@ -54,56 +45,6 @@ _SEVERITY = ("pass", "out of scope", "inconclusive", "fail")
 def worst_status(statuses) -> str:
     """The weakest of several decisions inside one check: any ``fail`` fails it, then ``inconclusive``."""
     return max(statuses, key=_SEVERITY.index)
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a check may depend on: seed, budget, device.  Nothing else (so records replay).
-
-    ``alpha`` is the false-alarm rate the check may spend; a check that makes ``k`` stochastic
-    decisions spends ``alpha / k`` on each (``ctx.split(k)``).  ``figures`` is off when a negative
-    control re-runs its target check: the control's outcome is its decision, not its plots.
-    """
-
-    seed: int = 0
-    budget: str = "quick"
-    device: str = "cpu"
-    alpha: float = FAMILY_ALPHA / MAX_DECISIONS
-    max_examples: int | None = None  # overrides every probe's example count (``verify probe --max-examples``)
-    figures: bool = True
-
-    @property
-    def z(self) -> float:
-        """Two-sided normal quantile for the per-decision false-alarm rate ``alpha``."""
-        return float(_st.norm.isf(self.alpha / 2))
-
-    @property
-    def level(self) -> float:
-        """Confidence level ``1 - alpha`` of the intervals the decisions read."""
-        return 1.0 - self.alpha
-
-    def split(self, k: int) -> "Context":
-        """The same context with ``alpha / k``: for each of ``k`` decisions (Bonferroni)."""
-        if k < 1:
-            raise ValueError(f"split: need at least one decision, got {k}")
-        return replace(self, alpha=self.alpha / k)
-
-    def pick(self, quick: Any, standard: Any, full: Any | None = None) -> Any:
-        """Choose a size by budget (``full`` defaults to ``standard``)."""
-        return {"quick": quick, "standard": standard, "full": standard if full is None else full}[self.budget]
-
-    def generator(self, *keys: object) -> torch.Generator:
-        """A torch generator seeded from the run seed and ``keys`` (claim id, check name, ...).
-
-        Seeds are derived by hashing, so a check's random stream does not depend on
-        which other checks ran before it.
-        """
-        return torch.Generator(device="cpu").manual_seed(self.derived_seed(*keys))
-
-    def derived_seed(self, *keys: object) -> int:
-        """A 63-bit seed from the run seed and ``keys`` (for generators other than torch's)."""
-        h = hashlib.sha256(repr((self.seed,) + keys).encode()).digest()
-        return int.from_bytes(h[:8], "little") & (2**63 - 1)
 
 
 @dataclass
@@ -412,11 +353,20 @@ class Claim:
     #: for a claim (any fidelity) with numeric or probe checks that declares no free choice: why its
     #: checks make none the papers leave open (one line); such a claim has no sensitivity map
     no_free_choice: str = ""
+    #: the kinds of evidence ("symbolic", "numeric" for the paper, "probe") this claim has none of, each with its
+    #: one-line reason: every lemma and theorem is checked three ways or says why not (never silently)
+    without: Mapping[str, str] | tuple = ()
     module: str = ""  # filled in by the registry
     paper: str = ""  # derived from the id ("A.T1.3" -> "A")
 
     def check(self, name: str) -> Check:
         return next(c for c in self.checks if c.name == name)
+
+    def evidence_kinds(self) -> set[str]:
+        """The kinds of evidence the claim's checks give: "symbolic", "numeric" (a numeric check that is evidence for
+        the paper, not an implementation check) and "probe"."""
+        return {"numeric" if c.kind == "numeric" else c.kind for c in self.checks
+                if c.kind != "numeric" or c.evidence == "paper"}
 
     def control(self, name: str) -> Control:
         return next(k for k in self.controls if k.name == name)
@@ -447,6 +397,14 @@ class Claim:
             if "mutant" in c.overrides and "conclusion" in checks[c.target].params:  # a probe's mutated conclusion
                 _check_parameters(checks[c.target].params["conclusion"], c.overrides["mutant"],
                                   f"{self.id}: control {c.name!r} (mutant of the probe's conclusion)")
+        object.__setattr__(self, "without", tuple(sorted(dict(self.without).items())))  # hashable, like the rest
+        for kind, why in self.without:
+            if kind not in EVIDENCE_KINDS:
+                raise ValueError(f"{self.id}: without={{{kind!r}: ...}}: a kind of evidence is one of {EVIDENCE_KINDS}")
+            if not isinstance(why, str) or not why.strip() or "\n" in why.strip():
+                raise ValueError(f"{self.id}: without[{kind!r}] needs its reason in one line")
+            if kind in self.evidence_kinds():
+                raise ValueError(f"{self.id}: without[{kind!r}] is given but the claim has {kind} evidence")
         if self.free_choices and self.no_free_choice:
             raise ValueError(f"{self.id}: free choices declared and no_free_choice given; keep one")
         names = [f.name for f in self.free_choices]

@@ -16,26 +16,45 @@ check that names it::
   step sizes, horizons, an algorithm as a transform object, another fixture request for one it uses); a check or a
   control that varies one gets that value, never a stale one.  :func:`per_budget` gives a parameter one value per
   budget.  Parameters are checked against the function's signature when bound.
+* **Lists of requests.**  A parameter bound (or named in ``uses``) to a list or tuple of fixture requests receives
+  the list (tuple) of their values, in its order: a gatherer of several runs
+  (``runs.bind(each=[bank.bind(steps=s) for s in STEPS])``, ``def runs(ctx, each): ...``).  Each request is a
+  dependency of its own, computed and shared as any other (a control that replaces some of the list shares the rest).
+* **Keyed by value.**  A value is keyed by its fixture, its parameters and the run, never by an object's identity: a
+  plain value (number, string, ``None``) by itself; a tuple, list or frozenset, a named tuple and a frozen dataclass
+  by its type and items (recursively); a module-level function or class by its name; a closure or lambda by its code
+  and the values it captures (a ``numerics.optim`` transform is a named tuple of such closures, so two transforms
+  built alike are one key).  ``bind`` refuses any other value (a tensor, a mutable object) with one line naming the
+  parameter.  Two requests with equal keys share one value.
 * **Scopes.**  ``"run"``: the function takes the run's context first (``fn(ctx, **uses, **params)``) and its value
   is keyed by the run (seed, budget, device) and its parameters.  ``"static"``: no context (a symbolic derivation, a
   fixed problem), keyed by its parameters only.
-* **Randomness.**  A fixture draws from the run's context by a name of its own (``ctx.generator(NAME, ...)``), so its
-  draws depend on nothing but the run and that name: which checks ran before, or on which worker, does not matter.
+* **Randomness.**  A fixture's random stream is seeded from the run's seed and the keys the fixture's code passes to
+  ``ctx.generator(*keys)`` (or ``ctx.derived_seed(*keys)``): a name of its own and those of its parameters it names
+  there, hashed together (``theorems.context.Context.derived_seed``).  Nothing else enters it: not the budget, the
+  device, which checks ran before or on which worker, and not a parameter the code does not name, so two values of
+  such a parameter draw the same numbers (a step size or a horizon varied on the same draws).
 * **Sharing belongs to the runner.**  :class:`Memo` computes each (fixture, parameters, run) once and drops it after
   its last consumer; ``verify.execution`` does the same with one Dask future per fixture value.  No module keeps
   fixture values: a value is shared by reference and must not be modified (the runner cannot copy every tensor).
 
 Bad declarations are refused at import with one line: a ``uses`` name the function does not take, a parameter it does
-not take, a fixture that (through ``bind``) depends on itself.
+not take, a parameter value with nothing to key it by, a list mixing requests and values, a fixture that (through
+``bind``) depends on itself.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import importlib
 import inspect
+import types
 from types import MappingProxyType
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Mapping
+
+from theorems.context import Context
 
 Scope = Literal["run", "static"]
 SCOPES = ("run", "static")
@@ -69,12 +88,12 @@ class Fixture:
 
     fn: Callable[..., Any]
     scope: Scope = "run"
-    uses: Mapping[str, "Request"] = field(default_factory=dict)
+    uses: Mapping[str, Any] = field(default_factory=dict)  # name -> a request, or a list (tuple) of requests
 
     def __post_init__(self):
         if self.scope not in SCOPES:
             raise ValueError(f"fixture {self.name}: unknown scope {self.scope!r} (one of {', '.join(SCOPES)})")
-        object.__setattr__(self, "uses", MappingProxyType({k: as_request(v) for k, v in self.uses.items()}))
+        object.__setattr__(self, "uses", MappingProxyType({k: _dependency(v) for k, v in self.uses.items()}))
         takes = self._parameters()
         unknown = sorted(set(self.uses) - set(takes))
         if unknown:
@@ -130,23 +149,81 @@ def fixture(fn: Callable | None = None, *, scope: Scope = "run", uses: Mapping[s
 
 
 def _token(v: Any) -> Any:
-    """A value's part of a fixture key: itself when it is a plain value, a request's key, a module-level function's
-    name; otherwise the object's identity (a transform object bound once at module level is shared by identity)."""
-    if isinstance(v, (Request, Fixture)):
-        return as_request(v).key
-    if v is None or isinstance(v, (bool, int, float, str, bytes, PerBudget)):
+    """A value's part of a fixture key, by value (see the module docstring); a :class:`Unkeyable` error for a value
+    that could be keyed only by its identity."""
+    return _value_token(v, frozenset())
+
+
+class Unkeyable(TypeError):
+    """A parameter value with no value to key by (an arbitrary object, a tensor, a bound method of one)."""
+
+
+def _type_name(v: Any) -> str:
+    return f"{type(v).__module__}.{type(v).__qualname__}"
+
+
+def _value_token(v: Any, inside: frozenset[int]) -> Any:
+    if is_fixture(v):
+        return ("request", as_request(v).key())
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes)):
         return v
-    if isinstance(v, (tuple, frozenset)) and type(v) in (tuple, frozenset):
-        return (type(v).__name__, tuple(_token(x) for x in v))
-    qual = getattr(v, "__qualname__", None)
-    if callable(v) and qual and "<" not in qual and getattr(v, "__module__", None):
-        return ("fn", v.__module__, qual)
-    return ("id", id(v))
+    if id(v) in inside:  # a function whose closure holds itself (a recursive helper)
+        return ("itself",)
+    inside = inside | {id(v)}
+    if isinstance(v, tuple) and hasattr(type(v), "_fields"):  # a named tuple: a numerics.optim.Transform is one
+        return (_type_name(v), tuple((f, _value_token(getattr(v, f), inside)) for f in v._fields))
+    if type(v) in (tuple, list):
+        return (type(v).__name__, tuple(_value_token(x, inside) for x in v))
+    if type(v) is frozenset:
+        return ("frozenset", tuple(sorted((_value_token(x, inside) for x in v), key=repr)))
+    if dataclasses.is_dataclass(v) and not isinstance(v, type) and type(v).__dataclass_params__.frozen:
+        return (_type_name(v), tuple((f.name, _value_token(getattr(v, f.name), inside))
+                                     for f in dataclasses.fields(v)))
+    if isinstance(v, types.MethodType):
+        return ("method", _value_token(v.__self__, inside), _value_token(v.__func__, inside))
+    if isinstance(v, types.FunctionType):
+        if v.__closure__ is None and "<" not in v.__qualname__:
+            return ("fn", v.__module__, v.__qualname__)
+        # a closure or a lambda (what an optim transform is made of): its code and every value it captures
+        cells = tuple(_value_token(c.cell_contents, inside) if _cell_filled(c) else ("empty",)
+                      for c in v.__closure__ or ())
+        return ("closure", v.__module__, v.__qualname__, v.__code__.co_firstlineno, _code_digest(v.__code__),
+                _value_token(v.__defaults__, inside), _value_token(tuple(sorted((v.__kwdefaults__ or {}).items())),
+                                                                   inside), cells)
+    if isinstance(v, type) or (isinstance(v, types.BuiltinFunctionType)
+                               and (v.__self__ is None or isinstance(v.__self__, types.ModuleType))):
+        return ("fn", v.__module__, v.__qualname__)
+    raise Unkeyable(f"a {_type_name(v)} has no value to key by")
+
+
+def _cell_filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _code_digest(code: types.CodeType) -> str:
+    """The code's instructions, the names it reads and its constants (nested code by its own digest)."""
+    h = hashlib.sha256(code.co_code)
+    h.update(repr(code.co_names).encode())
+    for c in code.co_consts:
+        h.update((_code_digest(c) if isinstance(c, types.CodeType) else repr(c)).encode())
+    return h.hexdigest()[:16]
+
+
+def is_request_list(v: Any) -> bool:
+    """A list (or tuple) of fixture requests: a parameter whose value is the list of their values."""
+    return isinstance(v, (list, tuple)) and type(v) in (list, tuple) and bool(v) and all(is_fixture(x) for x in v)
 
 
 def _describe(v: Any) -> str:
     if isinstance(v, (Request, Fixture)):
         return as_request(v).describe()
+    if is_request_list(v):
+        inner = ", ".join(as_request(x).describe() for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner})"
     if isinstance(v, PerBudget):
         return f"per_budget({v.quick!r}, {v.standard!r}, {v.full!r})"
     qual = getattr(v, "__qualname__", None)
@@ -168,25 +245,47 @@ class Request:
         unknown = sorted(set(self.params) - set(takes))
         if unknown:
             raise ValueError(f"fixture {self.fixture.short_name} takes no parameter(s) {', '.join(unknown)}")
+        what = f"fixture {self.fixture.short_name}"
         for name in self.fixture.uses:
-            if name in self.params and not isinstance(self.params[name], (Request, Fixture)):
-                raise ValueError(f"fixture {self.fixture.short_name}: {name} is a fixture it uses; bind a fixture "
-                                 "request there, not a value")
+            if name in self.params and not (is_fixture(self.params[name]) or is_request_list(self.params[name])):
+                raise ValueError(f"{what}: {name} is a fixture it uses; bind a fixture request (or a list of them) "
+                                 "there, not a value")
+        for name, v in self.params.items():
+            if isinstance(v, (list, tuple)) and any(is_fixture(x) for x in v) and not is_request_list(v):
+                raise ValueError(f"{what}: {name} mixes fixture requests and values; bind a list of requests or a "
+                                 "value")
+        for name, v in self.plain_params().items():
+            try:
+                _token(v)
+            except Unkeyable as e:
+                raise ValueError(f"{what}: parameter {name} = {_describe(v)} cannot be keyed by value ({e}); give a "
+                                 "plain value, a frozen dataclass, a module-level function or an optim transform") \
+                    from None
         _refuse_cycle(self, ())
 
     def bind(self, **params: Any) -> "Request":
         return Request(self.fixture, {**self.params, **params})
 
+    def _injected(self) -> dict[str, Any]:
+        """Each parameter injected as fixture values: its ``uses``, with any replaced by ``params``, and any parameter
+        bound to a fixture or to a list of them; each a request or a list (tuple) of requests."""
+        deps = {k: self.params.get(k, r) for k, r in self.fixture.uses.items()}
+        deps |= {k: v for k, v in self.params.items() if is_fixture(v) or is_request_list(v)}
+        return {k: _dependency(v) for k, v in deps.items()}
+
     def dependencies(self) -> dict[str, "Request"]:
-        """The fixtures this one is computed from: its ``uses``, with any replaced by ``params``, and any parameter
-        bound to a fixture (injected as that fixture's value)."""
-        deps = {k: as_request(self.params.get(k, r)) for k, r in self.fixture.uses.items()}
-        return deps | {k: as_request(v) for k, v in self.params.items() if is_fixture(v)}
+        """The fixtures this one is computed from, one entry each: a parameter bound to a fixture under its own name,
+        the i-th request of a list under ``name[i]``."""
+        out: dict[str, Request] = {}
+        for k, d in self._injected().items():
+            out |= {k: d} if isinstance(d, Request) else {f"{k}[{i}]": r for i, r in enumerate(d)}
+        return out
 
     def plain_params(self) -> dict[str, Any]:
         """The parameters that are values (defaults filled in), before per-budget values are picked."""
         return {**self.fixture.defaults(),
-                **{k: v for k, v in self.params.items() if k not in self.fixture.uses and not is_fixture(v)}}
+                **{k: v for k, v in self.params.items()
+                   if k not in self.fixture.uses and not is_fixture(v) and not is_request_list(v)}}
 
     def arguments(self, budget: str) -> dict[str, Any]:
         """The value parameters the function is called with at ``budget``."""
@@ -206,8 +305,11 @@ class Request:
         return f"{self.fixture.short_name}({inner})"
 
     def compute(self, ctx, dependencies: Mapping[str, Any]) -> Any:
-        """The fixture's value at the run ``ctx`` from its dependencies' values."""
-        kw = {**dict(dependencies), **self.arguments(ctx.budget)}
+        """The fixture's value at the run ``ctx`` from its dependencies' values (keyed as :meth:`dependencies`; a list
+        of requests is passed as the list, or tuple, of their values in its order)."""
+        kw = {k: dependencies[k] if isinstance(d, Request) else
+              type(d)(dependencies[f"{k}[{i}]"] for i in range(len(d))) for k, d in self._injected().items()}
+        kw |= self.arguments(ctx.budget)
         return self.fixture.fn(fixture_context(ctx), **kw) if self.fixture.scope == "run" else self.fixture.fn(**kw)
 
     def __repr__(self) -> str:
@@ -226,6 +328,11 @@ def is_fixture(v: Any) -> bool:
     return isinstance(v, (Request, Fixture))
 
 
+def _dependency(v: Any) -> "Request | list[Request] | tuple[Request, ...]":
+    """A fixture, or a list (tuple) of them, as requests (the container kept: its values are passed in one)."""
+    return type(v)(as_request(x) for x in v) if is_request_list(v) else as_request(v)
+
+
 def _refuse_cycle(req: Request, path: tuple[str, ...]) -> None:
     """A fixture that needs itself, at any parameters, through the fixtures it uses (requests are built from
     requests that exist, so only a ``bind`` can close such a loop)."""
@@ -240,8 +347,6 @@ def _refuse_cycle(req: Request, path: tuple[str, ...]) -> None:
 def fixture_context(ctx):
     """The context a fixture sees: the run (seed, budget, device) only, so a check and its controls (figures off, a
     different alpha) share one value."""
-    from theorems.claim import Context
-
     return Context(seed=ctx.seed, budget=ctx.budget, device=ctx.device)
 
 
@@ -381,5 +486,6 @@ def check_uses(fn: Callable, uses: Mapping[str, Any], what: str) -> dict[str, Re
     return out
 
 
-__all__ = ["Fixture", "Request", "Memo", "FixtureFailure", "Parts", "PerBudget", "fixture", "per_budget", "resolve", "as_request", "is_fixture",
-           "closure", "run_key", "requests_in", "check_uses", "fixture_context"]
+__all__ = ["Fixture", "Request", "Memo", "FixtureFailure", "Parts", "PerBudget", "Unkeyable", "fixture", "per_budget",
+           "resolve", "as_request", "is_fixture", "is_request_list", "closure", "run_key", "requests_in", "check_uses",
+           "fixture_context"]

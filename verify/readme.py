@@ -26,7 +26,10 @@ def _cell(text: str) -> str:
 
 
 def _evidence(rec: dict) -> str:
+    """The evidence cell: the kinds that ran, a kind a lemma or theorem lacks with why ("no probe: <reason>"), the
+    controls."""
     return ", ".join(f"controls {e['label']} rejected" if e["kind"] == "controls"
+                     else f"no {e['kind']}: {e['title']}" if e["status"] == "none"
                      else f"{e['kind']} ({e['label']})" if "label" in e else e["kind"] for e in evidence(rec))
 
 

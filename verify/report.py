@@ -244,11 +244,35 @@ def _headline(rec: dict) -> str:
     return rec.get("reason", "")
 
 
+def missing_evidence(rec: dict) -> dict[str, str]:
+    """The kinds of evidence a checked lemma or theorem (figures aside) lacks: "symbolic", "numeric" (for the paper:
+    implementation checks do not count) or "probe", each with the claim's stated reason (``Claim.without``) or
+    "no reason given"."""
+    if rec["verdict"] == "not checked" or is_figure(rec):
+        return {}
+    checks = rec.get("checks", [])
+    have = {"numeric" if c["kind"] == "numeric" else c["kind"] for c in checks
+            if c["kind"] != "numeric" or c.get("evidence", "paper") == "paper"}
+    why = rec["claim"].get("without") or {}
+    return {k: why.get(k, "no reason given") for k in KINDS if k not in have}
+
+
 def evidence(rec: dict) -> list[dict]:
-    """Per evidence kind that ran: its worst status and how many checks; then the controls."""
+    """Per evidence kind that ran: its worst status and how many checks; a kind a lemma or theorem lacks, with why;
+    then the controls."""
     out = []
+    missing = missing_evidence(rec)
     for kind in KINDS:
         cs = [c for c in rec.get("checks", []) if c["kind"] == kind]
+        if kind in missing and not cs:
+            out.append({"kind": kind, "status": "none", "n": 0, "label": "none", "title": missing[kind]})
+            continue
+        if kind in missing:  # numeric checks that are all implementation checks: no evidence for the paper
+            cs_title = "; ".join(f"{c['name']}: {c['status']} (implementation check)" for c in cs)
+            out.append({"kind": kind, "status": worst_status(c["status"] for c in cs), "n": len(cs),
+                        "label": f"impl. only{' ×%d' % len(cs) if len(cs) > 1 else ''}",
+                        "title": f"{cs_title}; no numeric evidence for the paper: {missing[kind]}"})
+            continue
         if cs:
             worst = worst_status(c["status"] for c in cs)
             impl = sum(c.get("evidence") == "implementation" for c in cs)

@@ -270,6 +270,7 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
                   "findings": list(claim.findings),
                   "free_choices": [free_choice_entry(f) for f in claim.free_choices],
                   "no_free_choice": claim.no_free_choice,
+                  "without": dict(claim.without),
                   "ledger": ledger.claim_constants(claim) if claim.module.startswith("theorems.") else []},
         "verdict": v,
         "reason": reason,

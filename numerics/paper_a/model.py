@@ -272,7 +272,7 @@ def mc_population_loss(
 
 
 # ---------------------------------------------------------------------------
-# The n-law: E Lhat_n - L = c(theta)/(n-1) + O(n^-2) (c derived in theorems/paper_a/t1_1_population_loss.py)
+# The n-law: E Lhat_n - L = c(theta)/(n-1) + O(n^-2) (c derived in A.T1.1: theorems/paper_a/softmax_bias/)
 # ---------------------------------------------------------------------------
 
 def loo_gap_samples(V: torch.Tensor, K: torch.Tensor, Sigma: torch.Tensor, W_star: torch.Tensor, sigma: float, n: int,

@@ -16,7 +16,7 @@ Two kinds of samples, both with variance reduction by exact-mean control variate
   for the row functions, the gradients by autograd.
 
 The coefficients and limits these samples are compared with are derived by the claims and live beside their
-derivations (``theorems/paper_a/bias_coefficients.py`` and the claim modules), not here.
+derivations (``theorems/paper_a/softmax_bias/coefficients.py`` and the claim modules), not here.
 
 Shapes: ``V`` (B, r, d), ``K`` (B, d, d) or (d, d), ``Sigma`` (d, d), ``W_star`` (B, r, d) or (r, d).
 """

@@ -235,7 +235,7 @@ def scale_by_joint(eta_w: float, eta_u: float, w_time_power: float = 1 / 3, u_lo
 class Algorithm:
     """A training rule as a check names it: the name its records print, the transform, and its step cap (the
     largest step size, for the rules that have one: capped NGD, Polyak).  A fixture parameter: runs of it are keyed
-    by this object, so bind each once."""
+    by its fields, the transform by value (``theorems.fixture``), so two built alike share their runs."""
 
     name: str
     transform: Transform

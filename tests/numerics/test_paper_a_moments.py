@@ -10,15 +10,11 @@ from numerics.paper_a import moments as mo
 from numerics.paper_a import oracle as orc
 from numerics.paper_a.algorithms import random_instance
 from numerics.paper_a.model import sym_sqrt
-from theorems.paper_a.bias_coefficients import (
-    loo_bias_coefficient,
-    regularizer_bias_coefficient,
-    tilted_limits,
-    untilted_limits,
-)
-from theorems.paper_a.l9_softmax_moments import amgm_bounds
-from theorems.paper_a.t4_gradient_loss import lemma_route_coefficient, lemma_route_without_third_moment
-from theorems.paper_a.t5_gradient_regularizer import first_only
+from theorems.paper_a.softmax_bias.coefficients import (loo_bias_coefficient, regularizer_bias_coefficient,
+                                                        tilted_limits, untilted_limits)
+from theorems.paper_a.softmax_bias.l9_softmax_moments import amgm_bounds
+from theorems.paper_a.softmax_bias.t4_gradient_loss import lemma_route_coefficient, lemma_route_without_third_moment
+from theorems.paper_a.softmax_bias.t5_gradient_regularizer import first_only
 
 
 def _setup(seed=0, B=2, m_op=0.1):

@@ -20,7 +20,7 @@ What the constants are (the seed lost them; ours, label reconstructed):
   coordinates the preconditioner mismatch has norm ``kappa = 2e + e^2`` (A.L4), and Lemma 4's constant
   ``alpha/2 - kappa sqrt(beta)`` stays ``>= alpha/4`` iff ``kappa <= alpha/(4 sqrt(beta))``, i.e.
   ``e_0 = sqrt(1 + alpha(rho')/(4 sqrt(beta(rho')))) - 1`` with A.T1.3's ``alpha``, ``beta``.  (Both are computed by
-  ``theorems.paper_a.geometry_constants.good_init_constants``: A.L4 and A.T2 use them too.)
+  ``theorems.paper_a.geometry.constants.good_init_constants``: A.L4 and A.T2 use them too.)
 
 What is tested: ``n0(delta)``, the lemma's content.  Any consistent initialization has ``P(E1 and E2) -> 1``, so a
 probability decided at one huge ``n`` (say ``n = 10^8``) cannot fail; the question is *from which n*.
@@ -62,7 +62,7 @@ from numerics.stats import decide_binomial
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_constants import good_init_constants
+from theorems.paper_a.geometry.constants import good_init_constants
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 from theorems.paper_a.init_instances import M_OP, NOISE, SPECTRAL_SCOPE, instances
 from theorems.plots import new_figure

@@ -64,7 +64,7 @@ by the claim's gauge ``(Sigma, W*) -> (c Sigma, W*/sqrt(c))`` to ``lambda_max(Si
 constant (half the ``eps^2`` coefficient) in the derivation.
 
 Instance: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
-A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry_constants``.  The instance, its
+A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry.constants``.  The instance, its
 ``Sigmahat``, the points and the oracle's draws are the fixture :func:`drawn_samples` (the checks and their controls
 share it); the oracle control's companion instance is :func:`companion_samples`.
 """
@@ -85,7 +85,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.geometry.constants import alpha_bound, good_init_constants, sqrt_beta_bound
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
 from theorems.paper_a.init_instances import ALG_SCOPE, NOISE, conditioned_instances
 from theorems.plots import new_figure

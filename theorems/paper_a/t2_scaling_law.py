@@ -94,7 +94,7 @@ Instances: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigm
 and the excess is quadratic in the displacement, so rounding sets in near 1e-31 and the usable tail is a few decades;
 when the two slowest modes (``2 sigma_d``, ``2 sigma_{d-1}``, A.T1.3's spectrum) are nearly degenerate the tail ends
 before the slower one dominates, and the half-window comparison would flag the fit as too uncertain (inconclusive)
-rather than wrong.  A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'`` come from ``geometry_constants``.
+rather than wrong.  A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'`` come from ``geometry.constants``.
 """
 from __future__ import annotations
 
@@ -117,8 +117,8 @@ from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.geometry_constants import alpha_bound, good_init_constants, sqrt_beta_bound
-from theorems.paper_a.geometry_instances import spectral_instances
+from theorems.paper_a.geometry.constants import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.geometry.instances import spectral_instances
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
 from theorems.paper_a.init_instances import ALG_D, ALG_R, ALG_SCOPE, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure

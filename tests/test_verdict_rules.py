@@ -1,0 +1,61 @@
+"""The verdict rules as a full table (``verify.runner.verdict``): every combination of the checks' outcomes (pass,
+fail, inconclusive, raised, out of scope) and the controls' (none, all rejected, one not rejected, one raised), and a
+claim that is not checked.  A slip in any rule moves at least one row."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from theorems.claim import Check, Claim, Control, Outcome
+from verify import runner
+
+
+def _noop(ctx, wrong=False):
+    return Outcome("pass", "")
+
+
+CLAIM = Claim(id="Z.V1", title="rules", statement="x", fidelity="exact", fidelity_note="n",
+              checks=(Check("a", "numeric", "d", _noop), Check("b", "symbolic", "d", _noop)),
+              controls=(Control("k", "a", "wrong", {"wrong": True}),), module=__name__)
+NOT_CHECKED = Claim(id="Z.V2", title="lost", statement="x", fidelity="qualitative", fidelity_note="n",
+                    not_checked="the statement is lost", module=__name__)
+
+CHECK = {"pass": {"status": "pass"}, "fail": {"status": "fail"}, "inconclusive": {"status": "inconclusive"},
+         "raised": {"status": "inconclusive", "details": {"raised": True}},
+         "out of scope": {"status": "out of scope"}}
+CONTROLS = {"none": [], "rejected": [{"rejected": True}], "not rejected": [{"rejected": False}],
+            "raised": [{"rejected": False, "status": "inconclusive", "details": {"raised": True}}]}
+
+
+def expected(checks: tuple[str, str], controls: str) -> str:
+    """The rules, written out: any failed check violates; else any undecided check (inconclusive, raised, out of
+    scope) or any control not rejected (raised included) is inconclusive; else verified."""
+    if "fail" in checks:
+        return "violated"
+    if any(c != "pass" for c in checks) or controls in ("not rejected", "raised"):
+        return "inconclusive"
+    return "verified"
+
+
+@pytest.mark.parametrize("a, b, controls", list(itertools.product(CHECK, CHECK, CONTROLS)))
+def test_every_combination_of_outcomes(a, b, controls):
+    checks = [{"name": n, "summary": s, **CHECK[s]} for n, s in (("a", a), ("b", b))]
+    ctl = [{"name": "k", "target": "a", **c} for c in CONTROLS[controls]]
+    verdict, reason = runner.verdict(CLAIM, checks, ctl)
+    assert verdict == expected((a, b), controls), (a, b, controls, reason)
+    if verdict != "verified":
+        assert reason  # every verdict but verified says why
+
+
+def test_a_claim_that_is_not_checked_is_not_checked_whatever_ran():
+    for a in CHECK:
+        assert runner.verdict(NOT_CHECKED, [{"name": "a", "summary": "", **CHECK[a]}], []) == (
+            "not checked", "the statement is lost")
+
+
+def test_a_failing_check_with_an_unrejected_control_is_violated_and_says_the_failure():
+    checks = [{"name": "a", "summary": "x above its bound", "status": "fail"}, {"name": "b", "summary": "",
+                                                                              "status": "pass"}]
+    verdict, reason = runner.verdict(CLAIM, checks, [{"name": "k", "target": "a", "rejected": False}])
+    assert verdict == "violated" and "x above its bound" in reason
