@@ -394,3 +394,10 @@ def test_a_headline_says_what_was_decided_and_the_resolution_reached():
         "decided: -2 ± 0.5, against exponent −1; resolution ± 0.006. Measured: exponent -1.998")
     bound = {"name": "exponent", "status": "pass", "lo": -2.0005, "hi": -2.0001, "claimed": "≤ -0.707 (= −1 + 0.293)"}
     assert report.headline(rec(bound, "exponent -2.00")).startswith("decided: ≤ -0.707. Measured: exponent -2.00")
+
+
+def test_figures_are_written_as_svg_files(tmp_path):
+    rec = {"claim": {"id": "X.1"}, "checks": [{"name": "rate fit", "figures": [
+        {"title": "t", "svg": '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>', "caption": ""}]}]}
+    (path,) = report.write_figures(tmp_path, [rec])
+    assert path == tmp_path / "X.1" / "rate-fit-1.svg" and path.read_text().startswith("<svg")

@@ -325,3 +325,68 @@ def test_a_margin_without_its_reason_is_refused_at_import(capsys, tmp_path, monk
     src = "from numerics.stats import Margin\n\nM = Margin(0.1, excludes='')\n"
     code, err = _list_with_extra_claim_module(capsys, tmp_path, monkeypatch, "zz_no_reason", src)
     assert code == 2 and err.count("\n") == 1 and "alternative it excludes" in err
+
+
+def test_show_prints_a_claims_evidence_and_diff_the_differences_between_runs(tmp_path):
+    """``verify show``'s view of a record names the decisions with their margins, the controls and where the record is;
+    ``verify diff`` finds a changed verdict, a moved interval and a changed measurement, and nothing within tolerance."""
+    from tests.test_report import synthetic_records
+    from verify import show
+
+    recs = synthetic_records(Context())
+    v = show.view(recs[0], {"class": "verified over the range", "why": "", "record": {"text": "verified at 1 of 1"}},
+                  None, tmp_path / "x.json")
+    lines = show.text(v)
+    assert lines[0].startswith(recs[0]["claim"]["id"]) and any(line.startswith("record: ") for line in lines)
+    assert "class: verified over the range" in lines
+    other = json.loads(json.dumps(recs))
+    assert show.diff(recs, other) == []
+    other[0]["verdict"] = "verified" if recs[0]["verdict"] != "verified" else "violated"
+    m = next(c for c in other[1]["checks"] if c.get("measurements"))["measurements"][0]
+    m["value"] = (m["value"] or 0.0) * (1 + 1e-3) + 1e-3
+    rows = show.diff(recs, other, tol=1e-9)
+    whats = {r["what"] for r in rows}
+    assert "verdict" in whats and any(w.startswith("measured ") for w in whats)
+    assert show.diff(recs, other[:1] + other[1:], tol=1.0) == [r for r in rows if r["what"] == "verdict"]
+    assert show.diff_text([], tmp_path, tmp_path, 1e-9)[0].startswith("no differences")
+
+
+def test_the_index_lists_the_claims_as_importing_them_would():
+    """``verify list``, ``-k`` and the confirmation seeds read the registry's index instead of importing every claim:
+    it must say what the modules say (ids, titles, kinds, modules) and give the same code hashes and sharing groups."""
+    claims = registry.all_claims()
+    entries = {e["id"]: e for e in registry.index()}
+    assert list(entries) == [c.id for c in claims]
+    for c in claims:
+        e = entries[c.id]
+        assert (e["module"], e["title"], e["fidelity"]) == (c.module, c.title, c.fidelity)
+        assert e["kinds"] == sorted({ch.kind for ch in c.checks})
+        assert registry.code_hash_by_id(c.id) == registry.code_hash(c)
+    assert registry.index_groups() == registry.sharing_groups(claims)
+    assert registry.select_ids("B.L1") == ["B.L1"] and len(registry.select_ids("B.L1*")) == 5
+
+
+def test_help_and_bad_input_answer_without_importing_torch():
+    """The CLI parses its arguments and checks claim ids before it imports torch or any claim: fast answers."""
+    code = ("import sys; from verify import cli; rc = cli.main(sys.argv[1:]); "
+            "print('torch' in sys.modules, rc)")
+    for argv in (["run", "-k", "no-such-claim"], ["run", "--budget", "huge"], ["list", "-k", "A.T3"]):
+        out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+        assert out.stdout.strip().splitlines()[-1].startswith("False"), (argv, out.stdout, out.stderr)
+
+
+def test_a_service_that_is_not_a_dask_scheduler_is_refused_in_seconds():
+    """A silent socket on the --scheduler port passes a TCP connect; the handshake refuses it instead of hanging."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    held = []
+    threading.Thread(target=lambda: held.extend(server.accept() for _ in range(4)), daemon=True).start()
+    t0 = time.monotonic()
+    with pytest.raises(cli.UsageError, match="did not answer as a Dask scheduler"):
+        cli.handshake(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=3.0)
+    assert time.monotonic() - t0 < 30
+    server.close()

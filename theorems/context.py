@@ -10,11 +10,14 @@ import hashlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-import torch
-from scipy import stats as _st
+# torch and scipy are imported where they are used: a command that only parses its arguments (``verify --help``, a
+# bad option) imports this module and need not load either
 
 #: Family-wise false-alarm budget for one full run, split by Bonferroni over at
 #: most ``MAX_DECISIONS`` stochastic decisions: each decision runs at
+#: the budgets a run can have: how much work each check does
+BUDGETS = ("quick", "standard", "full")
+
 #: ``alpha = FAMILY_ALPHA / MAX_DECISIONS``.  A run with fewer decisions has a
 #: family-wise rate below ``FAMILY_ALPHA``.
 FAMILY_ALPHA = 0.01
@@ -40,7 +43,9 @@ class Context:
     @property
     def z(self) -> float:
         """Two-sided normal quantile for the per-decision false-alarm rate ``alpha``."""
-        return float(_st.norm.isf(self.alpha / 2))
+        from scipy import stats
+
+        return float(stats.norm.isf(self.alpha / 2))
 
     @property
     def level(self) -> float:
@@ -57,12 +62,14 @@ class Context:
         """Choose a size by budget (``full`` defaults to ``standard``)."""
         return {"quick": quick, "standard": standard, "full": standard if full is None else full}[self.budget]
 
-    def generator(self, *keys: object) -> torch.Generator:
+    def generator(self, *keys: object) -> "torch.Generator":  # noqa: F821 -- imported below, when needed
         """A torch generator seeded from the run seed and ``keys`` (claim id, check name, ...).
 
         Seeds are derived by hashing, so a check's random stream does not depend on
         which other checks ran before it.
         """
+        import torch
+
         return torch.Generator(device="cpu").manual_seed(self.derived_seed(*keys))
 
     def derived_seed(self, *keys: object) -> int:

@@ -71,11 +71,13 @@ def seed_basis(claim: Claim, claims: list[Claim] = ()) -> str:
 
 
 def seed_bases(claims: list[Claim]) -> dict[str, str]:
-    """:func:`seed_basis` of each of ``claims`` (the registry's sharing groups computed once)."""
-    pool = {c.id: c for c in registry.all_claims()}
-    pool.update({c.id: c for c in claims})
-    groups = registry.sharing_groups(pool.values())
-    hashes = {cid: registry.code_hash(c) for cid, c in pool.items()}
+    """:func:`seed_basis` of each of ``claims`` (the registry's sharing groups computed once, from its index, so no
+    other claim's module is imported); a claim the registry does not know forms a group of its own."""
+    known = {e["id"] for e in registry.index()}
+    extra = [c for c in claims if c.id not in known]
+    groups = registry.index_groups(extra)
+    hashes = {cid: registry.code_hash_by_id(cid) for cid in known}
+    hashes.update({c.id: registry.code_hash(c) for c in extra})
     members: dict[str, list[str]] = {}
     for cid, g in groups.items():
         members.setdefault(g, []).append(cid)
@@ -419,7 +421,7 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
     for c in summary.get("claims", []):
         c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
         try:
-            now = registry.code_hash(registry.get(c["id"]))
+            now = registry.code_hash_by_id(c["id"])
         except LookupError:  # a claim since removed or renamed
             c["stale"], c["carried"] = True, False
             continue

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from theorems.claim import BUDGETS, Context
+from theorems.context import BUDGETS, Context
 
 DEFAULT_RESULTS = Path("reports/results")
 DEFAULT_REPORT = Path("reports/report.html")
@@ -156,10 +156,14 @@ def _print_table(records: list[dict], development: bool = False, results_dir: Pa
 def cmd_list(args) -> int:
     from verify import registry
 
-    for c in registry.select(args.k):
-        kinds = ",".join(sorted({ch.kind for ch in c.checks})) or "-"
-        extra = f"  [not checked: {c.not_checked}]" if c.not_checked else ""
-        print(f"{c.id:<10} {c.fidelity:<13} {kinds:<24} {c.title}{extra}")
+    entries = registry.index()  # no claim module imported while the code is unchanged
+    if args.k:
+        ids = set(registry.select_ids(args.k))
+        entries = [e for e in entries if e["id"] in ids]
+    for e in entries:
+        kinds = ",".join(e["kinds"]) or "-"
+        extra = f"  [not checked: {e['not_checked']}]" if e["not_checked"] else ""
+        print(f"{e['id']:<10} {e['fidelity']:<13} {kinds:<24} {e['title']}{extra}")
     return 0
 
 
@@ -171,6 +175,13 @@ def cmd_run(args) -> int:
     results_dir = ensure_writable_dir(args.results, "results")
     records = run_claims(claims, runs, results_dir, args=args, rerun=args.rerun)
     _print_table(records, development=args.seed is not None, results_dir=results_dir)
+    from verify.report import headline
+
+    w = max(len(r["claim"]["id"]) for r in records)
+    print("headlines:")
+    for r in records:
+        print(f"  {r['claim']['id']:<{w}}  {headline(r)}")
+    print(f"records: {results_dir}/<id>.json (`verify show ID` prints one claim's evidence)")
     return 0
 
 
@@ -202,6 +213,9 @@ def cmd_report(args) -> int:
                         calibration=calibrate.load_summary(results_dir, ctx.budget),
                         sensitivity={m["claim"]: m for m in maps}, development=args.seed is not None)
     _print_table(records, development=args.seed is not None, results_dir=results_dir)
+    if args.figures:
+        figs = report.write_figures(out.parent / f"{out.stem}-figures", records)
+        print(f"{len(figs)} figures written to {out.parent / (out.stem + '-figures')}/ (one SVG each)")
     print(f"report written to {out}")
     return 0
 
@@ -339,6 +353,39 @@ def cmd_sensitivity(args) -> int:
     return 0
 
 
+def cmd_show(args) -> int:
+    """One claim's evidence: its stored record (run now, at its first confirmation seed, when none is stored)."""
+    from verify import registry, results, sensitivity, show
+
+    claim = registry.get(args.claim)
+    results_dir = Path(args.results)
+    rec = next((r for r in results.read_records(results_dir) if r["claim"]["id"] == claim.id), None) \
+        if results_dir.is_dir() else None
+    if rec is None or rec["code_hash"] != registry.code_hash(claim) or rec["budget"] != args.budget:
+        _, runs = _runs(args, [claim])
+        (rec,) = run_claims([claim], runs, ensure_writable_dir(results_dir, "results"), reuse=True, args=args)
+    maps = sensitivity.published_maps({claim.id: rec["code_hash"]}, older=True)
+    v = show.view(rec, show.standing_of(rec, results_dir, maps), maps.get(claim.id),
+                  results.record_path(results_dir, claim.id))
+    print(json.dumps(v, indent=1, default=str) if args.json else "\n".join(show.text(v)))
+    return 0
+
+
+def cmd_diff(args) -> int:
+    """What differs between two runs' records (verdicts, decisions, measured values, seeds, code, machine)."""
+    from verify import show
+
+    for d in (args.a, args.b):
+        if not Path(d).is_dir():
+            raise UsageError(f"{d} is not a results directory")
+    if args.tolerance < 0:
+        raise UsageError("--tolerance must be non-negative")
+    rows = show.diff(show.records(Path(args.a)), show.records(Path(args.b)), args.tolerance)
+    print(json.dumps(rows, indent=1, default=str) if args.json else "\n".join(
+        show.diff_text(rows, Path(args.a), Path(args.b), args.tolerance)))
+    return 1 if rows else 0
+
+
 def cmd_carry(args) -> int:
     """Carry published calibrations and maps forward to changed code whose canary records are identical."""
     from verify import carry, published, registry
@@ -460,6 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the HTML file; its directory is created if missing; the JSON bundle goes beside it")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (created if missing)")
     s.add_argument("--rerun", action="store_true", help="ignore stored results")
+    s.add_argument("--figures", action="store_true", help="also write every figure as an SVG file, in "
+                   "<report>-figures/<claim>/ beside the report")
     s.add_argument("--no-sensitivity", action="store_true", help="skip the sensitivity maps the standard and full "
                    "reports draw (maps already stored for this run are still shown)")
     s.set_defaults(fn=cmd_report)
@@ -490,6 +539,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--publish", action="store_true", help="also merge the maps into verify/published.json "
                    "(the README's 'holds at N of M' column; commit it after review)")
     s.set_defaults(fn=cmd_sensitivity)
+    s = parser("show", "one claim's evidence: class, verdict of record, headline, every decision, controls, findings, "
+                       "free-choice map, scope filters")
+    s.add_argument("claim", metavar="ID", help="the claim id (verify list)")
+    s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="where its record is (run if missing)")
+    s.add_argument("--json", action="store_true", help="print the same as JSON")
+    common(s, k=False)
+    s.set_defaults(fn=cmd_show)
+    s = parser("diff", "what differs between two runs' records (verdicts, decisions, measured values, seeds, code, "
+                       "machine); exit 1 when anything does")
+    s.add_argument("a", metavar="RUN_A", type=Path, help="a results directory")
+    s.add_argument("b", metavar="RUN_B", type=Path, help="another results directory")
+    s.add_argument("--tolerance", type=float, default=1e-9,
+                   help="relative tolerance for measured values and interval ends")
+    s.add_argument("--json", action="store_true", help="print the differences as JSON")
+    s.set_defaults(fn=cmd_diff)
     s = parser("carry", "carry published calibrations and maps forward to changed code that gives identical records "
                         "at the canary seeds")
     s.add_argument("--from", dest="rev", required=True, metavar="REV",
@@ -533,19 +597,49 @@ def check_scheduler(address: str, timeout: float = 5.0) -> None:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as e:
         raise UsageError(f"cannot reach the Dask scheduler at {address}: {e.strerror or e}") from None
+    handshake(address)
 
 
-def main(argv: list[str] | None = None) -> int:
+def handshake(address: str, timeout: float = 20.0) -> None:
+    """Ask the service at ``address`` for what a Dask scheduler answers (its identity): another service on that port
+    (a web server, a database, a silent socket) is refused here instead of hanging the run.  The question is asked by
+    a child process killed after ``timeout`` seconds, since a connection that never completes its handshake can block
+    the Dask client past any timeout it is given."""
+    import subprocess
+
+    code = ("import sys, logging; logging.disable(logging.CRITICAL); from distributed import Client; "
+            "c = Client(sys.argv[1], timeout='10s', set_as_default=False); c.scheduler_info(); c.close(); print('ok')")
+    try:
+        out = subprocess.run([sys.executable, "-c", code, address], capture_output=True, text=True, timeout=timeout)
+        ok = out.returncode == 0 and out.stdout.strip().endswith("ok")
+    except subprocess.TimeoutExpired:
+        ok = False
+    if not ok:
+        raise UsageError(f"{address} did not answer as a Dask scheduler within {timeout:g} s")
+
+
+def _compute_setup() -> None:
+    """What a command that computes needs before it imports the claims: torch single-threaded (the checks are batched
+    small-tensor work: intra-op threads only add contention; ``VERIFY_TORCH_THREADS`` overrides) and the opt-in memory
+    tuning (``VERIFY_TUNE_MEMORY``).  Parsing the arguments needs neither, so ``--help`` and bad input stay fast."""
     import torch
 
-    # the checks are batched small-tensor work: intra-op threads only add contention (override with the env var)
     torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
     from verify import memory_tuning
 
-    memory_tuning.tune_process()  # opt-in (VERIFY_TUNE_MEMORY): in-process units as the workers
+    memory_tuning.tune_process()
+
+
+def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
     try:
         args = build_parser().parse_args(argv)
+        if getattr(args, "k", None):  # a mistyped claim id is bad input: said before anything heavy is imported
+            from verify import registry
+
+            registry.select_ids(args.k)
+        if args.fn not in (cmd_diff, cmd_new, cmd_list):
+            _compute_setup()
         if getattr(args, "scheduler", None):
             check_scheduler(args.scheduler)
         if hasattr(args, "scheduler") and _executor(args).local_cluster:

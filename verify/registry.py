@@ -109,11 +109,9 @@ def claim_from_module(module: str, claim_id: str) -> Claim:
 
 
 def get(claim_id: str) -> Claim:
-    for c in all_claims():
-        if c.id.lower() == claim_id.lower():
-            return c
-    known = ", ".join(c.id for c in all_claims())
-    raise UnknownClaimError(f"unknown claim id {claim_id!r} (known: {known})")
+    """The claim ``claim_id`` (case-insensitive), importing only its module (the :func:`index` finds it)."""
+    e = _entry(claim_id)
+    return claim_from_module(e["module"], e["id"])
 
 
 def select(patterns: str | Sequence[str] | None) -> list[Claim]:
@@ -123,21 +121,29 @@ def select(patterns: str | Sequence[str] | None) -> list[Claim]:
     error rather than a silently smaller run.  A pattern that is a claim's id exactly selects that claim only
     (``-k B.L1`` is B.L1, not also B.L10-B.L13; ``-k 'B.L1*'`` is all five).
     """
-    claims = list(all_claims())
     if not patterns:
-        return claims
+        return list(all_claims())
+    entries = index()  # matched on the index, so only the chosen claims' modules are imported
+    chosen = set(select_ids(patterns))
+    return [claim_from_module(e["module"], e["id"]) for e in entries if e["id"] in chosen]
+
+
+def select_ids(patterns: str | Sequence[str]) -> list[str]:
+    """The ids :func:`select` chooses, from the :func:`index` alone (no claim module imported): a pattern that
+    matches nothing is an error (``UnknownClaimError``)."""
     if isinstance(patterns, str):
         patterns = [patterns]
+    entries = index()
     chosen: set[str] = set()
     for pattern in patterns:
         p = pattern.lower()
-        hit = ([c.id for c in claims if c.id.lower() == p]
-               or [c.id for c in claims
-                   if p in c.id.lower() or p in c.title.lower() or fnmatch.fnmatch(c.id.lower(), p)])
+        hit = ([e["id"] for e in entries if e["id"].lower() == p]
+               or [e["id"] for e in entries
+                   if p in e["id"].lower() or p in e["title"].lower() or fnmatch.fnmatch(e["id"].lower(), p)])
         if not hit:
-            raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(c.id for c in claims)})")
+            raise UnknownClaimError(f"no claim matches {pattern!r} (known: {', '.join(e['id'] for e in entries)})")
         chosen.update(hit)
-    return [c for c in claims if c.id in chosen]
+    return [e["id"] for e in entries if e["id"] in chosen]
 
 
 #: the project's own packages: a claim's result depends on the modules of these it imports, transitively
@@ -220,9 +226,19 @@ def fixture_modules(claim: Claim) -> set[str]:
 def code_hash(claim: Claim, root: Path | None = None) -> str:
     """Content hash of the code that decides the claim's result: its module, the modules of the fixtures its checks
     use, and the transitive closure of the project modules these import (:func:`import_closure`)."""
+    return _code_hash({claim.module} | fixture_modules(claim), root)
+
+
+def code_hash_by_id(claim_id: str) -> str:
+    """:func:`code_hash` of a claim from the :func:`index`, without importing its module."""
+    e = _entry(claim_id)
+    return _code_hash({e["module"], *e["fixture_modules"]})
+
+
+def _code_hash(modules: set[str], root: Path | None = None) -> str:
     root = Path(theorems.__file__).parent.parent if root is None else root
     files = set()
-    for module in {claim.module} | fixture_modules(claim):
+    for module in modules:
         files.update(import_closure(module, root))
     h = hashlib.sha256()
     for f in sorted(files):
@@ -247,3 +263,72 @@ def sharing_groups(claims) -> dict[str, str]:
         for r in claim_requests(c):
             parent[find(r.fixture.name)] = find(c.id)
     return {c.id: find(c.id) for c in claims}
+
+
+# ---------------------------------------------------------------------------
+# The index: what listing, selecting and seeding need, without importing every claim module
+# ---------------------------------------------------------------------------
+
+#: where the index is kept (derived from the code, git-ignored; rebuilt whenever a file under theorems/ changes)
+INDEX_PATH = Path(theorems.__file__).resolve().parent.parent / ".verify-cache" / "index.json"
+
+
+def _tree_key() -> str:
+    """The state of every file under ``theorems/`` (path, modification time, size): a changed, added or removed file
+    changes it."""
+    root = Path(theorems.__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*.py")):
+        st = f.stat()
+        h.update(f"{f.relative_to(root).as_posix()}:{st.st_mtime_ns}:{st.st_size};".encode())
+    return h.hexdigest()[:16]
+
+
+def index() -> list[dict]:
+    """Every claim as data (id, module, fidelity, title, evidence kinds, whether it is checked, the fixtures it uses and
+    their modules), from ``INDEX_PATH`` while no file under ``theorems/`` changed, else built by importing every claim
+    module once and stored (atomically)."""
+    import json
+
+    key = _tree_key()
+    try:
+        data = json.loads(INDEX_PATH.read_text())
+        if data.get("key") == key:
+            return data["claims"]
+    except (OSError, ValueError):
+        pass
+    entries = [{"id": c.id, "module": c.module, "fidelity": c.fidelity, "title": c.title,
+                "kinds": sorted({ch.kind for ch in c.checks}), "not_checked": c.not_checked,
+                "fixtures": sorted({r.fixture.name for r in claim_requests(c)}),
+                "fixture_modules": sorted(fixture_modules(c))} for c in all_claims()]
+    try:
+        from verify.results import atomic_write_text
+
+        atomic_write_text(INDEX_PATH, json.dumps({"key": key, "claims": entries}, indent=1))
+    except OSError:  # a read-only checkout: the index is only a cache
+        pass
+    return entries
+
+
+def _entry(claim_id: str) -> dict:
+    for e in index():
+        if e["id"].lower() == claim_id.lower():
+            return e
+    raise UnknownClaimError(f"unknown claim id {claim_id!r} (known: {', '.join(e['id'] for e in index())})")
+
+
+def index_groups(extra: Sequence[Claim] = ()) -> dict[str, str]:
+    """:func:`sharing_groups` of every registered claim, from the :func:`index` (no claim module imported), and of
+    ``extra`` claims the registry does not know (a test's)."""
+    entries = index() + [{"id": c.id, "fixtures": sorted({r.fixture.name for r in claim_requests(c)})} for c in extra]
+    parent: dict[str, str] = {}
+
+    def find(m: str) -> str:
+        while parent.setdefault(m, m) != m:
+            m = parent[m]
+        return m
+
+    for e in entries:
+        for name in e["fixtures"]:
+            parent[find(name)] = find(e["id"])
+    return {e["id"]: find(e["id"]) for e in entries}

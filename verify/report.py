@@ -50,12 +50,13 @@ VERDICTS = ("verified", "violated", "inconclusive", "not checked")
 KINDS = ("symbolic", "numeric", "probe")
 FOUR_CELLS = (HOLD_HOLD, FAIL_FAIL, FAIL_HOLD, COUNTEREXAMPLE)
 FIDELITY = {
-    "exact": "the seed's words pin the statement down (up to notation); a verdict is about the paper's statement",
-    "reconstructed": "the formula was rebuilt from the seed's prose and the proofs' structure; "
+    "exact": "the source text's words pin the statement down (up to notation); a verdict is about the paper's "
+             "statement",
+    "reconstructed": "the formula was rebuilt from the source text's prose and the proofs' structure; "
                      "a verdict is about our reconstruction",
     "qualitative": "only the shape of the claim survives; constants or exponents are measured and reported",
 }
-#: the quick report's declared weight (bytes): the HTML of every claim at seed 0, measured 4.4 MB on the stored
+#: the quick report's declared weight (bytes): the HTML of every claim at the quick budget, measured 4.4 MB on the stored
 #: records (docs/report.md); a test renders stored records, when there are some, and holds it to this
 SIZE_BUDGET = 6_000_000
 
@@ -72,8 +73,10 @@ def fmt(v, digits: int = 4) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
+        if math.isnan(v):  # a computation that did not give a number (overflow, a diverged run): said in words
+            return "diverged"
+        if math.isinf(v):
+            return "infinite" if v > 0 else "−infinite"
         return f"{v:.{digits}g}"
     return str(v)
 
@@ -473,6 +476,35 @@ def _device(device: str) -> str:
     return s
 
 
+def git_state() -> dict:
+    """The commit the report's code is at and whether the tree has uncommitted changes (``None`` outside git)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return {"commit": None, "dirty": None}
+    if commit.returncode != 0:
+        return {"commit": None, "dirty": None}
+    return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
+
+
+def installed() -> dict[str, str]:
+    """Every installed distribution's version (the environment the records were rendered in; each record carries the
+    versions of the libraries it ran on)."""
+    from importlib import metadata as md
+
+    out = {}
+    for d in md.distributions():
+        name = d.metadata.get("Name")
+        if name:
+            out[name] = d.version
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
 def metadata(records: list[dict], ctx: Context, command: str, development: bool = False) -> dict:
     """The run's metadata; ``seeds`` says which seeds the claims ran at: each claim's first confirmation seed
     (derived from its code) or one development seed for all."""
@@ -482,7 +514,8 @@ def metadata(records: list[dict], ctx: Context, command: str, development: bool 
     return {"seed": ctx.seed if development else "confirmation", "seeds": seeds, "development": development,
             "budget": ctx.budget, "device": ctx.device, "device_info": _device(ctx.device),
             "command": command, "created": results.now_utc(), "platform": platform.platform(),
-            "versions": versions, "alpha": ctx.alpha, "family_alpha": FAMILY_ALPHA,
+            "versions": versions, "installed": installed(), **git_state(), "alpha": ctx.alpha,
+            "family_alpha": FAMILY_ALPHA,
             "max_decisions": MAX_DECISIONS,
             "total_seconds": round(sum((r.get("timing") or {}).get("total_seconds", 0) for r in records), 1)}
 
@@ -552,3 +585,18 @@ def write_report(out: Path, records: list[dict], ctx: Context, command: str, cal
               "standings": standings(records, calibration, sensitivity, development),
               "calibration": calibration, "sensitivity": sensitivity or {}}
     results.atomic_write_text(bundle_path, json.dumps(bundle, indent=1, sort_keys=True))
+
+
+def write_figures(directory: Path, records: list[dict]) -> list[Path]:
+    """Every check's figures as SVG files, ``<directory>/<claim>/<check>-<i>.svg`` (the drawing matplotlib made, for
+    a paper or a slide); returns the paths written."""
+    out = []
+    for rec in records:
+        for c in rec.get("checks", []):
+            for i, f in enumerate(c.get("figures", [])):
+                slug = re.sub(r"[^A-Za-z0-9]+", "-", c["name"]).strip("-") or "check"
+                path = Path(directory) / rec["claim"]["id"] / f"{slug}-{i + 1}.svg"
+                svg = f["svg"][f["svg"].find("<svg"):] if "<svg" in f["svg"] else f["svg"]
+                results.atomic_write_text(path, svg)
+                out.append(path)
+    return out
