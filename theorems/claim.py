@@ -28,14 +28,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping
 
 from theorems import fixture as _fx
-from theorems.context import FAMILY_ALPHA, MAX_DECISIONS, Context  # noqa: F401 -- re-exported: the run a check receives
+from theorems.context import BUDGETS, FAMILY_ALPHA, MAX_DECISIONS, Context  # noqa: F401 -- re-exported
 
 Fidelity = Literal["exact", "reconstructed", "qualitative"]
 Status = Literal["pass", "fail", "inconclusive", "out of scope"]
 Kind = Literal["symbolic", "numeric", "probe"]
 #: what a check is evidence for: the paper's claim, or only our code (it holds by algebra once the code is right)
 EvidenceFor = Literal["paper", "implementation"]
-BUDGETS = ("quick", "standard", "full")
 #: the three kinds of evidence every lemma and theorem should have (``Claim.without`` names any it lacks, and why)
 EVIDENCE_KINDS = ("symbolic", "numeric", "probe")
 
