@@ -81,7 +81,7 @@ def synth():
 def html_and_bundle(synth, tmp_path_factory):
     out = tmp_path_factory.mktemp("rep") / "report.html"
     report.write_report(out, synth, Context(), command="verify report -k Z")
-    return out.read_text(), json.loads(out.with_suffix(".json").read_text())
+    return out.with_name("report-all.html").read_text(), json.loads(out.with_suffix(".json").read_text())
 
 
 class _Ids(HTMLParser):
@@ -376,7 +376,7 @@ def test_each_check_names_the_shared_set_ups_it_uses(tmp_path):
     recs = [runner.run_claim(c, Context(seed=1)) for c in toy_claims.SHARING]
     out = tmp_path / "r.html"
     report.write_report(out, recs, Context(seed=1), command="verify report -k T")
-    html = out.read_text()
+    html = out.with_name("r-all.html").read_text()
     assert "Uses the shared set-up <code>doubled()</code> (as <i>values</i>)" in _section(html, "T.203")
 
 
@@ -401,3 +401,20 @@ def test_figures_are_written_as_svg_files(tmp_path):
         {"title": "t", "svg": '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"></svg>', "caption": ""}]}]}
     (path,) = report.write_figures(tmp_path, [rec])
     assert path == tmp_path / "X.1" / "rate-fit-1.svg" and path.read_text().startswith("<svg")
+
+
+def test_the_report_is_an_index_linking_to_a_page_per_claim(tmp_path, synth):
+    """``report.html`` is the index (classes, the papers' tables) with a link per claim to its own page; each claim
+    page links back to the index and to its neighbours; ``report-all.html`` holds every claim on one page."""
+    out = tmp_path / "report.html"
+    report.write_report(out, synth, Context(), command="verify report -k Z")
+    index = out.read_text()
+    ids = [r["claim"]["id"] for r in synth]
+    for cid in ids:
+        assert f'href="report-claims/{cid}.html"' in index
+        page = (tmp_path / "report-claims" / f"{cid}.html").read_text()
+        assert f'id="{cid}"' in page and 'href="../report.html"' in page
+    assert 'class="claim ' not in index and 'href="report-all.html"' in index
+    first = (tmp_path / "report-claims" / f"{ids[0]}.html").read_text()
+    assert f'href="{ids[1]}.html" rel="next"' in first
+    assert all(f'id="{cid}"' in (tmp_path / "report-all.html").read_text() for cid in ids)

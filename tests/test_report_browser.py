@@ -65,7 +65,7 @@ def report_file(tmp_path_factory):
                                   "quick", "development")
     out = tmp_path_factory.mktemp("browser") / "report.html"
     report.write_report(out, records, ctx, command="verify report (browser test)", calibration=summary)
-    return out, records
+    return out.with_name("report-all.html"), records  # the one-page version: every claim's section
 
 
 @pytest.fixture(scope="session")
@@ -280,3 +280,25 @@ def test_print_layout_and_screenshots(browser):
     pdf = base64.b64decode(driver.print_page())  # the print stylesheet: a multi-page PDF
     assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type\s*/Page\b", pdf)) >= 3
     (SCREENSHOTS / "report.pdf").write_bytes(pdf)
+
+
+def test_the_index_leads_to_each_claims_page_and_back_and_no_formula_overflows(browser, report_file):
+    """From the index (``report.html``) a claim's link opens its own page; the page's formulas fit their column and
+    its way back returns to the index.  The session's browser is borrowed and returned to the one-page report."""
+    driver, _ = browser
+    index = report_file[0].with_name("report.html")
+    try:
+        driver.get(index.as_uri())
+        link = driver.find_element("css selector", 'a[href="report-claims/A.T1.1.html"]')
+        link.click()
+        assert driver.current_url.endswith("report-claims/A.T1.1.html")
+        assert driver.find_element("id", "A.T1.1").is_displayed()
+        overflow = driver.execute_script(
+            "return [...document.querySelectorAll('math')].filter(m => {const p = m.closest('div, p, li, td');"
+            " return p && m.getBoundingClientRect().width > p.getBoundingClientRect().width + 1}).length")
+        assert overflow == 0, f"{overflow} formulas overflow their column"
+        driver.find_element("css selector", 'a[href="../report.html"]').click()
+        assert driver.current_url.endswith("/report.html")
+        assert driver.find_element("id", "overview").is_displayed()
+    finally:
+        driver.get(report_file[0].as_uri())

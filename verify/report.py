@@ -542,15 +542,21 @@ def standings(records: list[dict], calibration: dict | None, sensitivity: dict |
                                                  first_seeds=seeds)}
 
 
-def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
-           meta: dict | None = None, calibration: dict | None = None, sensitivity: dict | None = None,
-           development: bool = False) -> str:
-    """``sensitivity``: claim id -> its map (``verify.sensitivity``), for the claims that have one;
-    ``development``: the records are at one development seed, not at each claim's first confirmation seed."""
+#: where a claim's own page is, relative to the index (``write_report``): ``<stem>-claims/<ID>.html``
+def claims_dir(out: Path) -> Path:
+    return Path(out).with_name(f"{Path(out).stem}-claims")
+
+
+def _views(records, ctx, command, meta, calibration, sensitivity, development, pages: str | None):
+    """The view model: the claims' views (each with ``href``: its section on the single page, or its own page under
+    ``pages``), the papers, and everything the templates read."""
     meta = meta or metadata(records, ctx, command, development)
     standing = standings(records, calibration, sensitivity, development)
     calibration = calibration_view(calibration)
     views = [claim_view(r, i, calibration, sensitivity, standing[r["claim"]["id"]]) for i, r in enumerate(records)]
+    for v in views:
+        v["page"] = f"{pages}/{v['id']}.html" if pages else ""
+        v["href"] = v["page"] if pages else f"#{v['anchor']}"
     papers, titles = [], registry.papers()
     for p in sorted({r["claim"]["paper"] for r in records}):
         vs = [v for v in views if v["r"]["claim"]["paper"] == p]
@@ -558,29 +564,61 @@ def render(records: list[dict], ctx: Context, command: str, bundle: str = "repor
                        "counts": Counter(v["r"]["verdict"] for v in vs), "claims": vs,
                        "classes": record.class_counts([v["standing"]["class"] for v in vs]),
                        "body": [v for v in vs if not v["figure"]]})
-    return _env().get_template("report.html").render(
+    return dict(
         views=views, papers=papers, figures=[v for v in views if v["figure"]],
-        counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta, bundle=bundle,
+        counts=Counter(r["verdict"] for r in records), verdicts=VERDICTS, meta=meta,
         classes=record.class_counts([v["standing"]["class"] for v in views]), class_meaning=record.MEANING,
         alerts=[v for v in views if v["counterexamples"]], fidelity=FIDELITY, probes=probe_views(views),
         violations=[v for v in views if v["standing"]["class"] == "violated over the range"],
         not_reproduced=[v for v in views if v["standing"]["class"] == "depends on a choice"],
-        calibration=calibration, ledger_tallies=ledger_tallies(records))
+        calibration=calibration, ledger_tallies=ledger_tallies(records), hrefs={v["id"]: v["href"] for v in views})
+
+
+def render(records: list[dict], ctx: Context, command: str, bundle: str = "report.json",
+           meta: dict | None = None, calibration: dict | None = None, sensitivity: dict | None = None,
+           development: bool = False, pages: str | None = None, single: str = "") -> str:
+    """The report page: with ``pages`` (the folder of the claims' own pages, relative to it) the index (counts,
+    classes, the papers' tables, the findings and where each claim's page is), else every claim on one page.
+    ``sensitivity``: claim id -> its map (``verify.sensitivity``), for the claims that have one; ``development``: the
+    records are at one development seed, not at each claim's first confirmation seed; ``single``: the one-page
+    version's file name, which the index links to."""
+    model = _views(records, ctx, command, meta, calibration, sensitivity, development, pages)
+    return _env().get_template("report.html").render(**model, bundle=bundle, mode="index" if pages else "all",
+                                                     single=single)
+
+
+def render_claim_pages(records: list[dict], ctx: Context, command: str, index: str, meta: dict | None = None,
+                       calibration: dict | None = None, sensitivity: dict | None = None,
+                       development: bool = False) -> dict[str, str]:
+    """Claim id -> its own page (its section, with links back to the index ``index`` and to its neighbours)."""
+    model = _views(records, ctx, command, meta, calibration, sensitivity, development, None)
+    views, tpl = model["views"], _env().get_template("claim_page.html")
+    out = {}
+    for i, v in enumerate(views):
+        nb = lambda j: {"id": views[j]["id"], "file": f"{views[j]['id']}.html"} if 0 <= j < len(views) else None  # noqa: E731
+        out[v["id"]] = tpl.render(v=v, fidelity=FIDELITY, index=index, prev=nb(i - 1), next=nb(i + 1))
+    return out
 
 
 def write_report(out: Path, records: list[dict], ctx: Context, command: str, calibration: dict | None = None,
                  sensitivity: dict | None = None, development: bool = False) -> None:
-    """Write the HTML report and, beside it, the JSON bundle (same stem, ``.json``); ``calibration``: the stored
-    operating characteristics of this budget (``verify.calibrate.load_summary``), if any; ``sensitivity``: claim id
-    -> its sensitivity map, for the claims that have one; ``development``: the records are at a development seed."""
+    """Write the report: ``out`` is the index (classes, the papers' tables, findings) linking to one page per claim
+    in ``<stem>-claims/``, ``<stem>-all.html`` every claim on one page (to print or search), and the JSON bundle
+    (same stem, ``.json``); ``calibration``: the stored operating characteristics of this budget
+    (``verify.calibrate.load_summary``), if any; ``sensitivity``: claim id -> its sensitivity map, for the claims that
+    have one; ``development``: the records are at a development seed.  All offline: no script, no network."""
     out = Path(out)
     bundle_path = out.with_suffix(".json")
     if bundle_path == out:  # --out report.json: keep the HTML, put the bundle beside it
         bundle_path = out.with_suffix(".bundle.json")
     meta = metadata(records, ctx, command, development)
-    results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, meta=meta,
-                                          calibration=calibration, sensitivity=sensitivity,
-                                          development=development))
+    pages, single = claims_dir(out), out.with_name(f"{out.stem}-all.html")
+    kw = dict(meta=meta, calibration=calibration, sensitivity=sensitivity, development=development)
+    results.atomic_write_text(single, render(records, ctx, command, bundle=bundle_path.name, **kw))
+    for cid, html_text in render_claim_pages(records, ctx, command, f"../{out.name}", **kw).items():
+        results.atomic_write_text(pages / f"{cid}.html", html_text)
+    results.atomic_write_text(out, render(records, ctx, command, bundle=bundle_path.name, pages=pages.name,
+                                          single=single.name, **kw))
     bundle = {"schema_version": results.SCHEMA_VERSION, "report": meta, "records": records,
               "standings": standings(records, calibration, sensitivity, development),
               "calibration": calibration, "sensitivity": sensitivity or {}}
