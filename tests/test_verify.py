@@ -268,10 +268,14 @@ def test_report_html_is_self_contained(tmp_path):
             runner.run_claim(_fake_claim(), Context())]
     out = tmp_path / "r.html"
     report.write_report(out, recs, Context(), command="verify report")
-    html = out.read_text()
-    assert "<math" in html and "<mfrac" in html  # statement and derivation as MathML
-    assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
-    assert 'href="#A.T1.1"' in html and 'id="A.T1.1"' in html
+    index, single, page = out.read_text(), (tmp_path / "r-all.html").read_text(), \
+        (tmp_path / "r-claims" / "A.T1.1.html").read_text()
+    assert "<math" in page and "<mfrac" in page  # statement and derivation as MathML
+    assert "<math" in single and "<mfrac" in single
+    for html in (index, single, page):
+        assert "<script" not in html and "http://" not in html.replace("http://www.w3.org", "")
+    assert 'href="r-claims/A.T1.1.html"' in index
+    assert 'href="#A.T1.1"' in single and 'id="A.T1.1"' in single
     assert (tmp_path / "r.json").exists()
     assert oct(out.stat().st_mode & 0o777) == "0o644"
 
@@ -280,8 +284,8 @@ def test_report_embeds_a_plot(tmp_path):
     claim = registry.get("A.L7")  # two plots from its numeric checks in seconds (A.T1.1's n-law took 60-90 s)
     rec = runner.run_claim(claim, Context(), kinds={"numeric"})
     report.write_report(tmp_path / "r.html", [rec], Context(), command="verify report")
-    html = (tmp_path / "r.html").read_text()
-    assert len(re.findall(r"<svg", html)) >= 2
+    for page in (tmp_path / "r-all.html", tmp_path / "r-claims" / "A.L7.html"):
+        assert len(re.findall(r"<svg", page.read_text())) >= 2
 
 
 def test_closed_pipe_ends_quietly():

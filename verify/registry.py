@@ -274,13 +274,14 @@ INDEX_PATH = Path(theorems.__file__).resolve().parent.parent / ".verify-cache" /
 
 
 def _tree_key() -> str:
-    """The state of every file under ``theorems/`` (path, modification time, size): a changed, added or removed file
-    changes it."""
-    root = Path(theorems.__file__).resolve().parent
+    """The state of every file the claim modules are found in (each directory of the ``theorems`` package's search
+    path: path, modification time, size): a changed, added or removed file, or another directory, changes it."""
     h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        st = f.stat()
-        h.update(f"{f.relative_to(root).as_posix()}:{st.st_mtime_ns}:{st.st_size};".encode())
+    for root in map(Path, theorems.__path__):
+        h.update(f"{root.resolve()};".encode())
+        for f in sorted(root.rglob("*.py")):
+            st = f.stat()
+            h.update(f"{f.relative_to(root).as_posix()}:{st.st_mtime_ns}:{st.st_size};".encode())
     return h.hexdigest()[:16]
 
 
