@@ -108,3 +108,29 @@ def test_the_probe_conclusion_returns_its_run_as_facts_for_the_assumptions_and_t
     assumptions = t2.probe_assumptions(inst, facts)
     assert set(assumptions) == {"A3: ρ′ > 0", "Lemma 3 event: dist₀ ≤ ρ′ and e ≤ e0", "step: η ≤ α/β"}
     assert t2.probe_parameters(inst, facts)["η / (α/β)"] == inst["eta_mult"]
+
+
+def test_the_derived_slowest_mode_is_the_one_the_rate_check_linearizes_at():
+    # the sympy derivation's smallest case (d = 1, r = 2, Sigmahat = Sigma): the slowest non-tangent mode 2 sigma_d is
+    # what experiments.linear_rate finds numerically, and its rate is -2 log(1 - 2 eta sigma_d)
+    import torch
+
+    from numerics import DTYPE
+    from numerics.paper_a import experiments as ex
+
+    out = t2.symbolic_rates()
+    assert out.status == "pass", out.summary
+    sigma_d, eta = 0.3, 0.5
+    Sigma = torch.eye(1, dtype=DTYPE)
+    W = torch.tensor([[sigma_d], [0.0]], dtype=DTYPE)
+    c, mu, spectrum = ex.linear_rate(Sigma, W, Sigma, eta)
+    assert math.isclose(mu, 2 * sigma_d, rel_tol=1e-9)
+    assert math.isclose(c, -2 * math.log(1 - 2 * eta * sigma_d), rel_tol=1e-9)
+    assert np.allclose(sorted(spectrum.tolist()), [2 * sigma_d, 4 * sigma_d, 16 * ge.LAMBDA * sigma_d])
+
+
+def test_the_symbolic_control_fails_exactly_at_the_slowest_mode():
+    out = t2.symbolic_rates(slowest_mode=t2.four_sigma_d)
+    assert out.status == "fail"
+    failed = [s.text for s in out.steps if s.text.startswith("✘")]
+    assert len(failed) == 2 and all("μ" in s for s in failed), failed

@@ -9,45 +9,7 @@ import pytest
 from verify import registry
 
 KINDS = ("symbolic", "numeric", "probe")
-GAPS: dict[str, set[str]] = {
-    "A.L3": {"symbolic", "probe"},
-    "A.L4": {"numeric", "probe"},
-    "A.L5": {"symbolic", "probe"},
-    "A.L6": {"symbolic", "probe"},
-    "A.L9": {"probe"},
-    "A.L10": {"symbolic", "probe"},
-    "A.L11": {"probe"},
-    "A.L13": {"probe"},
-    "A.L14": {"symbolic", "probe"},
-    "A.L15": {"probe"},
-    "A.L18": {"probe"},
-    "A.L19": {"symbolic", "probe"},
-    "A.L20": {"probe"},
-    "A.L22": {"probe"},
-    "A.L23": {"symbolic", "probe"},
-    "A.T2": {"symbolic"},
-    "A.T3": {"symbolic", "probe"},
-    "A.T4": {"probe"},
-    "A.T5": {"probe"},
-    "B.A4": {"probe"},
-    "B.C1": {"probe"},
-    "B.E5": {"probe"},
-    "B.L4": {"numeric"},
-    "B.L5": {"numeric"},
-    "B.L6": {"symbolic", "probe"},
-    "B.L7": {"symbolic", "probe"},
-    "B.L9": {"probe"},
-    "B.L10": {"symbolic", "probe"},
-    "B.L11": {"symbolic"},
-    "B.L12": {"symbolic", "probe"},
-    "B.L13": {"symbolic", "probe"},
-    "B.S33": {"probe"},
-    "B.T1": {"symbolic"},
-    "B.T2": {"probe"},
-    "B.T3": {"symbolic", "probe"},
-    "B.T4": {"symbolic", "probe"},
-    "B.T6": {"symbolic", "probe"},
-}
+GAPS: dict[str, set[str]] = {}
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked and ".Fig" not in c.id]
 
 

@@ -17,13 +17,17 @@ Pieces (compose them with ``st.composite`` / ``flatmap`` in a claim module):
 * :func:`matrix` -- an ``m x n`` matrix with bounded entries;
 * :func:`spd` -- ``O diag(spectrum) O^T``;
 * :func:`with_singular_values` -- ``U diag(s) V^T`` (``m x k``, ``m >= k``);
-* :func:`log_uniform` -- a positive scale whose logarithm is drawn uniformly (shrinks to 1 when in range).
+* :func:`log_uniform` -- a positive scale whose logarithm is drawn uniformly (shrinks to 1 when in range);
+* :func:`instance_seed` -- a seed derived from a drawn instance, for a probe's Monte Carlo too large to draw with
+  hypothesis (a seed drawn as one more integer would be one more choice for the shrinker to search, each try a new
+  Monte Carlo).
 
 Each matrix piece returns a ``numpy`` array; :func:`tensor` turns it into the suite's float64 torch
 tensor, and :func:`readable` turns arrays in an instance into nested lists for the report.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
@@ -127,6 +131,13 @@ def with_singular_values(m: int, k: int, lo: float, hi: float) -> st.SearchStrat
 def log_uniform(lo: float, hi: float) -> st.SearchStrategy[float]:
     """A positive number in ``[lo, hi]`` whose log is drawn (scales over decades shrink to ``exp(0) = 1`` if in range)."""
     return st.floats(math.log(lo), math.log(hi), allow_nan=False).map(math.exp)
+
+
+def instance_seed(instance: dict) -> int:
+    """A 63-bit seed derived from the instance's values (:func:`readable` at full float64 precision), so that a
+    probe's Monte Carlo is a deterministic function of the shrinkable instance and replays from it."""
+    key = hashlib.sha256(repr(sorted(readable(instance, 17).items())).encode()).digest()
+    return int.from_bytes(key[:8], "little") & (2**63 - 1)
 
 
 def tensor(a, batch: bool = True) -> torch.Tensor:

@@ -8,13 +8,21 @@ its own generator with the samplers below.
   (A.L3 needs ``sigma_1(M*)^{1/2} < 1/2``), noisy enough that the estimation errors dominate rounding at ``n = 10^8``.
 * Algorithm 1: ``numerics.paper_a.experiments.conditioned_instance(d=3, r=4, m_op=0.15)`` kept only when
   ``sigma_d(M*) >= sigma_1(M*)/2`` (relaxation times ``~ 1/(eta sigma_d)`` stay short), the same noise.
+
+The law behind the exactly sampled statistics, for the symbolic derivations of A.L3, A.L5 and A.L6: in ``d = 1``,
+``X^T X = Sigma chi^2_n`` (:func:`chi2_moment`), and a probe's own Monte Carlo draws come from
+:func:`instance_generator`, seeded by the drawn instance.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.paper_a import experiments as ex
+from theorems import strategies as S
 from theorems.claim import ScopeFilter
 
 #: spectral-init instances (A.L3, A.L5, A.L6): d = 4, r = 5 (r > d, A2); sigma_1(M*) = 0.15 keeps rho' =
@@ -71,3 +79,25 @@ def conditioned_instances(gen: torch.Generator, count: int, m_op: float = M_OP, 
 def n_grid(n_min: int, n_max: int = 10**6, points: int = 7) -> list[int]:
     """``points`` sample sizes log-spaced from ``n_min`` to ``n_max`` (rounded): the n-grids of A.L5 and A.L6."""
     return np.logspace(np.log10(n_min), np.log10(n_max), points).round().astype(int).tolist()
+
+
+def chi2_expectation(n, f):
+    r"""``E f(X)`` for ``X ~ chi^2_n`` as the unevaluated sympy integral of ``f`` against the chi-square density (what
+    a derivation displays; ``.doit()`` evaluates it)."""
+    x = sp.Symbol("x", positive=True)
+    density = x ** (n / 2 - 1) * sp.exp(-x / 2) / (2 ** (n / 2) * sp.gamma(n / 2))
+    return sp.Integral(f(x) * density, (x, 0, sp.oo))
+
+
+def chi2_moment(n, power):
+    r"""``E[X^power]`` for ``X ~ chi^2_n`` (sympy: the integral of the chi-square density, where it converges, i.e.
+    ``n > -2 power``), simplified: ``1/(n - 2)`` for ``power = -1``, ``1/((n - 2)(n - 4))`` for ``-2``, ``n`` for 1."""
+    integral = chi2_expectation(n, lambda x: x**power)
+    return sp.factor(sp.gammasimp(sp.integrate(integral.function, *integral.limits, conds="none")))
+
+
+def instance_generator(inst: dict) -> torch.Generator:
+    """A torch generator seeded from a probe's drawn instance itself, for the draws too many for hypothesis to make
+    (training sets): the conclusion is then a deterministic function of the shrinkable instance, and replays."""
+    key = hashlib.sha256(repr(sorted(S.readable(inst, 17).items())).encode()).digest()
+    return torch.Generator().manual_seed(int.from_bytes(key[:8], "little") & (2**63 - 1))

@@ -46,26 +46,48 @@ at every large ``n``; the prediction with the rate ``1/n`` in place of ``1/sqrt(
 max(...))``: a weaker-than-true ``n0``, as a faster claimed rate would give) puts ``2 n_pred`` below the true ``n0``,
 so ``P(E1 and E2) < 1 - delta`` there.
 
+Symbolic: sympy proves the constants (``alpha(rho) = sigma_d``; ``kappa(e0) = alpha/(4 sqrt(beta))``, where Lemma 4's
+constant is ``alpha/4``), the exact second moment ``E e^2 = (2n + 8)/((n - 2)(n - 4))`` of the preconditioner's error in
+``d = 1`` (``Sigmahat/Sigma = chi^2_n/n``), whose ``n``-multiple tends to 2 (the rate ``n^{-1/2}`` behind the
+prediction), and ``n0 = n_ref q^2 = q(T)^2`` from that rate.  Control: the rate 1 (``n^2 E e^2`` has no finite limit,
+and ``n_ref q`` is not ``q(T)^2``).
+
+Probe: hypothesis draws ``d <= 4``, ``r <= d + 2``, ``Sigma``, ``M*`` with ``sigma_1(M*)`` across A3's 1/4 (where
+``rho'`` vanishes) and ``sigma_d/sigma_1`` across our 1/10, the noise level, ``delta`` in [0.05, 0.2] and the training-set
+size ``n`` from ``n_pred/8`` to ``8 n_pred``; inside the assumptions (A3, ``n >= n0(delta) = 2 n_pred(delta)``, our
+filter) ``P(E1 and E2) >= 1 - delta`` is decided per instance from exactly sampled training sets (Clopper-Pearson),
+``n_pred`` read as in the check from training sets at ``n_ref`` drawn for the instance.  Control: the prediction with
+the rate ``1/n``.
+
 Instances: ``theorems.paper_a.init_instances`` (``random_instance(d=4, r=5, m_op=0.15)``, noise ``sigma = 0.3``), no
 conditioning.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
+import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics.paper_a import experiments as ex
 from numerics.paper_a.algorithms import spectral_init_from_estimates
 from numerics.stats import decide_binomial
+from theorems import strategies as S
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry.constants import good_init_constants
+from theorems.paper_a.geometry.instances import instance_tensors, spectral_instances
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
-from theorems.paper_a.init_instances import M_OP, NOISE, SPECTRAL_SCOPE, instances
+from theorems.paper_a.init_instances import (M_OP, NOISE, SPECTRAL_MIN_RATIO, SPECTRAL_SCOPE, chi2_expectation, chi2_moment,
+                                             instance_generator, instances)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
+from theorems.symbolic import Derivation
 
 ID = "A.L3"
 
@@ -174,6 +196,151 @@ def _plot(rows):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# Symbolic derivation: the constants and the n0 prediction
+# ---------------------------------------------------------------------------
+
+def symbolic_derivation(rate=sp.Rational(1, 2)) -> Outcome:
+    r"""The algebra behind the lemma's constants and its ``n0(delta)``: ``rho`` where ``alpha(rho) = sigma_d``,
+    ``e0`` where ``kappa(e0) = alpha/(4 sqrt(beta))`` (so Lemma 4's constant is ``alpha/4``), the exact second moment
+    of ``e`` in ``d = 1`` (``Sigmahat/Sigma = chi^2_n/n``), whose ``n^{2 rate}`` multiple must have a finite nonzero
+    limit (the rate of the errors behind the prediction), and ``n0 = n_ref q^{1/rate} = q(T)^2``, ``T = sqrt(n_ref)
+    max(dist/rho', e/e0)``.  ``rate`` is the errors' claimed rate (control: 1, the squared errors' rate)."""
+    Dv = Derivation()
+    sd, s1, D, c = sp.symbols("sigma_d sigma_1 D c", positive=True)
+    alpha = 2 * sd - sp.Rational(5, 4) * D**2
+    rho = 2 / sp.sqrt(5) * sp.sqrt(sd)
+    Dv.prove_equal("ρ = (2/√5)σ_d^{1/2} is where A.T1.3's α(D) = 2σ_d − (5/4)D² falls to σ_d", alpha.subs(D, rho), sd,
+                   shown=sp.Eq(sp.Subs(alpha, D, rho), sd, evaluate=False))
+    e0 = sp.sqrt(1 + c) - 1
+    Dv.prove_equal("e0 = √(1 + c) − 1 solves κ(e0) = 2e0 + e0² = c, with c = α/(4√β)", 2 * e0 + e0**2, c,
+                   shown=sp.Eq(2 * sp.UnevaluatedExpr(e0) + sp.UnevaluatedExpr(e0) ** 2, c, evaluate=False))
+    a, beta = sp.symbols("alpha beta", positive=True)
+    kappa = a / (4 * sp.sqrt(beta))
+    Dv.prove_equal("at κ = α/(4√β), Lemma 4's constant α/2 − κ√β is α/4", a / 2 - kappa * sp.sqrt(beta), a / 4,
+                   shown=sp.Eq(a / 2 - sp.UnevaluatedExpr(kappa) * sp.sqrt(beta), a / 4, evaluate=False))
+    n = sp.Symbol("n", positive=True)
+    # d = 1: e = |Sigma/Sigmahat - 1| = |n/chi2_n - 1|; its second moment from the chi-square's inverse moments
+    e2 = sp.factor(n**2 * chi2_moment(n, -2) - 2 * n * chi2_moment(n, -1) + 1)
+    Dv.prove_equal("d = 1: e = |n/χ²_n − 1| (Σ̂/Σ = χ²_n/n), so E e² = n²E[χ⁻⁴] − 2nE[χ⁻²] + 1 = (2n + 8)/((n − 2)(n − 4))",
+                   e2, (2 * n + 8) / ((n - 2) * (n - 4)),
+                   shown=sp.Eq(chi2_expectation(n, lambda x: (n / x - 1) ** 2), (2 * n + 8) / ((n - 2) * (n - 4)),
+                               evaluate=False))
+    Dv.prove_equal(f"n^(2·{rate}) E e² → 2: the error e decays like n^(−{rate}) (finite, nonzero limit)",
+                   sp.limit(n ** (2 * rate) * e2, n, sp.oo), 2,
+                   shown=sp.Eq(sp.Limit(n ** (2 * rate) * e2, n, sp.oo), 2, evaluate=False))
+    q, n_ref, nn = sp.symbols("q n_ref n", positive=True)
+    n0 = sp.solve(sp.Eq(q * (n_ref / nn) ** rate, 1), nn)
+    Dv.prove_equal(f"E1 ∧ E2 at n ⟺ q·(n_ref/n)^{rate} ≤ 1 (q = max(dist/ρ′, e/e0) at n_ref): n0 = n_ref q^(1/{rate}) "
+                   "= (√n_ref q)² = q_(1−δ)(T)²", n0[0] if len(n0) == 1 else sp.nan, (sp.sqrt(n_ref) * q) ** 2,
+                   shown=sp.Eq(n0[0] if len(n0) == 1 else sp.nan, sp.UnevaluatedExpr(sp.sqrt(n_ref) * q) ** 2,
+                               evaluate=False))
+    return Dv.outcome("ρ, e0, Lemma 4's constant, the n^(−1/2) rate of e in d = 1 and n0(δ) = q(T)² derived")
+
+
+# ---------------------------------------------------------------------------
+# Probe: P(E1 and E2) >= 1 - delta from n0(delta) on, across instances, noise, delta and A3
+# ---------------------------------------------------------------------------
+
+#: strata of the probe: (range of sigma_1(M*), range of log2(n / n_pred(delta))).  Inside: A3 holds (rho' > 0 needs
+#: sigma_1 < 1/4) and n >= n0(delta) = N_FACTOR n_pred(delta) (log2 >= 1); the others cross n >= n0 (a smaller
+#: training set) or A3 (sigma_1 >= 1/4: E1 is empty, decided without draws)
+PROBE_STRATA = {
+    "n ≥ n0(δ)": ((0.03, 0.24), (1.0, 3.0)),
+    "n < n0(δ)": ((0.03, 0.24), (-3.0, 1.0)),
+    "A3 fails": ((0.25, 0.35), (1.0, 3.0)),
+}
+#: the strata as drawn: inside three times in five, so that PROBE_MIN_DECIDED is met at the quick budget
+PROBE_DRAW = ("n ≥ n0(δ)", "n ≥ n0(δ)", "n ≥ n0(δ)", "n < n0(δ)", "A3 fails")
+#: the range of the drawn delta (log-uniform): the check's 0.2 down to 0.05 (the probe's training sets grow like 1/delta;
+#: the check covers delta down to 0.002 on its own instances)
+PROBE_DELTAS = (0.05, 0.2)
+#: reference training sets at n_ref, times 1/delta: 50 beyond the (1 - delta)-quantile, which locates it to ~15% (30% in
+#: n_pred), inside the factor-2 room of n0 = 2 n_pred
+PROBE_REF_PER_DELTA = 50
+#: training sets at the probed n, times 1/delta: ~12 failures expected at 2 n_pred (where 1 - P ~ delta/5) put the
+#: Clopper-Pearson interval (at the probe's per-example level, z ~ 5) at ~0.7 delta, inside the declared width delta
+PROBE_DRAWS_PER_DELTA = 60
+#: n_pred beyond this is not probed (float64 resolves the errors ~ sigma/sqrt(n) against O(1) entries to ~1e-9 there)
+PROBE_MAX_N = 10**14
+PROBE_EXAMPLES = (16, 50, 150)  # probe examples at quick / standard / full
+#: at least 5 decided instances inside the assumptions (about 9 of the quick budget's 16 are drawn there: 3/5 of them,
+#: less the ~10% our sigma_d/sigma_1 filter removes)
+PROBE_MIN_DECIDED = 5
+
+
+def probe_instances():
+    """A stratum (``PROBE_STRATA``), ``d <= 4``, ``r <= d + 2``, ``Sigma`` with eigenvalues in [0.3, 3], ``M*`` with
+    singular values in [0.05, 1] rescaled to ``sigma_1(M*) = m_op`` (its ``sigma_d/sigma_1`` crosses our filter at
+    1/10), the noise ``sigma`` in [0.05, 1] and ``delta`` in ``PROBE_DELTAS`` (log-uniform), and the training-set
+    size as ``log2(n / n_pred(delta))``.  The training sets come from a generator seeded by the instance."""
+    return fair_sampled_from(PROBE_DRAW).flatmap(_probe_stratum)
+
+
+@functools.cache  # a strategy cache, one strategy per stratum: hypothesis draws faster from one it has seen
+def _probe_stratum(name: str):
+    (m0, m1), (f0, f1) = PROBE_STRATA[name]
+    return spectral_instances((0.3, 3.0), (0.05, 1.0), stratum=st.just(name), m_op=st.floats(m0, m1),
+                              noise=S.log_uniform(0.05, 1.0), delta=S.log_uniform(*PROBE_DELTAS),
+                              log2_factor=st.floats(f0, f1))
+
+
+def _probe_target(inst) -> np.ndarray:
+    """``M*`` of the instance: the drawn ``M`` rescaled to ``sigma_1 = m_op``."""
+    return inst["M"] * (inst["m_op"] / np.linalg.svd(inst["M"], compute_uv=False)[0])
+
+
+def probe_run(inst, alpha_each: float, rate: float = RATE, n_ref: int = N_REF) -> dict:
+    """The lemma on the drawn instance: ``n_pred(delta)`` from ``PROBE_REF_PER_DELTA/delta`` training sets at
+    ``n_ref`` (with the errors' ``rate``), then ``P(E1 and E2)`` at ``n = 2^log2_factor n_pred`` from
+    ``PROBE_DRAWS_PER_DELTA/delta`` fresh ones, decided by Clopper-Pearson at ``1 - delta``."""
+    Sigma, W = instance_tensors(inst | {"M": _probe_target(inst)})
+    c = good_init_constants(Sigma, W)
+    delta = inst["delta"]
+    facts = {"rho": c["rho"], "e0": c["e0"], "ratio": c["sigma_d"] / c["sigma_1"], "n_pred": math.inf, "n": math.nan}
+    if c["rho"] <= 0:
+        return facts | {"holds": False, "detail": f"ρ′ = {c['rho']:.3g} ≤ 0: E1 = {{dist(θ₀) ≤ ρ′}} is empty"}
+    gen = instance_generator(inst)
+    ref = ex.spectral_init_draws(Sigma, W, inst["noise"], n_ref, math.ceil(PROBE_REF_PER_DELTA / delta), gen)
+    n_pred = predicted_n0(ref["dist"], ref["e"], c["rho"], c["e0"], n_ref, delta, rate)
+    n = max(inst["d"] + 1, round(2 ** inst["log2_factor"] * n_pred))
+    facts |= {"n_pred": n_pred, "n": n}
+    if n > PROBE_MAX_N:
+        return facts | {"holds": None, "detail": f"n = {n:.3g} beyond the probe's reach"}
+    draws = math.ceil(PROBE_DRAWS_PER_DELTA / delta)
+    r = ex.spectral_init_draws(Sigma, W, inst["noise"], n, draws, gen)
+    k = int(((r["dist"] <= c["rho"]) & (r["e"] <= c["e0"])).sum())
+    dec = decide_binomial(k, draws, 1 - alpha_each, at_least=1 - delta, max_width=delta)
+    return facts | {"holds": None if dec.status == "inconclusive" else dec.status == "pass", "P": k / draws,
+                    "detail": f"n = {n:.3g} = {n / n_pred:.3g} n_pred: P(E1 ∧ E2) = {k / draws:.4f} (δ = {delta:.3g}) "
+                              f"{dec}"}
+
+
+@functools.cache  # one conclusion per reference size: the free choice "reference n" sets it, the same object at N_REF
+def probe_conclusion_at(n_ref: int):
+    """The probe's conclusion with the prediction read at ``n_ref``."""
+    def probe_conclusion(inst, alpha_each, rate: float = RATE):
+        """``P(E1 and E2) >= 1 - delta`` at the drawn ``n`` (:func:`probe_run`; ``rate``: control 1)."""
+        f = probe_run(inst, alpha_each, rate, n_ref)
+        return f["holds"], inst["stratum"], f["detail"], f
+    return probe_conclusion
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    return {"A3: ρ′ > 0": facts["rho"] > 0,
+            f"n ≥ n0(δ) = {N_FACTOR}·n_pred(δ)": bool(facts["n"] >= N_FACTOR * facts["n_pred"]),
+            f"ours: σ_d(M*) ≥ σ₁(M*)/{1 / SPECTRAL_MIN_RATIO:g}": facts["ratio"] >= SPECTRAL_MIN_RATIO}
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"n / n_pred(δ)": facts["n"] / facts["n_pred"] if math.isfinite(facts["n_pred"]) else math.nan,
+            "σ₁(M*) (A3: < 1/4)": inst["m_op"], "σ_d/σ₁": facts["ratio"], "δ": inst["delta"]}
+
+
+def describe(inst, facts: dict) -> dict:
+    return S.readable(inst | {"M*": _probe_target(inst)} | {k: v for k, v in facts.items() if k != "holds"})
+
+
 CLAIM = Claim(
     id=ID,
     title="Spectral initialization lands near the manifold with high probability",
@@ -191,11 +358,21 @@ CLAIM = Claim(
     ),
     assumptions=(A1, A2, a3("σ₁(M*)^{1/2} < 1/2 so that ρ′ > 0 (here σ₁(M*) = 0.15)"), SPECTRAL_SCOPE),
     checks=(
+        Check("derivation", "symbolic", "ρ, e0 and Lemma 4's constant α/4; E e² = (2n + 8)/((n − 2)(n − 4)) in d = 1 "
+              "(the rate n^{−1/2}); n0(δ) = q_(1−δ)(T)² from that rate (sympy)", symbolic_derivation),
         Check("n0", "numeric",
               "n0(δ) within a factor 2 of the √n-law prediction from n = 1e3: P(E1 ∧ E2) ≥ 1 − δ at 2·n_pred and "
               "< 1 − δ at n_pred/2, δ = 0.2..0.002 (exact sampling of (XᵀX, XᵀY), Clopper-Pearson)", check_n0),
+        Check("probe", "probe", "Hypothesis over d, r, Σ, M* (σ₁ across A3's 1/4, σ_d/σ₁ across our 1/10), noise, "
+              "δ = 0.05..0.2 and n from n_pred/8 to 8·n_pred: P(E1 ∧ E2) ≥ 1 − δ from n0(δ) = 2·n_pred(δ) on "
+              "(exact sampling, Clopper-Pearson)",
+              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion_at(N_REF),
+                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: rate 1/n", "derivation", "the errors' rate claimed 1 (the squared errors' rate): n E e² has "
+                "no finite nonzero limit, and n0 = n_ref·q is not q(T)²", {"rate": sp.Integer(1)}),
         Control("spectral init without Σ̂^{1/2}", "n0", "SVD of Ŵ instead of ŴΣ̂^{1/2}: θ₀ stays off Mfold",
                 {"spectral_init": spectral_init_without_sigma_sqrt}),
         Control("prediction with rate 1/n", "n0", "n0 predicted with the rate 1/n instead of 1/√n: the squared "
@@ -203,10 +380,13 @@ CLAIM = Claim(
                 "error of the lemma's n0 itself. It predicts n0 = N_REF·q instead of N_REF·q², smaller by the factor "
                 "q = √(n0/N_REF) ~ 10-60 on these instances (derived from the predicted n0, two to three decades "
                 "above N_REF), far outside the factor-2 window, so 2·n_pred falls below the true n0", {"rate": 1.0}),
+        Control("probe: prediction with rate 1/n", "probe", "the same search with n_pred = n_ref·q: the probe must "
+                "find an instance where P(E1 ∧ E2) < 1 − δ at n ≥ 2·n_pred", {"mutant": {"rate": 1.0}}),
     ),
     free_choices=(
         FreeChoice("reference n", N_REF, "the √n law holds asymptotically and no size is given to read it at; 1e2-1e4 "
-                   "spans a decade either side of ours (A.L5's grid starts at 1e3)", {"n0": lambda v: {"n_ref": v}},
+                   "spans a decade either side of ours (A.L5's grid starts at 1e3)",
+                   {"n0": lambda v: {"n_ref": v}, "probe": lambda v: {"conclusion": probe_conclusion_at(int(v))}},
                    low=100, high=10_000, scale="log", integer=True),
         FreeChoice("σ₁(M*)", M_OP, "A3's constant is lost; as reconstructed it needs σ₁(M*) < 1/4 (ρ′ > 0): 0.05-0.2 "
                    "spans a factor 3 below our 0.15 to near that bound", {"n0": lambda v: {"m_op": v}},

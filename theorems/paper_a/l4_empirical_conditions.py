@@ -63,6 +63,19 @@ by the claim's gauge ``(Sigma, W*) -> (c Sigma, W*/sqrt(c))`` to ``lambda_max(Si
 (seed 207) the mutant nearly is Algorithm 1, and Lemma 4 itself does not see the scale of Sigma); a wrong Young
 constant (half the ``eps^2`` coefficient) in the derivation.
 
+Probe (exact, an implementation check like the two above): hypothesis draws ``d <= 3``, ``r <= d + 2``, ``Sigma``,
+``M*`` (``sigma_d/sigma_1`` across our filter at 1/2), a point at radius up to ``1.35 rho'`` (normal or isotropic, any
+rotation ``Q``) and ``Sigmahat`` with a drawn mismatch direction and size ``e`` up to ``3 e0``, so it crosses
+``dist <= rho'`` and Lemma 3's event.  Algorithm 1's step is read off its own code as a matrix ``T`` on factor
+coordinates, and (3'), (4') are decided for **every** gradient vector at once: the worst gradient error of each size
+``eps`` is in closed form (for (3') it is attained along ``T^T Delta``; for (4') the supremum lies between two closed
+forms), minimized over ``eps >= 0``; (3') must also have a positive constant ``alpha/2 - kappa sqrt(beta)`` (else it
+says nothing).  Control: the one-sided preconditioner, whose ``||T||_op ~ lambda_max(Sigma)`` exceeds ``sqrt(2)(1 +
+kappa)``, so (4') fails for large gradient errors.
+
+No numeric evidence for the paper (``Claim.without``): every numeric test of the reconstructed lemma holds by algebra;
+what is not algebra (A.T1.3's constants, Lemma 3's event, the oracle's error) is decided by those claims.
+
 Instance: ``init_instances.conditioned_instances`` (``d=3, r=4, m_op=0.15, sigma_d/sigma_1 >= 1/2``, shared with
 A.T2); A.T1.3's ``alpha``, ``beta`` and A.L3's ``rho'``, ``e_0`` from ``geometry.constants``.  The instance, its
 ``Sigmahat``, the points and the oracle's draws are the fixture :func:`drawn_samples` (the checks and their controls
@@ -70,25 +83,31 @@ share it); the oracle control's companion instance is :func:`companion_samples`.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_a import experiments as ex
 from numerics.paper_a import geometry as ge
 from numerics.paper_a.model import sym_sqrt
 from numerics.paper_a.moments import squared_norm_of_mean
+from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry.constants import alpha_bound, good_init_constants, sqrt_beta_bound
+from theorems.paper_a.geometry.instances import instance_tensors, probe_point, spectral_instances
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
-from theorems.paper_a.init_instances import ALG_SCOPE, NOISE, conditioned_instances
+from theorems.paper_a.init_instances import ALG_SCOPE, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
 ID = "A.L4"
@@ -134,7 +153,8 @@ def symbolic_derivation(young_scale=1) -> Outcome:
     """The Young step (3a) => (3'), (4'), and the mismatch operator T - I.  ``young_scale`` multiplies the
     coefficient ``1 + kappa^2`` of ``eps^2/alpha`` in (3') (a control passes 1/2)."""
     Dv = Derivation()
-    al, kap, Dd, eps, sb = sp.symbols("alpha kappa D epsilon sqrt_beta", positive=True)
+    al, kap, Dd, eps, beta = sp.symbols("alpha kappa D epsilon beta", positive=True)
+    sb = sp.sqrt(beta)
     c = young_scale * (1 + kap**2)
     sharp = (al - kap * sb) * Dd**2 - (1 + kap) * eps * Dd
     young = (al / 2 - kap * sb) * Dd**2 - c * eps**2 / al
@@ -146,9 +166,10 @@ def symbolic_derivation(young_scale=1) -> Outcome:
     E = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"E_{min(i, j) + 1}{max(i, j) + 1}", real=True))
     X = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"X_{i + 1}{j + 1}", real=True))
     I2 = sp.eye(2)
+    Em, Xm, Im = sp.MatrixSymbol("E", 2, 2), sp.MatrixSymbol("X", 2, 2), sp.Identity(2)
     Dv.prove_zero("T − I on the key block: (I+E) X (I+E) − X = E X + X E + E X E, so ‖T − I‖op ≤ 2e + e²",
                   (I2 + E) * X * (I2 + E) - X - (E * X + X * E + E * X * E),
-                  shown=sp.Eq(sp.Symbol("(I+E)X(I+E) - X"), sp.Symbol("EX + XE + EXE"), evaluate=False))
+                  shown=sp.Eq(sp.MatMul(Im + Em, Xm, Im + Em) - Xm, Em * Xm + Xm * Em + Em * Xm * Em, evaluate=False))
     return Dv.outcome("Young step, (4′) and the mismatch operator derived")
 
 
@@ -371,6 +392,133 @@ def _margins_figure(s: dict, panels):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# 4. Probe: Lemma 4 for every gradient vector, across instances, points, Sigmahat and the assumptions
+# ---------------------------------------------------------------------------
+
+#: probe examples at quick / standard / full (each a few small linear maps: milliseconds)
+PROBE_EXAMPLES = (60, 150, 400)
+#: at least 15 decided instances inside the assumptions (dist <= rho' and e <= e0 hold for about half of the draws)
+PROBE_MIN_DECIDED = 15
+#: the drawn point's radius as a fraction of rho': up to 1.35, where A.T1.3's alpha(D) = 2 sigma_d - (5/4) D^2 is still
+#: positive (it vanishes at 1.41 rho), so the Young form's (1 + kappa^2)/alpha is defined
+PROBE_FRAC = (0.02, 1.35)
+#: the preconditioner's mismatch e as a multiple of e0: from Algorithm 1 with the exact covariance (0) to 3 e0, where
+#: kappa exceeds the alpha/(2 sqrt beta) at which Lemma 4's constant alpha/2 - kappa sqrt(beta) vanishes
+PROBE_E_FRAC = (0.0, 3.0)
+
+
+def probe_instances():
+    """``d <= 3``, ``r <= d + 2``, ``Sigma`` with eigenvalues in [0.3, 3], ``M*`` with singular values in [0.1, 1]
+    rescaled to ``sigma_1(M*) = m_op`` in [0.03, 0.24] (A3 as reconstructed: rho' > 0), so ``sigma_d/sigma_1`` crosses
+    our filter at 1/2; a point at radius ``frac rho'`` (``PROBE_FRAC``) in a normal or isotropic direction from the
+    point of Mfold with rotation ``Q``; and ``Sigmahat = Sigma^{1/2} (I + E)^{-1} Sigma^{1/2}`` with ``E`` a drawn
+    symmetric direction scaled to ``||E||_op = e = e_frac e0`` (``PROBE_E_FRAC``; ``E = I`` if the drawn one is 0).
+    Shrinks to ``d = r = 1``, round spectra, ``Q = I``, ``e = 0``."""
+    return spectral_instances((0.3, 3.0), (0.1, 1.0), dims=S.dims(3, 2), point=True, m_op=st.floats(0.03, 0.24),
+                              frac=st.floats(*PROBE_FRAC), direction=fair_sampled_from(("normal", "isotropic")),
+                              e_frac=st.floats(*PROBE_E_FRAC), E=lambda d, r: S.matrix(d, d, 1.0))
+
+
+def _probe_target(inst) -> np.ndarray:
+    return inst["M"] * (inst["m_op"] / np.linalg.svd(inst["M"], compute_uv=False)[0])
+
+
+def _step_matrix(Sigma: torch.Tensor, S_hat: torch.Tensor, r: int, d: int, preconditioner: Preconditioner):
+    """Algorithm 1's step ``u = T g`` as a matrix on flattened factor-coordinate gradients ``(vec G_A, vec G_B)``: each
+    basis gradient is mapped to theta coordinates ``(G_A S, S G_B S)``, stepped by :func:`step_direction` (the
+    algorithm's own preconditioner code) and read back in factor coordinates ``(u_V S, S u_K S)``."""
+    p = r * d + d * d
+    basis = torch.eye(p, dtype=DTYPE)
+    root = sym_sqrt(Sigma)
+    g = (basis[:, : r * d].unflatten(-1, (r, d)) @ root, root @ basis[:, r * d:].unflatten(-1, (d, d)) @ root)
+    u = step_direction(g, S_hat, preconditioner)
+    A, B = ge.to_factors(u[0], u[1], Sigma)
+    return torch.cat([A.flatten(-2), B.flatten(-2)], -1).mT  # column j: the image of basis vector j
+
+
+def probe_run(inst, preconditioner: Preconditioner = TWO_SIDED) -> dict:
+    """Everything the conclusion, the assumptions and the plot read, for the drawn instance (deterministic)."""
+    Sigma, W = instance_tensors(inst | {"M": _probe_target(inst)})
+    d, r = inst["d"], inst["r"]
+    c = good_init_constants(Sigma, W)
+    V, K = probe_point(inst, Sigma, W, inst["frac"] * c["rho"], inst["direction"])
+    E = (inst["E"] + inst["E"].T) / 2
+    E = np.eye(d) if not np.any(E) else E
+    e = inst["e_frac"] * c["e0"]
+    E = S.tensor(E * (e / np.abs(np.linalg.eigvalsh(E)).max()), batch=False)
+    root = sym_sqrt(Sigma)
+    S_hat = root @ torch.linalg.inv(torch.eye(d, dtype=DTYPE) + E) @ root
+    S_hat = (S_hat + S_hat.mT) / 2
+    Pv, Pk = ge.procrustes_projection(V, K, Sigma, W)
+    Delta = ge.to_factors(V[0] - Pv[0], K[0] - Pk[0], Sigma)
+    delta = torch.cat([Delta[0].flatten(), Delta[1].flatten()])
+    G = ge.grad_to_factors(*ge.regularized_loss_grad(V[0], K[0], Sigma, W), Sigma)
+    g = torch.cat([G[0].flatten(), G[1].flatten()])
+    T = _step_matrix(Sigma, S_hat, r, d, preconditioner)
+    e_meas = float(ex.whitened_error(S_hat, Sigma))
+    return {"T": T, "g": g, "delta": delta, "D": float(delta.norm()), "e": e_meas, "kappa": 2 * e_meas + e_meas**2,
+            "rho": c["rho"], "e0": c["e0"], "sd": c["sigma_d"], "s1": c["sigma_1"],
+            "lam_max": float(torch.linalg.eigvalsh(Sigma)[-1])}
+
+
+def _min_quadratic(a: float, b: float, c: float) -> float:
+    """``min_{x >= 0} a x^2 + b x + c`` (``-inf`` when it is unbounded below)."""
+    if a < 0 or (a == 0 and b < 0):
+        return -math.inf
+    x = max(0.0, -b / (2 * a)) if a > 0 else 0.0
+    return a * x * x + b * x + c
+
+
+def probe_conclusion(inst, alpha_each, preconditioner: Preconditioner = TWO_SIDED):
+    """Lemma 4's (3') and (4') at the drawn point for **every** gradient vector, exactly: over ``ghat`` with error
+    ``eps = ||ghat - grad L_lambda||_*`` the smallest ``<u, Delta>`` is ``<T G, Delta> - eps ||T^T Delta||`` (attained),
+    so (3') for all ``eps >= 0`` is ``<T G, Delta> - c3 D^2 - alpha ||T^T Delta||^2 / (4 (1 + kappa^2)) >= 0``, with a
+    positive constant ``c3 = alpha/2 - kappa sqrt(beta)``; the largest ``||u||`` lies between ``||T G||^2 + 2 eps
+    s_1 |<u_1, T G>| + eps^2 s_1^2`` (attained at the top singular pair ``(s_1, u_1)`` of ``T``) and ``(||T G|| + eps
+    s_1)^2``, so (4') holds for all ``eps`` when the larger stays below ``2 (1 + kappa)^2 (beta D^2 + eps^2)``, fails when
+    the smaller does not, and is not decided in between.  ``preconditioner`` is the step's (control: ``ONE_SIDED``)."""
+    f = probe_run(inst, preconditioner)
+    T, g, delta, D, kappa = f["T"], f["g"], f["delta"], f["D"], f["kappa"]
+    a, sb = alpha_bound(f["sd"], D), sqrt_beta_bound(f["s1"], D)
+    c3 = a / 2 - kappa * sb
+    Tg = T @ g
+    m3 = float(Tg @ delta) - c3 * D**2 - a * float((T.mT @ delta).norm()) ** 2 / (4 * (1 + kappa**2))
+    U, sv, _ = torch.linalg.svd(T)
+    s1, tg = float(sv[0]), float(Tg.norm())
+    k2 = 2 * (1 + kappa) ** 2
+    upper = _min_quadratic(k2 - s1**2, -2 * tg * s1, k2 * sb**2 * D**2 - tg**2)  # R - (||TG|| + eps s1)^2
+    lower = _min_quadratic(k2 - s1**2, -2 * s1 * abs(float(U[:, 0] @ Tg)), k2 * sb**2 * D**2 - tg**2)
+    slack3, slack4 = TOL * f["s1"] * D**2, TOL * sb**2 * D**2
+    facts = {k: f[k] for k in ("D", "e", "kappa", "rho", "e0", "sd", "s1", "lam_max")} | {"c3 / alpha": c3 / a}
+    if not c3 > 0:
+        return False, "c3 ≤ 0", f"Lemma 4's constant α/2 − κ√β = {c3:.3g} ≤ 0 (κ = {kappa:.3g})", facts
+    if m3 < -slack3:
+        return False, "(3')", f"(3') fails for the worst gradient error: margin {m3:.3g} (c3 = {c3:.3g}, D = {D:.3g})", \
+            facts
+    if lower < -slack4:
+        return False, "(4')", f"(4') fails for a gradient error along T's top singular vector: margin {lower:.3g} " \
+            f"(‖T‖op = {s1:.4g}, √2(1 + κ) = {math.sqrt(k2):.4g})", facts
+    if upper < -slack4:
+        return None, "(4') between its bounds", f"(4') margin between {lower:.3g} and {upper:.3g}", facts
+    return True, "holds", "", facts
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    return {"dist(θ) ≤ ρ′": facts["D"] <= facts["rho"] * (1 + 1e-12),
+            "Lemma 3 event: e ≤ e0": facts["e"] <= facts["e0"] * (1 + 1e-12),
+            f"ours: σ_d(M*) ≥ σ₁(M*)/{1 / MIN_RATIO:g}": facts["sd"] >= MIN_RATIO * facts["s1"]}
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"dist / ρ′": facts["D"] / facts["rho"], "e / e0": facts["e"] / facts["e0"] if facts["e0"] > 0 else math.nan,
+            "σ_d/σ₁": facts["sd"] / facts["s1"], "λ_max(Σ)": facts["lam_max"]}
+
+
+def describe(inst, facts: dict) -> dict:
+    return S.readable(inst | {"M*": _probe_target(inst)} | facts)
+
+
 CLAIM = Claim(
     id=ID,
     title="Empirical one-point strong convexity and smoothness with an additive gradient error",
@@ -401,6 +549,16 @@ CLAIM = Claim(
               check_monte_carlo_oracle, stochastic=False, uses={"samples": drawn_samples}, evidence="implementation",
               by_algebra="as the population oracle's: (3a), (4a) hold for any ĝ with its plug-in ε = ‖ĝ − ∇L_λ‖_* "
                          "once A.T1.3's (3), (4) and ‖T − I‖ ≤ κ hold"),
+        Check("probe", "probe", "Hypothesis over d, r, Σ, M*, the point (radius up to 1.35ρ′, normal or isotropic, any Q) "
+              "and Σ̂ (mismatch e up to 3e0): (3′) with a positive constant and (4′) for every gradient vector "
+              "(worst-case error ε in closed form), Algorithm 1's step as a matrix (exact)",
+              probe_check, stochastic=False, evidence="implementation",
+              by_algebra="inside the assumptions (3′), (4′) follow from A.T1.3's (3), (4), ‖T − I‖ ≤ κ and "
+                         "Cauchy-Schwarz for every gradient vector: the probe tests Algorithm 1's step code on a wide "
+                         "family and shows where outside ρ′ and e0 the conclusion breaks",
+              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+                          describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
+                          min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
         Control("symbolic: wrong Young constant", "derivation", "ε² coefficient (1 + κ²)/(2α) in place of (1 + κ²)/α",
@@ -417,7 +575,13 @@ CLAIM = Claim(
         Control("no gradient-error terms", "monte-carlo-oracle",
                 "the exact one-point conditions claimed for the empirical preconditioned gradient",
                 {"with_error_terms": False}),
+        Control("probe: one-sided preconditioner", "probe", "the same search with the step (g_VΣ̂⁻¹, Σ̂⁻¹g_K): its key "
+                "block is off by Σ, so ‖T‖op ~ λ_max(Σ) exceeds √2(1 + κ) and (4′) fails for large gradient errors",
+                {"mutant": {"preconditioner": ONE_SIDED}}),
     ),
     no_free_choice=("the inequalities hold by algebra for any point within ρ′, any gradient vector and any Σ̂ on Lemma 3's event; the "
                     "points, contexts n and Σ̂'s sample size only choose where they are evaluated"),
+    without={"numeric": "as reconstructed, Lemma 4 follows by algebra from A.T1.3's (3), (4) and ‖T − I‖ ≤ κ for every "
+                        "gradient vector, so every numeric test of it is an implementation check; what is not algebra "
+                        "is decided elsewhere: α, β by A.T1.3, the event e ≤ e0 by A.L3, the oracle's error by A.T3-A.T5"},
 )

@@ -53,6 +53,16 @@ the tangent directions) over six decades.  It must decay at ``-log|1 - eta mu|``
 one-sided preconditioner (the control) the start is not an eigenvector of the iteration and the component decays at
 another rate (2% to 100% off on the instances we tried).
 
+**The rates, derived (check "derivation", sympy).**  The proof's recursion ``D_{t+1} = (1 - 2 eta alpha + eta^2
+beta) D_t`` solved (``D_t = D_0 q^t``) and minimized over the step (``eta = alpha/beta``, ``q = 1 - alpha^2/beta``:
+the envelope rate ``c_env`` the rate check uses); the smallest case with the value block's extra rows, ``d = 1,
+r = 2`` (``f = (a_1 b - sigma)^2 + (a_2 b)^2 + lambda (a_1^2 + a_2^2 - b^2)^2``, Mfold's point ``(sqrt sigma, 0,
+sqrt sigma)``), whose Hessian has the eigenvalues ``2 sigma, 4 sigma, 16 lambda sigma``: at ``lambda = 1/4`` the
+slowest is ``2 sigma_d = alpha(0)``, along ``a_2``, which the excess sees; the linear recursion along it solved
+(``L - L* ~ (1 - eta mu)^{2t}``, ``c = -2 log(1 - eta mu)``); and ``(1 - eta alpha)^2 = q - eta^2 (beta - alpha^2)
+<= q``, so the linearized rate is at least the envelope's.  Control: the slowest mode claimed at ``4 sigma_d``
+(the rate of ``r = d``, without the extra rows A.T2's instances have).
+
 **Statistical term (check "floor").**  Algorithm 1 with the oracle at context ``n`` converges to the fixed point of
 ``E grad(Lhat_n + lambda Rhat) = 0``, whose excess is the floor.  The oracle is computed by Monte Carlo with control
 variates (``numerics.paper_a.experiments.ControlVariateOracle``: closed-form ``grad L_lambda`` plus per-batch
@@ -102,6 +112,7 @@ import functools
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 from hypothesis import strategies as st
 
@@ -124,6 +135,7 @@ from theorems.paper_a.init_instances import ALG_D, ALG_R, ALG_SCOPE, MIN_RATIO, 
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strata import fair_sampled_from
+from theorems.symbolic import Derivation
 
 ID = "A.T2"
 
@@ -192,6 +204,87 @@ PROBE_EXAMPLES = (80, 120, 300)  # probe examples at quick / standard / full
 #: at least 8 trajectories inside the assumptions (60 steps each): 2/5 of the quick budget's 40 examples are drawn
 #: from the "inside" stratum (PROBE_DRAW), and most of those meet Lemma 3's event
 PROBE_MIN_DECIDED = 8
+
+
+# ---------------------------------------------------------------------------
+# 0. Symbolic: the envelope's rate and the linearized rate in the smallest case
+# ---------------------------------------------------------------------------
+
+def two_sigma_d(sigma_d):
+    """The slowest non-tangent mode of ``H`` (``Sigmahat = Sigma``) with ``r > d``: ``2 sigma_d(M*)`` (A.T1.3's
+    ``alpha`` at distance 0), along the rows of ``A`` beyond ``M*``'s column space."""
+    return 2 * sigma_d
+
+
+def four_sigma_d(sigma_d):
+    """Wrong on purpose (control): ``4 sigma_d``, the slowest mode when ``r = d`` (the diagonal mode), as if A.T2's
+    instances (``r = 4 > d = 3``) had no extra rows of ``A``."""
+    return 4 * sigma_d
+
+
+def symbolic_rates(slowest_mode=two_sigma_d) -> Outcome:
+    """The proof's recursion solved and its step optimized; the linearized rate in the smallest case with ``r > d``
+    (``d = 1, r = 2``) with the slowest mode claimed at ``slowest_mode(sigma_d)`` (the control passes
+    :func:`four_sigma_d`); the linearized rate at least the envelope's."""
+    D = Derivation()
+    t = sp.Symbol("t", integer=True, nonnegative=True)
+    eta, alpha, beta, sigma, lam = sp.symbols("eta alpha beta sigma_d lambda", positive=True)
+    D0, delta0 = sp.symbols("D_0 delta_0", positive=True)
+    Dt = sp.Function("D")
+    q = 1 - 2 * eta * alpha + eta**2 * beta
+    solved = sp.rsolve(Dt(t + 1) - q * Dt(t), Dt(t), {Dt(0): D0})
+    D.prove_equal("the proof's recursion dist²_{t+1} ≤ (1 − 2ηα + η²β) dist²_t, solved: dist²_t ≤ q^t dist²_0",
+                  solved, D0 * q**t, shown=sp.Eq(Dt(t), D0 * q**t, evaluate=False))
+    (step,) = sp.solve(sp.diff(q, eta), eta)
+    D.prove_equal("its best step: dq/dη = 0 at η = α/β", step, alpha / beta,
+                  shown=sp.Eq(eta, alpha / beta, evaluate=False))
+    D.prove_equal("a minimum (d²q/dη² = 2β > 0), where q = 1 − α²/β: the envelope rate c_env = −log(1 − α²/β)",
+                  q.subs(eta, step), 1 - alpha**2 / beta,
+                  shown=sp.Eq(sp.Subs(q, eta, alpha / beta), 1 - alpha**2 / beta, evaluate=False))
+    D.say("Smallest case with the value block's extra rows: d = 1, r = 2, Σ̂ = Σ (T = I), M* = (σ_d, 0)ᵀ, factor "
+          "coordinates z = (a₁, a₂, b), f = ‖abᵀ − M*‖² + λ(aᵀa − b²)² = L_λ − L*, at Mfold's point "
+          "z* = (√σ_d, 0, √σ_d).")
+    a1, a2, b = sp.symbols("a_1 a_2 b", real=True)
+    z = (a1, a2, b)
+    f_L = (a1 * b - sigma) ** 2 + (a2 * b) ** 2
+    f = f_L + lam * (a1**2 + a2**2 - b**2) ** 2
+    at = {a1: sp.sqrt(sigma), a2: 0, b: sp.sqrt(sigma)}
+    grad = sp.Matrix([sp.diff(f, v) for v in z]).subs(at)
+    F = sp.Function("f")(*z)
+    D.prove_zero("z* is a critical point: ∇f(z*) = 0", grad,
+                 shown=sp.Eq(sp.Matrix([sp.Derivative(F, v) for v in z]), sp.zeros(3, 1), evaluate=False))
+    H, H_L = sp.hessian(f, z).subs(at), sp.hessian(f_L, z).subs(at)
+    x = sp.Symbol("x")
+    D.prove_equal("its Hessian's characteristic polynomial: eigenvalues 2σ_d (along a₂), 4σ_d (along (1, 0, 1)), "
+                  "16λσ_d (along (1, 0, −1))", H.charpoly(x).as_expr(),
+                  sp.expand((x - 2 * sigma) * (x - 4 * sigma) * (x - 16 * lam * sigma)),
+                  shown=sp.Eq(H.charpoly(x).as_expr(), (x - 2 * sigma) * (x - 4 * sigma) * (x - 16 * lam * sigma),
+                              evaluate=False))
+    e2 = sp.Matrix([0, 1, 0])
+    D.prove_equal("the a₂ mode is seen by the excess L − L*: e₂ᵀ H_L e₂ = 2σ_d ≠ 0", (e2.T * H_L * e2)[0], 2 * sigma,
+                  shown=sp.Eq(sp.MatMul(sp.ImmutableMatrix(e2.T), sp.ImmutableMatrix(H_L), sp.ImmutableMatrix(e2),
+                                        evaluate=False), 2 * sigma, evaluate=False))
+    lam_value = sp.nsimplify(ge.LAMBDA)
+    slowest = sp.Min(2 * sigma, 4 * sigma, 16 * lam_value * sigma)
+    mu = slowest_mode(sigma)
+    D.prove_equal(f"at λ = {lam_value} the slowest non-tangent mode is the claimed μ", slowest, mu,
+                  shown=sp.Eq(sp.Min(2 * sigma, 4 * sigma, 16 * lam_value * sigma, evaluate=False), mu,
+                              evaluate=False))
+    rho = sp.Symbol("rho", nonnegative=True)
+    D.prove_equal("μ = α(0), A.T1.3's local strong convexity α(ρ) (geometry.constants.alpha_bound) at distance 0",
+                  mu, alpha_bound(sigma, 0), shown=sp.Eq(mu, sp.Subs(alpha_bound(sigma, rho), rho, 0), evaluate=False))
+    dt = sp.Function("delta")
+    along = sp.rsolve(dt(t + 1) - (1 - eta * mu) * dt(t), dt(t), {dt(0): delta0})
+    D.prove_equal("the linearized iteration along that mode, δ_{t+1} = (1 − ημ)δ_t, solved", along,
+                  delta0 * (1 - eta * mu) ** t, shown=sp.Eq(dt(t), delta0 * (1 - eta * mu) ** t, evaluate=False))
+    excess = lambda k: along.subs(t, k) ** 2 * (e2.T * H_L * e2)[0] / 2  # noqa: E731
+    D.prove_equal("the excess δᵀH_Lδ/2 falls by (1 − ημ)² per step: c = −2 log|1 − ημ| = −2 log|1 − 2ησ_d|",
+                  sp.simplify(excess(t + 1) / excess(t)), (1 - eta * mu) ** 2,
+                  shown=sp.Eq(excess(t + 1) / excess(t), (1 - eta * mu) ** 2, evaluate=False))
+    D.prove_equal("with μ = α: (1 − ηα)² = q − η²(β − α²) ≤ q, since β ≥ α² (αD² ≤ ⟨u, Δ⟩ ≤ ‖u‖D ≤ √β D²): the "
+                  "linearized rate is at least the envelope's", (1 - eta * alpha) ** 2,
+                  q - eta**2 * (beta - alpha**2))
+    return D.outcome("envelope and linearized rates derived")
 
 
 def no_preconditioner(S_hat: torch.Tensor):
@@ -701,6 +794,9 @@ CLAIM = Claim(
         ALG_SCOPE, GAP_SCOPE, DIVERGED_SCOPE,
     ),
     checks=(
+        Check("derivation", "symbolic", "The proof's recursion solved and its step optimized (c_env = −log(1 − α²/β) "
+              "at η = α/β); the linearized rate c = −2 log(1 − 2ησ_d) in the smallest case with r > d (d = 1, "
+              "r = 2); the linearized rate at least the envelope's", symbolic_rates),
         Check("rate", "numeric", "Fitted geometric rate of L − L* vs the linearized prediction and the envelope",
               check_rate),
         Check("key-block-mode", "numeric", "Algorithm 1 started on a key-block mode of its two-sided iteration decays "
@@ -716,6 +812,8 @@ CLAIM = Claim(
                   assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
+        Control("symbolic: slowest mode 4σ_d", "derivation", "the slowest mode claimed at 4σ_d, the rate when r = d "
+                "(without the extra rows of A that A.T2's instances have)", {"slowest_mode": four_sigma_d}),
         Control("no preconditioner", "rate", "plain GD on L_λ: a different rate than predicted",
                 {"preconditioner": NO_PRECONDITIONER}),
         Control("one-sided preconditioner", "key-block-mode", "(g_VΣ̂⁻¹, Σ̂⁻¹g_K): the key block's step is off by Σ on "

@@ -63,6 +63,7 @@ from typing import Callable
 import numpy as np
 import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as A
@@ -71,7 +72,10 @@ from numerics.stats import Margin, decide_close, decide_lower, decide_upper, mea
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture, per_budget
+from theorems import strategies as S
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
 ETA_GD = math.e / 2   # 2 eta / e = 1: z_t ~ log t with no offset
@@ -263,23 +267,27 @@ NGD_RUNS = two_token_runs.bind(algorithm=NGD)
 NGD_AUTOGRAD_RUNS = two_token_runs.bind(algorithm=NGD_AUTOGRAD)
 
 
-def free_choices(algorithm: TwoTokenAlgorithm, checks: tuple[str, ...]) -> tuple[FreeChoice, ...]:
+def free_choices(algorithm: TwoTokenAlgorithm, checks: tuple[str, ...], probe: str = "probe") -> tuple[FreeChoice, ...]:
     """The free choices of a claim whose ``checks`` read ``algorithm``'s runs: its step, the horizon (a multiple of
-    the budget's) and the scale of W_0's entries; each sets the runs all of them read."""
+    the budget's) and the scale of W_0's entries; each sets the runs all of them read, and the step and the horizon
+    also set the claim's ``probe`` (which draws W_0's scale itself, over the scale choice's range)."""
     runs = two_token_runs.bind(algorithm=algorithm)
     N = two_token_runs.defaults()["n_steps"]
 
-    def sets(at):
-        return {c: (lambda v: {"runs": at(v)}) for c in checks}
+    def sets(at, on_probe=None):
+        out = {c: (lambda v: {"runs": at(v)}) for c in checks}
+        return out | ({probe: on_probe} if on_probe is not None else {})
 
     horizon = lambda h: runs.bind(n_steps=per_budget(*(int(round(h * n)) for n in (N.quick, N.standard, N.full))))
     return (
         FreeChoice(f"{algorithm.name} step η", algorithm.eta, "the example's statements hold for every constant step: "
                    f"a decade either side of ours ({algorithm.eta:.3g})",
-                   sets(lambda v: runs.bind(step_factor=v / algorithm.eta)), low=algorithm.eta / 10,
+                   sets(lambda v: runs.bind(step_factor=v / algorithm.eta), lambda v: {"step_factor": v / algorithm.eta}),
+                   low=algorithm.eta / 10,
                    high=algorithm.eta * 10, scale="log"),
         FreeChoice("horizon factor", 1.0, "the rates are asymptotic and the paper's horizon is lost: half to four times "
-                   "the budget's (quick: the window [50, 500])", sets(horizon), low=0.5, high=4.0, scale="log"),
+                   "the budget's (quick: the window [50, 500])", sets(horizon, lambda v: {"horizon": v}), low=0.5,
+                   high=4.0, scale="log"),
         FreeChoice("W₀ scale", 1.0, "the example takes any W₀ with a component orthogonal to W_mm: entries of scale "
                    "0.1-10, a decade either side of ours", sets(lambda v: runs.bind(scale=v)), low=0.1, high=10.0,
                    scale="log"),
@@ -421,7 +429,145 @@ def check_ngd_rate(ctx: Context, runs: dict) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 3. The claims
+# 3. Probes: W_0 drawn on both sides of the example's hypotheses, each run decided on its own
+# ---------------------------------------------------------------------------
+# Each probe instance is one W_0 (a hypothesis-drawn 2 x 2 matrix, shrinking to small integers), run on the engine
+# for PROBE_N steps and decided exactly on the window [N/10, N] (deterministic: one run, no Monte Carlo).  The
+# hypotheses crossed: r > 0 (W_0 has a component orthogonal to W_mm: the example's statements need it; a start on
+# W_mm's line has corr = 1 at every t) and the short GD transient of ``TRANSIENT_SCOPE`` (our filter: a start far
+# behind, z_0 << 0).  The step and the horizon are the claim's (its free choices set them); W_0's scale is drawn over
+# the scale choice's range 0.1-10.
+
+#: the probes' horizon: the quick budget's (the window [50, 500]); the claims' horizon factor multiplies it
+PROBE_N = 500
+#: probe examples at quick / standard / full (one 500-step run of the two-token example each, ~0.1 s)
+PROBE_EXAMPLES = (24, 80, 240)
+#: decided instances needed inside the hypotheses (r > 0 and a short transient: ~14 of 24 expected at quick; a probe
+#: short of it draws again, ``theorems.probe.ROUNDS``)
+PROBE_MIN_DECIDED = 8
+#: the strata of W_0 by a fair draw (``theorems.strata``): three in five generic (r_0 in [0.05, 1] times the scale), one
+#: on W_mm's line (r_0 = 0 up to rounding), one far behind (generic, with z_0 lowered by 5-40: GD's transient
+#: tau(z_0) = (e^{-z_0} - 1)/(2 eta) from 50 steps to far beyond the horizon)
+PROBE_STRATA = ("generic", "generic", "generic", "on W_mm's line", "far behind")
+#: r counts as 0 below this times max(|p_0|, 1) (float64 rounding of a W_0 built on W_mm's line leaves r ~ 1e-17), and
+#: 1 - corr ~ r^2/(2 p^2) as 0 below its square
+R_ROUNDING = 1e-12
+#: an orthonormal basis of the complement of W̄mm in R^{2x2}: (E_11 + E_21)/sqrt 2, E_12, E_22
+_PERP = np.array([[[1.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [0.0, 1.0]]])
+_PERP[0] /= math.sqrt(2)
+
+
+@st.composite
+def w0_instances(draw):
+    """W_0 = scale (p_0 W̄mm + r_0 V), V a unit direction orthogonal to W̄mm (two angles), by stratum
+    (``PROBE_STRATA``): hypothesis primitives throughout (no seed); a draw shrinks to p_0 = 0, V = (E_11 + E_21)/sqrt 2,
+    scale 1.  W_0 is kept as a nested list (what the report prints)."""
+    stratum = draw(fair_sampled_from(PROBE_STRATA))
+    scale = 10 ** draw(st.floats(-1.0, 1.0))
+    p0 = draw(st.floats(-1.0, 1.0))
+    r0 = 0.0 if stratum == "on W_mm's line" else draw(st.floats(0.05, 1.0))
+    phi, theta = draw(st.floats(0.0, math.pi)), draw(st.floats(0.0, 2 * math.pi))
+    V = np.tensordot([math.cos(phi), math.sin(phi) * math.cos(theta), math.sin(phi) * math.sin(theta)], _PERP, 1)
+    W0 = scale * (p0 * two_token.WBAR_MM.numpy() + r0 * V)
+    if stratum == "far behind":
+        W0 = W0 - draw(st.floats(5.0, 40.0)) / math.sqrt(2) * two_token.WBAR_MM.numpy()
+    return {"stratum": stratum, "scale": scale, "W0": W0.tolist()}
+
+
+def probe_run(inst, algorithm: TwoTokenAlgorithm, step_factor: float, horizon: float) -> dict:
+    """The instance's run of ``algorithm`` (at ``step_factor`` times its step, for ``horizon`` PROBE_N steps) on the
+    engine, split into p and r, with its late window [N/10, N]."""
+    N = int(round(horizon * PROBE_N))
+    eta = algorithm.eta * step_factor
+    W0 = S.tensor(inst["W0"])
+    traj = algorithm.train(data.two_token(), W0, N, optim.log_spaced_steps(N, 30), eta)
+    p, r = two_token.split(traj["W"])
+    p0, r0 = two_token.split(W0)
+    steps = traj.steps.numpy()
+    sel = (steps >= N / 10) & (steps > 0)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):   # NaN once the autograd or NGD breaks
+        om = two_token.one_minus_corr(p[:, 0], r[:, 0])
+    return dict(p=p[:, 0], r=r[:, 0], p0=float(p0[0]), r0=float(r0[0]), eta=eta, N=N, t=steps[sel].astype(float),
+                sel=sel, om=om)
+
+
+def probe_facts(inst, eta_gd: float, N: int) -> dict:
+    """r_0 and GD's transient tau(z_0) of the instance's W_0 (what the hypotheses read)."""
+    p0, r0 = (float(x[0]) for x in two_token.split(S.tensor(inst["W0"])))
+    z0 = math.sqrt(2) * p0
+    tau = (math.expm1(-z0) if z0 > -700 else math.inf) / (2 * eta_gd)
+    return {"r0": r0, "p0": p0, "tau": tau, "transient_max": TRANSIENT_MAX * N}
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    """r > 0 (the example's hypothesis) and the short GD transient (``TRANSIENT_SCOPE``, ours)."""
+    return {"r > 0 (W₀ off W_mm's line)": facts["r0"] > R_ROUNDING * max(abs(facts["p0"]), 1.0),
+            "short GD transient (ours)": facts["tau"] <= facts["transient_max"]}
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"log₁₀ r₀": math.log10(max(facts["r0"], 1e-300)), "z₀ = √2 p₀": math.sqrt(2) * facts["p0"],
+            "log₁₀ scale": math.log10(inst["scale"])}
+
+
+def describe(inst, facts: dict) -> dict:
+    return dict(inst) | facts
+
+
+def s33_conclusion(inst, alpha_each, algorithm: TwoTokenAlgorithm = GD, step_factor: float = 1.0,
+                   horizon: float = 1.0):
+    """B.S33 on one GD run (control: ``algorithm=NGD``): the Stolz constant of e^{z_t}, the slope in t over the late
+    window divided by 2 eta/e, lies in 1 ± STOLZ_MARGIN (the derivation's z_t = log t + log(2 eta/e) + o(1): with r
+    constant it gives ||W_t|| = O(log t) and, for r > 0, 1 - corr = Theta(1/log^2 t)); and 1 - corr > 0 over the
+    window (Omega(1/log^2 t) fails where W_0 lies on W_mm's line).  Exact (one deterministic run)."""
+    R = probe_run(inst, algorithm, step_factor, horizon)
+    facts = probe_facts(inst, R["eta"] if algorithm is GD else ETA_GD, R["N"])
+    with np.errstate(over="ignore", invalid="ignore"):
+        ez = np.exp(math.sqrt(2) * R["p"][R["sel"]])
+        ratio = float(per_run_slopes(R["t"], ez[:, None])[0]) / (2 * R["eta"] / math.e)
+    stolz = bool(np.isfinite(ratio) and abs(ratio - 1) <= STOLZ_MARGIN.half_width)
+    om = R["om"][R["sel"]]
+    positive = bool((om > R_ROUNDING**2).all())
+    return (stolz and positive, "evaluated", f"{algorithm.name}: Stolz constant {ratio:.4g} (1 ± "
+            f"{STOLZ_MARGIN.half_width:g}); min 1 − corr over the window {float(np.nanmin(om)):.3g} (> "
+            f"{R_ROUNDING**2:g}: not rounding)", facts)
+
+
+def a4_conclusion(inst, alpha_each, algorithm: TwoTokenAlgorithm = NGD, step_factor: float = 1.0,
+                  horizon: float = 1.0):
+    """B.A4 on one NGD run (control: ``algorithm=GD``): the exponent of 1 - corr in t over the late window lies in
+    -2 ± NGD_RATE_MARGIN (the check's band); not decided where the derived window allowance (``check_ngd_rate``) is
+    not below the margin (the window is too short for this p_0) or 1 - corr is 0 somewhere in it.  Exact."""
+    R = probe_run(inst, algorithm, step_factor, horizon)
+    facts = probe_facts(inst, ETA_GD, R["N"])
+    q = R["eta"] * R["t"][0] - abs(R["p0"])
+    res = 2 * abs(R["p0"]) / q + 2 * (R["r0"] / q) ** 2 if q > 0 else math.inf
+    if res >= NGD_RATE_MARGIN.half_width:
+        return None, "window too short", f"derived window allowance {res:.3g} ≥ {NGD_RATE_MARGIN.half_width:g}", facts
+    om = R["om"][R["sel"]]
+    if not (om > R_ROUNDING**2).all():
+        return False, "1 − corr = 0", f"1 − corr at rounding in the window (min {float(np.nanmin(om)):.3g}): not "\
+            "Θ(t⁻²)", facts
+    slope = float(per_run_slopes(np.log(R["t"]), np.log(om)[:, None])[0])
+    ok = bool(abs(slope + 2) <= NGD_RATE_MARGIN.half_width)
+    return ok, "evaluated", (f"{algorithm.name}: exponent {slope:.4f} over t ∈ [{R['t'][0]:.0f}, {R['t'][-1]:.0f}] "
+                             f"(−2 ± {NGD_RATE_MARGIN.half_width:g}; window allowance {res:.3f})"), facts
+
+
+def probe(ctx: Context, step_factor: float = 1.0, horizon: float = 1.0, mutant: dict | None = None,
+          **params) -> Outcome:
+    """The probe (``theorems.probe.probe_check`` with ``params``) at the claim's step factor and horizon (its free
+    choices), passed on to the conclusion with the control's ``mutant``."""
+    return probe_check(ctx, mutant=dict(mutant or {}) | dict(step_factor=step_factor, horizon=horizon), **params)
+
+
+#: the shared settings of both probes (``theorems.probe.probe_check`` parameters; each adds its conclusion)
+PROBE = dict(strategy=w0_instances(), examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+             parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)
+
+
+# ---------------------------------------------------------------------------
+# 4. The claims
 # ---------------------------------------------------------------------------
 
 _DERIVATION = Check("derivation", "symbolic", "Gradient, W_mm, and the exact GD / NGD dynamics with their limits "
@@ -449,6 +595,9 @@ S33 = Claim(
               check_closed_form, uses={"runs": GD_RUNS}),
         Check("gd-rates", "numeric", "Stolz constant of e^{z_t}, exponents of ‖W_t‖ and 1 − corr in log t",
               check_gd_rates, uses={"runs": GD_RUNS}),
+        Check("probe", "probe", "Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per GD run, "
+              "the Stolz constant of e^{z_t} in 1 ± 1/4 and 1 − corr > 0 over the window",
+              probe, params=PROBE | {"conclusion": s33_conclusion}),
     ),
     controls=(
         Control("symbolic: factor 2 dropped", "derivation", "Stolz constant η/e in place of 2η/e", {"gd_factor": 1}),
@@ -458,6 +607,8 @@ S33 = Claim(
                 {"runs": NGD_RUNS}),
         Control("NGD in place of GD (rates)", "gd-rates", "NGD: ‖W_t‖ ~ t and 1 − corr ~ t⁻² leave the GD bounds",
                 {"runs": NGD_RUNS}),
+        Control("probe: NGD in place of GD", "probe", "NGD's runs: e^{z_t} grows exponentially, its Stolz constant "
+                "leaves 1 ± 1/4", {"mutant": {"algorithm": NGD}}),
     ),
     free_choices=free_choices(GD, ("gd-matches-closed-form", "gd-rates")),
 )
@@ -481,6 +632,9 @@ A4 = Claim(
         Check("ngd-rate", "numeric", "Exponent of 1 − corr in t over a late window equals −2 (± 0.5: excludes "
               "Theorem 1's −1)", check_ngd_rate,
               uses={"runs": NGD_RUNS}),
+        Check("probe", "probe", "Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per NGD run, "
+              "the exponent of 1 − corr in t within −2 ± 1/2 where the derived window allowance is below the margin",
+              probe, params=PROBE | {"conclusion": a4_conclusion}),
     ),
     controls=(
         Control("symbolic: wrong constant", "derivation", "t²(1 − corr) → r²/η² (factor 2 dropped)",
@@ -490,6 +644,8 @@ A4 = Claim(
         Control("GD in place of NGD", "ngd-matches-closed-form", "the engine's GD run against the NGD closed form",
                 {"runs": GD_RUNS}),
         Control("GD in place of NGD (rate)", "ngd-rate", "GD's exponent in t is ≈ −2/log t", {"runs": GD_RUNS}),
+        Control("probe: GD in place of NGD", "probe", "GD's runs: the exponent in t is ≈ −2/log t, outside −2 ± 1/2",
+                {"mutant": {"algorithm": GD}}),
     ),
     free_choices=free_choices(NGD, ("ngd-matches-closed-form", "ngd-rate")),
 )

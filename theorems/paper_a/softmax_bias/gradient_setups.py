@@ -18,17 +18,27 @@ one at a time: two of them re-bind the same fixture of a check, which a full gri
 """
 from __future__ import annotations
 
+import functools
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+import numpy as np
 import torch
+from hypothesis import strategies as st
+from scipy.stats import norm
 
 from numerics.paper_a import moments as mo
 from numerics.paper_a.algorithms import random_instance
-from numerics.paper_a.geometry import haar_orthogonal, perturb_from_manifold, target_svd
+from numerics.paper_a.geometry import dist_to_manifold, haar_orthogonal, perturb_from_manifold, target_svd
+from numerics.paper_a.model import factor_B
+from theorems import strategies as S
 from theorems.claim import Assumption, FreeChoice, ScopeFilter
 from theorems.fixture import Parts, Request, as_request, fixture
 from theorems.paper_a.assumptions import a3
+from theorems.paper_a.geometry.constants import rho_of
+from theorems.paper_a.geometry.instances import instance_tensors, probe_point, spectral_instances
+from theorems.strata import fair_sampled_from
 
 #: the name of the gradient Monte Carlo stream (seeds are derived from it, so its draws do not depend on other checks)
 DATA_ID = "A.T3-T5"
@@ -218,3 +228,137 @@ def instance_choices(reads: Mapping[str, Mapping[str, Any]]) -> tuple[FreeChoice
     """The three free choices of the instance (:func:`scale_choice`, :func:`radius_choice`, :func:`dim_choice`) for
     the checks in ``reads`` (check -> {parameter: the fixture it reads that depends on the instance})."""
     return scale_choice(reads), radius_choice(reads), dim_choice(reads)
+
+
+# ---------------------------------------------------------------------------
+# The probe of the bias law (A.T3, A.T4, A.T5): one search, one conclusion rule, a bias and a leading term per claim
+# ---------------------------------------------------------------------------
+
+# Each claim's probe decides, at a drawn instance and context size n, that the bias it measures is its derived
+# leading term: ‖E D_n − lead(n)‖ ≤ PROBE_SHARE ‖lead(n)‖, where D_n are the claim's per-batch control-variated
+# differences (their mean is the bias) and lead(n) is ∇c/(n−1), c_R/n or their regularized sum.  The search crosses
+# the two assumptions the claims rest on: A3's scale (σ₁(M*); our derived term needs ‖B‖op² < 1/6 at θ, where the
+# bias series' second order is finite) and the distance of θ from the manifold ("ρ-close", with ρ the radius of
+# A.T1.3, (2/√5) σ_d(M*)^½).  The three claims' free choices fix one instance; this probe is not set by them.
+
+#: the probe's strata, (σ₁(M*) range, dist(θ)/ρ range): inside both assumptions (σ₁ up to the claims' own 0.1, θ
+#: within half of ρ), A3's scale beyond our derived term's scope (σ₁ from 0.17 > 1/6, where ‖B‖op² ≥ 1/6 on the
+#: manifold itself, up to 0.4, short of Lemma 7's 1/2), and points beyond ρ (up to 2.5 ρ) at the inside scales
+PROBE_STRATA = {
+    "inside": ((0.03, 0.1), (0.05, 0.5)),
+    "A3 scale": ((0.17, 0.4), (0.05, 0.5)),
+    "far": ((0.03, 0.1), (1.0, 2.5)),
+}
+#: the strata as drawn (``strata.fair_sampled_from``): "inside" twice, so that about half of the examples can be
+#: counterexamples; the other two once each
+PROBE_DRAW = ("inside", "inside", "A3 scale", "far")
+#: Σ's eigenvalues (A1 with room, as the claims' random_instance: floor 1/2) and the singular values of M* before its
+#: rescaling to σ₁(M*) = the stratum's scale (σ_d/σ₁ ≥ 1/4: ρ, which scales with σ_d^½, stays at least half of its
+#: σ₁ value)
+PROBE_SIGMA, PROBE_M = (0.5, 3.0), (0.25, 1.0)
+#: context sizes a probed instance is drawn at: the middle of the claims' window n = 8..256, where the numeric checks'
+#: fits already read the leading term (a softmax batch costs O(n²): 128 would quadruple the probe's cost)
+PROBE_NS = (32, 64)
+#: batches per probed instance: the control-variated differences have a standard deviation of the order of the bias
+#: itself, so the relative squared deviation is known to about ±0.03 (at z ≈ 3.8, the probe's per-example level)
+PROBE_BATCHES = 300
+#: A.T5's probe draws ten times as many regularizer-only batches (no softmax: as REG_BATCHES to GRAD_BATCHES), whose
+#: control-variated differences are noisier relative to c_R/n
+PROBE_REG_BATCHES = 3000
+#: the conclusion's band: the bias lies within half the norm of the derived leading term, half the distance from it to
+#: the nearest alternative that has no O(1/n) term of that size (zero), as ``decisions.ALTERNATIVE_SHARE``
+PROBE_SHARE = 0.5
+#: our derived leading term's scope (gradient_setups.SCALE_SCOPE): the bias series' second order needs E e^{3q} < ∞
+SCOPE_B2 = 1 / 6
+#: probe examples at quick / standard / full: each costs a Monte Carlo of PROBE_BATCHES softmax batches (~0.05-0.2 s)
+PROBE_EXAMPLES = (16, 60, 200)
+#: at least 4 decided instances inside both assumptions (about half of the examples are drawn inside)
+PROBE_MIN_DECIDED = 4
+
+
+def probe_instances() -> st.SearchStrategy[dict]:
+    """A stratum (``PROBE_STRATA``, drawn by ``PROBE_DRAW``), then ``(d, r)`` (d ≤ 3, r ≤ d + 1), ``Sigma``, ``M``
+    (``spectral_instances``; rescaled to ``sigma_1 = m_op``), a point near the manifold (rotation ``Q`` of its base
+    point, direction ``H`` projected on the normal space) at distance ``frac`` × rho and the context size ``n``; the
+    probed Monte Carlo (``PROBE_BATCHES`` batches of ``n`` samples, far too many for hypothesis to draw) comes from a
+    seed derived from the instance (``strategies.instance_seed``)."""
+    return fair_sampled_from(PROBE_DRAW).flatmap(_probe_stratum)
+
+
+@functools.cache  # one strategy per stratum: hypothesis draws faster from one it has seen
+def _probe_stratum(name: str) -> st.SearchStrategy[dict]:
+    (m0, m1), (f0, f1) = PROBE_STRATA[name]
+    return spectral_instances(PROBE_SIGMA, PROBE_M, dims=S.dims(3, 1), point=True, stratum=st.just(name),
+                              m_op=st.floats(m0, m1), frac=st.floats(f0, f1), n=fair_sampled_from(PROBE_NS))
+
+
+def _probe_target(inst: dict) -> np.ndarray:
+    """``M*`` of the instance: the drawn ``M`` rescaled to ``sigma_1 = m_op``."""
+    return inst["M"] * (inst["m_op"] / np.linalg.svd(inst["M"], compute_uv=False)[0])
+
+
+@dataclass(frozen=True)
+class ProbePoint:
+    """A probed instance in tensors: ``Sigma`` (d, d), ``W`` (r, d), the point ``V`` (1, r, d), ``K`` (1, d, d), the
+    context size ``n`` and what the assumptions and the plot read (``facts``)."""
+
+    Sigma: torch.Tensor
+    W: torch.Tensor
+    V: torch.Tensor
+    K: torch.Tensor
+    n: int
+    facts: dict
+
+
+def probe_point_of(inst: dict) -> ProbePoint:
+    """The drawn instance's ``(Sigma, W*)``, its point at distance ``frac`` × rho from the manifold and its facts:
+    ``‖B‖op²`` at the point, the distance, rho and sigma_1."""
+    target = _probe_target(inst)
+    Sigma, W = instance_tensors(inst | {"M": target})
+    rho = rho_of(float(np.linalg.svd(target, compute_uv=False)[-1]))
+    V, K = probe_point(inst, Sigma, W, inst["frac"] * rho, "normal")
+    B2 = float(torch.linalg.matrix_norm(factor_B(K, Sigma), ord=2)[0]) ** 2
+    dist = float(dist_to_manifold(V, K, Sigma, W)[0])
+    return ProbePoint(Sigma, W, V, K, int(inst["n"]), {"B2": B2, "dist": dist, "rho": rho, "m_op": inst["m_op"]})
+
+
+def bias_law_conclusion(inst: dict, alpha_each: float, draws: Callable, leading: Callable):
+    """The probe's conclusion for one claim: ``draws(point, gen)`` (PROBE_BATCHES, 1, p) per-batch differences whose
+    mean is the claim's bias at ``point.n``, ``leading(point)`` (1, p) its derived leading term; decided on the
+    U-statistic of ``D − lead`` (``mo.squared_norm_of_mean``: the Monte Carlo variance removed): the relative squared
+    deviation's interval (at the probe's per-example level) below ``PROBE_SHARE²`` holds, above it fails, across it
+    is not decided.  Its facts: the point's (:func:`probe_point_of`) and the deviation."""
+    P = probe_point_of(inst)
+    gen = torch.Generator().manual_seed(S.instance_seed(inst))
+    D = draws(P, gen)
+    lead = leading(P)
+    size = float(lead.pow(2).sum())
+    facts = dict(P.facts)
+    if not (math.isfinite(size) and size > 0):
+        return None, "no leading term", f"the derived leading term is {size:g} here", facts
+    est = mo.squared_norm_of_mean(D - lead)
+    z = float(norm.isf(alpha_each / 2))
+    value, se = float(est.value[0]) / size, float(est.se[0]) / size
+    lo, hi = value - z * se, value + z * se
+    facts["deviation"] = math.sqrt(max(value, 0.0))
+    band = PROBE_SHARE**2
+    holds = True if hi < band else False if lo > band else None
+    detail = (f"‖E D − lead‖²/‖lead‖² = {value:.3g} [{lo:.3g}, {hi:.3g}] vs {band:g} at n = {P.n} "
+              f"(‖B‖op² = {P.facts['B2']:.3f}, dist/ρ = {P.facts['dist'] / P.facts['rho']:.2f})")
+    return holds, "" if holds is not None else "interval across the band's edge", detail, facts
+
+
+def probe_assumptions(inst: dict, facts: dict) -> dict[str, bool]:
+    """Our derived term's scope at the point and the paper's neighbourhood."""
+    return {"A3 (ours): ‖B‖op² < 1/6 at θ": facts["B2"] < SCOPE_B2,
+            "ρ-close: dist(θ) ≤ ρ = (2/√5) σ_d(M*)^½": facts["dist"] <= facts["rho"]}
+
+
+def probe_parameters(inst: dict, facts: dict) -> dict[str, float]:
+    return {"σ₁(M*)": inst["m_op"], "‖B‖op² at θ (scope < 1/6)": facts["B2"],
+            "dist(θ)/ρ (ρ-close ≤ 1)": facts["dist"] / facts["rho"], "n": float(inst["n"]), "d": float(inst["d"])}
+
+
+def probe_describe(inst: dict, facts: dict) -> dict:
+    """The instance as plain numbers and nested lists, with ``M*`` and the point's facts."""
+    return S.readable(inst | {"M*": _probe_target(inst)} | {k: float(v) for k, v in facts.items()})

@@ -49,6 +49,15 @@ see the control's description for why that is not a favourable choice but a gaug
 the limits without the tilt factor (uniform weights; ``coefficients.untilted_limits``), and a wrong exponent count
 in the symbolic step (:func:`all_scores`).
 
+Probe: hypothesis draws ``d <= 4``, ``Sigma``, the query's tilt ``mu = Sigma K^T x_i`` (``q`` up to 3), ``n`` from 2
+to 2^20 and the context law (``row_setups.row_probe_instances``: Gaussian, or a scale mixture of Gaussians with the
+same covariance, crossing A1; ``||B||_op`` on both sides of A3's 1/2, where the averaged constant ``E e^{2q}`` becomes
+infinite) and decides both bounds at the drawn ``n`` exactly: ``E_{-i} sum_j s_ij^2`` and ``E_{-i}(sum_j s_ij^2)^2``
+by quadrature (``row_setups.RowQuadrature``), no Monte Carlo.  Inside the assumptions no instance may exceed a bound;
+outside A1 the Gaussian moment generating function behind the bounds no longer holds: a scale mixture exceeds them
+where its spread, ``q`` and ``n`` are all large (spread 0.9 at ``q = 1.5`` from ``n ~ 10^4``), which the parameter
+plot locates.  Control: the bounds at the score variance with ``Sigma`` dropped.
+
 The lemma instance and the Monte Carlo rows are fixtures shared with A.L10-A.L23
 (``row_setups``).
 """
@@ -67,8 +76,12 @@ from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
 from theorems.paper_a.softmax_bias.coefficients import ALTERNATIVE_LIMITS, tilted_limits, untilted_limits
 from theorems.paper_a.softmax_bias.decisions import LIMIT_ORDER, limit_decisions, limit_plot, n_axes
-from theorems.paper_a.softmax_bias.row_setups import QUERY_Q, ROW_NS, doublings, lemma_instance, row_data
+from theorems.paper_a.softmax_bias.row_setups import (QUERY_Q, ROW_NS, RowQuadrature, doublings, lemma_instance,
+                                                      row_data, row_geometry, row_probe_assumptions,
+                                                      row_probe_describe, row_probe_instances, row_probe_parameters,
+                                                      row_probe_setup)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.L9"
@@ -269,7 +282,41 @@ def check_limits(ctx: Context, data, limits=tilted_limits) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 4. The claim
+# 4. Probe: both bounds at the drawn n, exactly
+# ---------------------------------------------------------------------------
+
+#: the context sizes the probe draws n from (log-uniform): from n = 2 (n' = 1, where both bounds hold with equality)
+#: to 2^20 (the bounds hold at every n; the quadrature's cost does not depend on n, and a scale mixture's moments
+#: approach their limits slowly, so they exceed the Gaussian bounds only from n ~ 10^4 on)
+PROBE_NS = (2, 2**20)
+#: a bound holds up to the quadrature's rounding: RowQuadrature reproduces moments.scaled_ss_exact to 2e-12 relative,
+#: and at n' = 1 (s = 1) value and bound are both exactly 1
+PROBE_ROUNDING = 1e-9
+#: probe examples at quick / standard / full; each is exact (one quadrature, about 10 ms)
+PROBE_EXAMPLES = (24, 100, 300)
+#: at least 8 instances decided inside both assumptions: about half the examples are drawn there (row_setups'
+#: ROW_PROBE_DRAW), and none is undecided (exact)
+PROBE_MIN_DECIDED = 8
+
+
+def probe_conclusion(inst, alpha_each, scale=mo.query_scale):
+    """Both AM-GM bounds (:func:`amgm_bounds` at ``q = scale(K, Sigma, x_i)``; the control passes
+    :func:`query_scale_without_sigma`) hold at the drawn ``n`` for the exact moments of the drawn context law (no
+    Monte Carlo: ``alpha_each`` is unused)."""
+    setup = row_probe_setup(inst)
+    geo = row_geometry(setup.K, setup.Sigma, setup.xq, setup.law)
+    quad, m = RowQuadrature(geo.q, geo.law), inst["n"] - 1
+    exact = {"ss": float(quad.moment(((2, "1"),), [m])[0]), "ss2": float(quad.moment(((2, "1"), (2, "1")), [m])[0])}
+    bounds = {k: float(v[0]) for k, v in amgm_bounds(scale(setup.K, setup.Sigma, setup.xq), inst["n"]).items()}
+    over = [k for k in exact if not exact[k] <= bounds[k] * (1 + PROBE_ROUNDING)]
+    line = "; ".join(f"{name}: {exact[k]:.6g} vs bound {bounds[k]:.6g}" for k, name in
+                     (("ss", "E Σs²"), ("ss2", "E (Σs²)²")))
+    return not over, "decided", (f"n = {inst['n']}, q = {geo.q:.4g}: " + line
+                                 + (f" ({', '.join(over)} exceeded)" if over else ""))
+
+
+# ---------------------------------------------------------------------------
+# 5. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -283,7 +330,15 @@ CLAIM = Claim(
             Check("limits", "numeric", "n'·E Σs² → e^q ± (e^q − 1)/2, half the distance to the untilted 1 (fitted a + "
                   "b/n' + c/n'² + d/n'³; the fit's truncation error "
                   "reported from the exact finite-n values); n'²·E(Σs²)² vs e^{2q} reported",
-                  check_limits, uses={"data": row_data})),
+                  check_limits, uses={"data": row_data}),
+            Check("probe", "probe", "Hypothesis over d ≤ 4, Σ, the query's tilt (μ = ΣKᵀxᵢ, q ≤ 3), n = 2..2²⁰ and "
+                  "the context law (Gaussian or a scale mixture: A1 crossed; ‖B‖op across A3's 1/2): both AM-GM bounds "
+                  "hold for the "
+                  "exact moments (quadrature, no Monte Carlo; A3 bounds only the averaged constant E e^{2q}, so a "
+                  "fixed query needs none)", probe_check,
+                  params=dict(strategy=row_probe_instances(PROBE_NS), conclusion=probe_conclusion,
+                              examples=PROBE_EXAMPLES, describe=row_probe_describe, assumptions=row_probe_assumptions,
+                              parameters=row_probe_parameters, min_decided=PROBE_MIN_DECIDED))),
     controls=(Control("symbolic: off-by-one count", "derivation", "the other scores counted n' times instead of n'−1",
                       {"others": all_scores}),
               Control("score variance without Σ", "amgm-bounds", "the bounds at q = ‖Kᵀxᵢ‖² (Σ dropped from the "
@@ -293,7 +348,10 @@ CLAIM = Claim(
                       "Σ ≤ I it overstates q, a looser bound no upper-bound check can reject",
                       {"scale": query_scale_without_sigma}),
               Control("untilted limits", "limits", "limits 1 (uniform weights 1/n', no exponential tilt)",
-                      {"limits": untilted_limits})),
+                      {"limits": untilted_limits}),
+              Control("probe: score variance without Σ", "probe", "the bounds at q = ‖Kᵀxᵢ‖²: the probe must find an "
+                      "instance (Σ > I along Kᵀxᵢ) whose exact moment exceeds them",
+                      {"mutant": {"scale": query_scale_without_sigma}})),
     free_choices=(
         FreeChoice("tilted query q", QUERY_Q[1], "the lemma holds at every query; 0.1-1 spans tilts e^q from 1.1 to "
                    "2.7, up to the 96th percentile of ‖B‖op²·χ²₃ ≥ q for a Gaussian query",

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import functools
 
+import sympy as sp
 import torch
 
 from numerics.paper_a import moments as mo
@@ -65,9 +66,14 @@ from theorems.paper_a.softmax_bias.coefficients import loss_bias_gradient, regul
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                                      coefficient_decisions, coefficient_plot, headline, mean_square,
                                                      rate_decisions)
-from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, SCALE_SCOPE,
-                                                           PilotChunks, blocks, gradient_data, instance_choices)
+from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE_BATCHES,
+                                                           PROBE_EXAMPLES, PROBE_MIN_DECIDED, SCALE_SCOPE, PilotChunks,
+                                                           ProbePoint, bias_law_conclusion, blocks, gradient_data,
+                                                           instance_choices, probe_assumptions, probe_describe,
+                                                           probe_instances, probe_parameters)
 from theorems.pilot import sized_to_power
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "A.T3"
 STATEMENT = (
@@ -102,7 +108,76 @@ FINDINGS = (
 PILOT_MAX_GROWTH = 4
 
 # ---------------------------------------------------------------------------
-# 1. The regularized objective's draws and derived coefficient (factor coordinates)
+# 1. Symbolic derivation: the dual norm's coordinates and the leading term of the sum
+# ---------------------------------------------------------------------------
+
+def summed_coefficient(loss, regularizer, lam):
+    """The leading coefficient the checks decide: ``(n - 1)`` times ``loss / (n - 1) + lam regularizer / n`` tends to
+    ``loss + lam regularizer`` (``grad c + lambda c_R``)."""
+    return loss + lam * regularizer
+
+
+def coefficient_without_regularizer(loss, regularizer, lam):
+    """Wrong on purpose (control): the leading coefficient without the regularizer's bias (``grad c`` alone)."""
+    return loss
+
+
+def _sym_matrix(name: str, rows: int, cols: int) -> sp.Matrix:
+    return sp.Matrix(rows, cols, sp.symbols(f"{name}_1:{rows + 1}(1:{cols + 1})", real=True))
+
+
+def symbolic_derivation(coefficient=summed_coefficient) -> Outcome:
+    """(1) The dual norm's coordinates: with ``A = V S``, ``B = S K S`` (``S = Sigma^{1/2}``), the chain rule gives
+    ``grad_A g = grad_V f S^{-1}`` and ``grad_B g = S^{-1} grad_K f S^{-1}`` for ``f(V, K) = g(V S, S K S)`` (d = r = 2,
+    a ``g`` with linear and cubic terms); (2) with the bias ``a/(n-1) + lambda b/n + e/n^2`` (``a = grad c``,
+    ``b = c_R``, ``e`` the remainder's coefficient), ``(n-1)`` times it tends to ``coefficient(a, b, lambda)`` and
+    ``n^2`` times its squared norm to that coefficient's squared norm: exponent -2 whatever ``n`` or ``n - 1``
+    scales each part.  The control passes :func:`coefficient_without_regularizer`."""
+    D = Derivation()
+    D.say("The oracle's batch forms both L̂ₙ and the Σ̂ inside R̂; expectation is linear, so E∇(L̂ₙ + λR̂) − ∇L_λ = "
+          "(E∇L̂ₙ − ∇L) + λ(E∇R̂ − ∇R) = ∇c/(n−1) + λc_R/n + O(n⁻²) (A.T4's and A.T5's derivations).")
+    # (1) factor coordinates
+    s11, s22 = sp.symbols("S_11 S_22", positive=True)
+    s12 = sp.Symbol("S_12", real=True)
+    Sm = sp.Matrix([[s11, s12], [s12, s22]])
+    V, K, P, Qm = (_sym_matrix(x, 2, 2) for x in ("V", "K", "P", "Q"))
+    A, B = _sym_matrix("A", 2, 2), _sym_matrix("B", 2, 2)
+    g = (P * A).trace() + (Qm * B).trace() + (A.T * A * B).trace()  # linear and cubic in the factors
+    at = dict(zip(list(A) + list(B), list(V * Sm) + list(Sm * K * Sm)))
+    f = g.subs(at, simultaneous=True)
+    grad = lambda h, X: sp.Matrix(2, 2, lambda i, j: sp.diff(h, X[i, j]))  # noqa: E731
+    gA, gB = grad(g, A).subs(at, simultaneous=True), grad(g, B).subs(at, simultaneous=True)
+    GA, GV, GB, GK = (sp.MatrixSymbol(x, 2, 2) for x in ("G_A", "G_V", "G_B", "G_K"))
+    Ssym = sp.MatrixSymbol("S", 2, 2)
+    D.prove_zero("chain rule, value block: ∇_V f = (∇_A g) S, so the factor-coordinate gradient is G_A = G_V S⁻¹ "
+                 "(d = r = 2, S = Σ^{1/2} symmetric, g linear + cubic in (A, B))",
+                 (grad(f, V) - gA * Sm).applyfunc(sp.expand), shown=sp.Eq(GA, GV * Ssym.I, evaluate=False))
+    D.prove_zero("chain rule, key block: ∇_K f = S (∇_B g) S, so G_B = S⁻¹ G_K S⁻¹",
+                 (grad(f, K) - Sm * gB * Sm).applyfunc(sp.expand),
+                 shown=sp.Eq(GB, Ssym.I * GK * Ssym.I, evaluate=False))
+    D.say("The Σ̃ geometry's dual norm is the Frobenius norm of (G_A, G_B) (numerics.paper_a.moments.to_factor_coords): "
+          "the coordinates of every draw and of ∇c + λc_R in this claim's checks.")
+    # (2) the sum's leading term and its squared norm
+    n = sp.Symbol("n", positive=True)
+    lam = sp.Symbol("lambda", positive=True)
+    a, b, e = (sp.Matrix(sp.symbols(f"{x}_1:3", real=True)) for x in ("a", "b", "e"))
+    bias = a / (n - 1) + lam * b / n + e / n**2
+    claimed = coefficient(a, b, lam)
+    lim = bias.applyfunc(lambda v: sp.limit((n - 1) * v, n, sp.oo))
+    D.prove_zero("(n−1)·bias → the decided coefficient (a = ∇c, b = c_R, e the O(n⁻²) remainder's coefficient; "
+                 "two coordinates)", lim - claimed,
+                 shown=sp.Eq(sp.Limit((n - 1) * bias, n, sp.oo), claimed, evaluate=False))
+    sq = (bias.T * bias)[0]
+    D.prove_equal("n²‖bias‖² → ‖∇c + λc_R‖²: the squared error's exponent is −2 (the n−1 and n scalings differ at "
+                  "O(n⁻³))", sp.limit(sp.expand(n**2 * sq), n, sp.oo), sp.expand((claimed.T * claimed)[0]),
+                  shown=sp.Eq(sp.Limit(n**2 * sq, n, sp.oo), (claimed.T * claimed)[0], evaluate=False))
+    D.say("So ‖E∇(L̂ₙ + λR̂) − ∇L_λ‖²_* = ‖∇c + λc_R‖²_*/n² + O(n⁻³) ⊂ Õ(1/n): the exponent −2 and the coefficient "
+          "∇c + λc_R the numeric checks decide.")
+    return D.outcome("regularized gradient bias (∇c + λc_R)/n + O(n⁻²) in the dual norm's coordinates")
+
+
+# ---------------------------------------------------------------------------
+# 2. The regularized objective's draws and derived coefficient (factor coordinates)
 # ---------------------------------------------------------------------------
 
 def _factor(pair, Sigma):
@@ -150,7 +225,7 @@ def derived_alternatives(data) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# 2. Numeric checks (batches shared with A.T4 and A.T5)
+# 3. Numeric checks (batches shared with A.T4 and A.T5)
 # ---------------------------------------------------------------------------
 
 def more_samples(ctx: Context, data, chunk: int) -> list:
@@ -230,23 +305,76 @@ def check_coefficient(ctx: Context, batches: PilotChunks, draws=regularized_draw
 
 
 # ---------------------------------------------------------------------------
-# 3. The claim
+# 4. The probe: across A3's scale and the distance from the manifold (gradient_setups' search and rule)
+# ---------------------------------------------------------------------------
+
+def probe_draws(point: ProbePoint, gen: torch.Generator) -> torch.Tensor:
+    """The regularized objective's control-variated gradient differences (mean: its bias) of ``PROBE_BATCHES`` batches
+    at the probed point, in factor coordinates (the dual norm's), (PROBE_BATCHES, 1, p)."""
+    s = mo.gradient_bias_samples(point.V, point.K, point.Sigma, point.W, point.n, PROBE_BATCHES, gen, n_err=1)
+    return _factor(s.dL, point.Sigma) + LAMBDA * _factor(s.dR, point.Sigma)
+
+
+def _leading_parts(point: ProbePoint) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two parts of the derived leading term at the probed point, factor coordinates: ``grad c / (n - 1)`` (the
+    loss's) and ``lambda c_R / n`` (the regularizer's)."""
+    _, gV, gK = loss_bias_gradient(point.V, point.K, point.Sigma, point.W)
+    c_R = regularizer_bias_coefficient(point.V, point.K, point.Sigma)
+    return (mo.to_factor_coords(gV, gK, point.Sigma) / (point.n - 1),
+            LAMBDA * mo.to_factor_coords(*c_R, point.Sigma) / point.n)
+
+
+def probe_leading(point: ProbePoint) -> torch.Tensor:
+    """The derived leading term ``grad c / (n - 1) + lambda c_R / n`` at the probed point (factor coordinates)."""
+    loss, reg = _leading_parts(point)
+    return loss + reg
+
+
+def probe_leading_without_loss(point: ProbePoint) -> torch.Tensor:
+    """Wrong on purpose (control): the regularizer's part ``lambda c_R / n`` alone, as if the leave-one-out loss's
+    gradient were unbiased (the oracle loss's is).  The other mutant, ``lambda c_R`` dropped (the coefficient check's
+    control), moves the term by a few percent at most instances, inside the probe's band: no probe control."""
+    return _leading_parts(point)[1]
+
+
+def probe_conclusion(inst, alpha_each, leading=probe_leading):
+    """The regularized bias at the drawn instance is its derived leading term (``gradient_setups.bias_law_conclusion``:
+    within ``PROBE_SHARE`` of its norm); the control passes :func:`probe_leading_without_loss`."""
+    return bias_law_conclusion(inst, alpha_each, probe_draws, leading)
+
+
+# ---------------------------------------------------------------------------
+# 5. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
     id=ID, title=TITLE, statement=STATEMENT, fidelity="exact", fidelity_note=FIDELITY_NOTE, findings=FINDINGS,
     assumptions=(A1, A2, INSTANCE_A3, NEAR_MANIFOLD, SCALE_SCOPE),
-    checks=(Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
+    checks=(Check("derivation", "symbolic", "Chain rule to factor coordinates (the dual norm's); (n−1)·bias → "
+                  "∇c + λc_R and n²‖bias‖² → ‖∇c + λc_R‖² for the sum of the two biases", symbolic_derivation),
+            Check("bias-rate", "numeric", "Exponent of the squared dual-norm bias of the regularized gradient "
                   "(U-statistic) = the derived −2 (the paper's envelope 1/n reported)", check_rate,
                   uses={"batches": pilot_samples}),
             Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c + λc_R in factor coordinates, A- and B-block",
-                  check_coefficient, uses={"batches": pilot_samples})),
-    controls=(Control("mean square in place of squared mean", "bias-rate",
+                  check_coefficient, uses={"batches": pilot_samples}),
+            Check("probe", "probe", "Hypothesis across A3's scale σ₁(M*) (to 0.4; our derived term needs ‖B‖op² < "
+                  "1/6 at θ) and the distance from Mfold (to 2.5ρ), d ≤ 3, n ∈ {32, 64}: the regularized bias is "
+                  "∇c/(n−1) + λc_R/n within half its norm (dual norm; U-statistic of a Monte Carlo per instance)",
+                  probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                           examples=PROBE_EXAMPLES, describe=probe_describe,
+                                           assumptions=probe_assumptions, parameters=probe_parameters,
+                                           min_decided=PROBE_MIN_DECIDED))),
+    controls=(Control("symbolic: regularizer's bias dropped", "derivation", "the leading coefficient ∇c alone (λc_R "
+                      "dropped): sympy must refuse both limits", {"coefficient": coefficient_without_regularizer}),
+              Control("mean square in place of squared mean", "bias-rate",
                       "the single-batch error E‖∇(L̂ₙ+λR̂) − ∇L_λ‖²_* (variance included) decays like 1/n; the "
                       "derived exponent −2 must reject it", {"error": SINGLE_BATCH_ERROR}),
               Control("Σ̂ dropped from R̂", "bias-coefficient",
                       "the oracle's regularizer evaluated at Σ instead of the batch's Σ̂ (unbiased: its λc_R/n missing)",
-                      {"draws": regularizer_at_sigma_draws})),
+                      {"draws": regularizer_at_sigma_draws}),
+              Control("probe: the loss's bias dropped", "probe", "the leading term λc_R/n alone (as if the "
+                      "leave-one-out loss's gradient were unbiased): the probe must find an instance whose bias it "
+                      "misses", {"mutant": {"leading": probe_leading_without_loss}})),
     free_choices=instance_choices({"bias-rate": {"batches": pilot_samples},
                                    "bias-coefficient": {"batches": pilot_samples}}),
 )

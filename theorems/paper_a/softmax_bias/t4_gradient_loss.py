@@ -95,10 +95,13 @@ from theorems.paper_a.softmax_bias.coefficients import loss_bias_gradient
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                                      alternative_margin, coefficient_decisions, coefficient_plot,
                                                      headline, mean_square, rate_decisions)
-from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, SCALE_SCOPE,
-                                                           PilotChunks, blocks, gradient_data, gradient_instance,
-                                                           instance_choices)
+from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE_BATCHES,
+                                                           PROBE_EXAMPLES, PROBE_MIN_DECIDED, SCALE_SCOPE, PilotChunks,
+                                                           ProbePoint, bias_law_conclusion, blocks, gradient_data,
+                                                           gradient_instance, instance_choices, probe_assumptions,
+                                                           probe_describe, probe_instances, probe_parameters)
 from theorems.pilot import sized_to_power
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -421,7 +424,38 @@ def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
 
 
 # ---------------------------------------------------------------------------
-# 4. The claim
+# 4. The probe: across A3's scale and the distance from the manifold (gradient_setups' search and rule)
+# ---------------------------------------------------------------------------
+
+def probe_draws(point: ProbePoint, gen: torch.Generator) -> torch.Tensor:
+    """The control-variated gradient differences (mean: the bias ``E grad Lhat_n - grad L``) of ``PROBE_BATCHES``
+    batches at the probed point, flattened (Frobenius coordinates), (PROBE_BATCHES, 1, p)."""
+    s = mo.gradient_bias_samples(point.V, point.K, point.Sigma, point.W, point.n, PROBE_BATCHES, gen, n_err=1)
+    return mo.flat(*s.dL)
+
+
+def probe_leading(point: ProbePoint) -> torch.Tensor:
+    """The derived leading term ``grad c / (n - 1)`` at the probed point, flattened, (1, p)."""
+    _, gV, gK = loss_bias_gradient(point.V, point.K, point.Sigma, point.W)
+    return mo.flat(gV, gK) / (point.n - 1)
+
+
+def probe_leading_without_covariance(point: ProbePoint) -> torch.Tensor:
+    """Wrong on purpose (control): the leading term with the V-block's covariance term ``2 Z V Sigma`` dropped (the
+    symbolic control's slip, :func:`v_route_without_covariance`, as the coefficient check's alternative)."""
+    _, gV, gK = loss_bias_gradient(point.V, point.K, point.Sigma, point.W)
+    Z = _route_parts(point.V, point.K, point.Sigma, point.W)[0]
+    return mo.flat(gV - 2 * Z * point.V @ point.Sigma, gK) / (point.n - 1)
+
+
+def probe_conclusion(inst, alpha_each, leading=probe_leading):
+    """The bias at the drawn instance is its derived leading term (``gradient_setups.bias_law_conclusion``: within
+    ``PROBE_SHARE`` of its norm); the control passes :func:`probe_leading_without_covariance`."""
+    return bias_law_conclusion(inst, alpha_each, probe_draws, leading)
+
+
+# ---------------------------------------------------------------------------
+# 5. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -435,7 +469,14 @@ CLAIM = Claim(
             Check("bias-rate", "numeric", "Exponent of the squared gradient bias (U-statistic, MC variance removed) "
                   "= the derived −2 (the paper's envelope −1 reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c in both blocks and (n−1)(E L̂ₙ − L) → c",
-                  check_coefficient, uses={"batches": pilot_batches})),
+                  check_coefficient, uses={"batches": pilot_batches}),
+            Check("probe", "probe", "Hypothesis across A3's scale σ₁(M*) (to 0.4; our derived term needs ‖B‖op² < "
+                  "1/6 at θ) and the distance from Mfold (to 2.5ρ), d ≤ 3, n ∈ {32, 64}: the bias is its derived "
+                  "leading term ∇c/(n−1) within half its norm (U-statistic of a Monte Carlo per instance)",
+                  probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                           examples=PROBE_EXAMPLES, describe=probe_describe,
+                                           assumptions=probe_assumptions, parameters=probe_parameters,
+                                           min_decided=PROBE_MIN_DECIDED))),
     controls=(Control("symbolic: covariance term dropped", "derivation",
                       "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"route": v_route_without_covariance}),
               Control("third moment dropped", "coefficient-two-routes",
@@ -445,7 +486,10 @@ CLAIM = Claim(
                       "the single-batch error E‖∇L̂ₙ − ∇L‖² (variance included: the paper's Jensen step) decays like "
                       "1/n; the derived exponent −2 must reject it", {"error": SINGLE_BATCH_ERROR}),
               Control("include-self softmax", "bias-coefficient", "the query's own sample kept in its softmax context",
-                      {"batches": INCLUDE_SELF_BATCHES})),
+                      {"batches": INCLUDE_SELF_BATCHES}),
+              Control("probe: covariance term dropped", "probe", "the leading term with the V-block's covariance "
+                      "term 2ZVΣ dropped: the probe must find an instance whose bias it misses",
+                      {"mutant": {"leading": probe_leading_without_covariance}})),
     free_choices=instance_choices({"coefficient-two-routes": {"instance": gradient_instance},
                                    "bias-rate": {"batches": pilot_batches},
                                    "bias-coefficient": {"batches": pilot_batches}}),

@@ -62,9 +62,13 @@ from theorems.paper_a.softmax_bias.coefficients import isserlis, regularizer_bia
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER,
                                                      coefficient_decisions, coefficient_plot, headline, rate_decisions)
 from theorems.fixture import Parts, fixture
-from theorems.paper_a.softmax_bias.gradient_setups import (N_POINTS, SCALE_SCOPE, PilotChunks, blocks,
-                                                           instance_choices, regularizer_data)
+from theorems.paper_a.softmax_bias.gradient_setups import (N_POINTS, PROBE_EXAMPLES, PROBE_MIN_DECIDED,
+                                                           PROBE_REG_BATCHES, SCALE_SCOPE, PilotChunks, ProbePoint,
+                                                           bias_law_conclusion, blocks, instance_choices,
+                                                           probe_assumptions, probe_describe, probe_instances,
+                                                           probe_parameters, regularizer_data)
 from theorems.pilot import sized_to_power
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "A.T5"
@@ -243,7 +247,28 @@ def check_coefficient(ctx: Context, batches: PilotChunks, pairings=isserlis) -> 
 
 
 # ---------------------------------------------------------------------------
-# 3. The claim
+# 3. The probe: across A3's scale and the distance from the manifold (gradient_setups' search and rule)
+# ---------------------------------------------------------------------------
+
+def probe_draws(point: ProbePoint, gen: torch.Generator) -> torch.Tensor:
+    """The control-variated regularizer-gradient differences (mean: ``E grad Rhat - grad R``) of ``PROBE_REG_BATCHES``
+    batches at the probed point, flattened, (PROBE_REG_BATCHES, 1, p)."""
+    return mo.flat(*mo.regularizer_bias_samples(point.V, point.K, point.Sigma, point.n, PROBE_REG_BATCHES, gen)[0])
+
+
+def probe_conclusion(inst, alpha_each, pairings=isserlis):
+    """The bias at the drawn instance is its derived leading term ``c_R / n`` (``gradient_setups.bias_law_conclusion``:
+    within ``PROBE_SHARE`` of its norm), ``c_R`` from the pairings ``pairings`` (the control passes :func:`first_only`).
+    R does not involve the softmax: A3's scale and the distance are crossed all the same (where the assumptions fail
+    the conclusion is expected to hold, a measure of how much they assume for this part)."""
+    def leading(point):
+        return mo.flat(*regularizer_bias_coefficient(point.V, point.K, point.Sigma, pairings)) / point.n
+
+    return bias_law_conclusion(inst, alpha_each, probe_draws, leading)
+
+
+# ---------------------------------------------------------------------------
+# 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -254,14 +279,24 @@ CLAIM = Claim(
             Check("bias-rate", "numeric", "Exponent of the squared regularizer-gradient bias (U-statistic) = the "
                   "derived −2 (the paper's envelope 1/n reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
-                  check_coefficient, uses={"batches": pilot_batches})),
+                  check_coefficient, uses={"batches": pilot_batches}),
+            Check("probe", "probe", "Hypothesis across A3's scale σ₁(M*) (to 0.4) and the distance from Mfold (to "
+                  "2.5ρ), d ≤ 3, n ∈ {32, 64}: the bias is its derived leading term c_R/n within half its norm "
+                  "(U-statistic of a Monte Carlo per instance)",
+                  probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                           examples=PROBE_EXAMPLES, describe=probe_describe,
+                                           assumptions=probe_assumptions, parameters=probe_parameters,
+                                           min_decided=PROBE_MIN_DECIDED))),
     controls=(Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
                       {"covariance": first_pairing_covariance}),
               Control("isotropic population regularizer", "bias-rate",
                       "the bias measured against ∇R(θ; I) (the Σ weights of R dropped): it does not vanish",
                       RATE_MUTANT),
               Control("one Isserlis pairing", "bias-coefficient", "c_R computed with only the Σ_ac Σ_bd pairing",
-                      {"pairings": first_only})),
+                      {"pairings": first_only}),
+              Control("probe: one Isserlis pairing", "probe", "the leading term c_R/n with only the Σ_ac Σ_bd "
+                      "pairing: the probe must find an instance whose bias it misses",
+                      {"mutant": {"pairings": first_only}})),
     free_choices=instance_choices({"bias-rate": {"batches": pilot_batches},
                                    "bias-coefficient": {"batches": pilot_batches}}),
 )

@@ -24,13 +24,16 @@ import math
 
 import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE
-from numerics.paper_b import model, runs
+from numerics.paper_b import data, model, runs, svm
 from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
-from theorems.paper_b.fixed_head.bank import bad_init_problem
+from theorems.paper_b.fixed_head.bank import bad_init_problem, most_loaded_sample_dropped
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
 ID = "B.C1"
@@ -186,6 +189,97 @@ def _plot(trajs, fixed_r):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# 3. Probe: the init norm and the bad direction's perturbation, both algorithms
+# ---------------------------------------------------------------------------
+
+#: steps of each probe run: the quick check's horizon, at which the claim's ``converged`` rule was set (its worst start
+#: in the family, norm 1 with tau = TAU_MAX wholly orthogonal to the span of the constraints, ends GD at 1 - corr =
+#: 7.9e-4; at 300 steps it is 1.3e-3: the surrogate's threshold needs the claim's horizon, not a shorter one)
+PROBE_STEPS = STEPS[0]
+#: probe examples at quick / standard / full (one 1000-step run of a 2 x 2 problem each, ~0.15 s)
+PROBE_EXAMPLES = (16, 60, 200)
+#: decided instances needed inside the assumptions (a small init along a bad direction: ~10 of 16 expected at quick)
+PROBE_MIN_DECIDED = 6
+#: the probe's strata by a fair draw (``theorems.strata``): two thirds aimed inside (init norm 10^U(-2.5, 0)), a third
+#: with a large norm 10^U(0.3, 2) (2-100: GD from norm 10 is stuck, B.Fig8)
+PROBE_STRATA = ("small", "small", "large")
+def probe_problem():
+    """C.1's data (``data.bad_init``), its W-SVM and its bad direction Wbar_0 (the probe's; cheap, so per instance)."""
+    ds, _ = data.bad_init(1.0)
+    return ds, svm.w_svm(ds), ds.meta["W0_bar"]
+
+
+@st.composite
+def probe_instances(draw):
+    """Algorithm (GD or NGD at the claim's steps), log10 init norm (by stratum) and the perturbation tau of the bad
+    direction (the claim's family, up to TAU_MAX) are hypothesis primitives; ``seed`` draws the direction G (2 x 2) of
+    the perturbation.  C.1's data and the family of directions stay the claim's: its finite-horizon rule (CORR_TOL at
+    the horizon) is set on them, and GD's residual orthogonal to the constraints' span never decays (1 - corr falls
+    like 1/log^2 t), so a wider family would test the horizon, not the claim."""
+    stratum = draw(fair_sampled_from(PROBE_STRATA))
+    return dict(algorithm=draw(st.sampled_from([a for a, _, _ in ALGOS])),
+                log_norm=draw(st.floats(*((-2.5, 0.0) if stratum == "small" else (0.3, 2.0)))),
+                tau=draw(st.floats(0.0, TAU_MAX)), seed=draw(st.integers(0, 2**31 - 1)))
+
+
+def w_mm_of(ds, r: svm.SVMResult) -> torch.Tensor:
+    """The instance's W_mm (the conclusion's reference)."""
+    return r.solution
+
+
+def w_mm_dropped(ds, r: svm.SVMResult) -> torch.Tensor:
+    """The control's reference: the W-SVM without the constraints of the sample carrying the most dual mass."""
+    return most_loaded_sample_dropped(ds, r).solution
+
+
+def probe_conclusion(inst, alpha_each, reference=w_mm_of, step_factor: float = 1.0, horizon: float = 1.0,
+                     largest_init_norm: float = 10 ** INIT_LOG_NORMS[1]):
+    """The claim's rule (:func:`converged`: aligned to CORR_TOL and still aligning, log(L - L*) down by LOSS_DROP and
+    still falling) on one run of ``horizon`` PROBE_STEPS steps at ``step_factor`` times the algorithm's step from
+    ``r normalize(Wbar_0 + tau G)``, alignment against ``reference(ds, r)`` (control: :func:`w_mm_dropped`).
+    Deterministic.  Facts: whether W_0 violates sample 0's constraint (the bad direction) and whether its norm is
+    small (at most ``largest_init_norm``).  The last three parameters are the claim's free choices."""
+    ds, r, Wb = probe_problem()
+    g = torch.Generator().manual_seed(inst["seed"] + 1)
+    G = torch.randn(1, 2, 2, generator=g, dtype=DTYPE)
+    D = Wb + inst["tau"] * G / G.norm()
+    W0 = 10 ** inst["log_norm"] * D / D.norm()
+    a0 = model.logits(W0, ds)[0, 0]
+    o = int(ds.opt_index[0])
+    facts = {"violates": bool(a0[o] - a0[1 - o] < 0), "small": 10 ** inst["log_norm"] <= largest_init_norm}
+    name, kind, eta = next(a for a in ALGOS if a[0] == inst["algorithm"])
+    steps = int(round(horizon * PROBE_STEPS))
+    tr = runs.run_recorded(ds, runs.algorithm(kind, eta * step_factor), W0, steps, reference(ds, r), values=True,
+                           record_at=runs.log_spaced_and_half(steps, RECORD_POINTS))
+    ok, info = converged(tr)
+    return (bool(ok[0]), name, f"{name}: final 1 − corr {float(info['omc_final'][0]):.2e}, drop of log(L − L*) "
+            f"{float(info['lex_drop'][0]):.2f}", facts)
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    """C.1's premises: a bad direction (W_0 violates sample 0's W-SVM constraint) and a small init norm (at most the
+    claim's largest, a free choice: the conclusion's facts)."""
+    return {"bad direction (W₀ violates sample 0)": facts.get("violates", True),
+            "small init norm (‖W₀‖ ≤ the largest)": facts.get("small", 10 ** inst["log_norm"] <= 1.0)}
+
+
+def check_probe(ctx: Context, step_factor: float = 1.0, horizon: float = 1.0,
+                largest_init_norm: float = 10 ** INIT_LOG_NORMS[1], mutant: dict | None = None, **probe) -> Outcome:
+    """The probe (``theorems.probe.probe_check`` with ``probe``) at the claim's free choices: each is passed on to
+    :func:`probe_conclusion` with the control's ``mutant``."""
+    return probe_check(ctx, mutant=dict(mutant or {}) | dict(step_factor=step_factor, horizon=horizon,
+                                                             largest_init_norm=largest_init_norm), **probe)
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"log₁₀ ‖W₀‖": inst["log_norm"], "τ": inst["tau"]}
+
+
+def describe(inst, facts: dict) -> dict:
+    return dict(inst) | facts
+
+
 CLAIM = Claim(
     id=ID,
     title="Bad stationary init direction: GD/NGD still converge to W_mm from a small norm",
@@ -202,21 +296,31 @@ CLAIM = Claim(
         Check("convergence", "numeric", "GD (η = 1) and NGD (η = 0.1) from perturbed bad-direction inits of norm "
               "1e−2..1: aligned with W_mm and loss down, every run", check_convergence, stochastic=False,
               uses={"problem": bad_init_problem}),
+        Check("probe", "probe", "Hypothesis over the algorithm, the init norm (small, or 2-100) and the perturbation of "
+              "the bad direction: the claim's convergence rule on each run at the quick horizon",
+              check_probe, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
         Control("large init norm with GD", "convergence", "GD from ‖W₀‖ = 30 along the same directions: stuck",
                 {"fixed_r": CONTROL_NORM, "algos": ALGOS[:1]}),
+        Control("probe: wrong W_mm", "probe", "alignment against the W-SVM with the most-loaded sample's constraint "
+                "dropped: the probe must meet a run that does not align with it", {"mutant": {"reference": w_mm_dropped}}),
     ),
     free_choices=(
         FreeChoice("largest init norm", 10 ** INIT_LOG_NORMS[1], "C.1 asks a small init norm, its value lost: the inits' "
                    "norms are 10^U(−2, log₁₀ of this), from 0.1 to ‖W_mm‖ ≈ 1.3 (beyond it the start is not small)",
-                   {"convergence": lambda v: {"init_log_norms": (INIT_LOG_NORMS[0], math.log10(v))}},
+                   {"convergence": lambda v: {"init_log_norms": (INIT_LOG_NORMS[0], math.log10(v))},
+                    "probe": lambda v: {"largest_init_norm": v}},
                    low=0.1, high=1.3, scale="log"),
         FreeChoice("step factor", 1.0, "the appendix's step sizes are lost (ours: Fig. 8's GD η = 1, NGD η = 0.1): both "
-                   "a decade either side", {"convergence": lambda v: {"step_factor": v}}, low=0.1, high=10.0,
+                   "a decade either side", {"convergence": lambda v: {"step_factor": v},
+                                            "probe": lambda v: {"step_factor": v}}, low=0.1, high=10.0,
                    scale="log"),
         FreeChoice("horizon factor", 1.0, "'converge' is asymptotic and the appendix gives no horizon: half to four "
-                   "times the budget's (1000 steps at quick)", {"convergence": lambda v: {"horizon": v}}, low=0.5,
+                   "times the budget's (1000 steps at quick)", {"convergence": lambda v: {"horizon": v},
+                                                                "probe": lambda v: {"horizon": v}}, low=0.5,
                    high=4.0, scale="log"),
     ),
 )

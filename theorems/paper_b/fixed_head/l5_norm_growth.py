@@ -40,11 +40,11 @@ from hypothesis import strategies as st
 from numerics import DTYPE, optim
 from numerics.paper_b import algorithms as al
 from numerics.paper_b import runs
-from numerics.stats import mean_se
+from numerics.stats import Margin, decide_close, mean_interval, mean_se, per_run_slopes
 from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head.assumptions import ASS2, ass1, ass2_holds
-from theorems.paper_b.fixed_head.bank import trajectory_bank
+from theorems.paper_b.fixed_head.bank import bank_horizon_choice, trajectory_bank
 from theorems.paper_b.fixed_head.inscope import record_scope
 from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_problem, svm_probe_assumptions
 from theorems.plots import new_figure
@@ -212,6 +212,55 @@ def _plot(shown):
 
 
 # ---------------------------------------------------------------------------
+# 2b. Numeric for the paper: the growth is steadily linear (Theta(t)), not only bracketed
+# ---------------------------------------------------------------------------
+# The two bounds hold by algebra (the triangle inequality; B.L4's floor), but with c = 1/(2 R^2 ||W_mm||) far below 1
+# they bracket ||W_t|| between c eta t - ||W_0|| and ||W_0|| + eta t: they do not fix how fast the norm grows over a
+# stretch of the run (a block's mean speed (||W_b|| - ||W_a||)/(b - a) may even be negative under them).  Lemma 5's
+# Theta(t) is decided as the speed's law: per run, over log-spaced blocks of the late window [N/10, N], the mean
+# speed per block is fitted as a power of t; its exponent is 0 for linear growth at any offset and speed, -1/2 for
+# sqrt(t) growth and -1 for GD's log t.
+
+#: log-spaced blocks of the late window [N/10, N] over which each run's mean speed is taken (a block spans 10^(1/8):
+#: at least 5 steps at the quick bank's N = 200, so NGD's period-2 zigzag at a large step averages out)
+SPEED_BLOCKS = 8
+#: the speed's exponent 0 (linear growth) against -1/2, the nearest law the margin must exclude (sqrt(t) growth: a
+#: norm that is Theta(t) in neither bound's sense); half the distance.  GD's log t gives -1
+SPEED_MARGIN = Margin(0.25, excludes="exponent −1/2 of the speed (‖W_t‖ ~ √t; GD's log t gives −1); half the "
+                                     "distance from 0")
+
+
+def speed_exponents(tr, n_blocks: int = SPEED_BLOCKS) -> np.ndarray:
+    """Per run: the LS slope of log(mean speed per block) on log(block's geometric midpoint) over the late window
+    [N/10, N] of an every-step record (NaN where a block's speed is not positive)."""
+    t = tr.steps.numpy().astype(float)
+    nrm = tr["W_norm"].numpy()
+    edges = np.unique(np.round(np.geomspace(t[-1] / 10, t[-1], n_blocks + 1)).astype(int))
+    idx = np.searchsorted(t, edges)
+    v = (nrm[idx[1:]] - nrm[idx[:-1]]) / (t[idx[1:]] - t[idx[:-1]])[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return per_run_slopes(np.log(np.sqrt(t[idx[1:]] * t[idx[:-1]])), np.log(v))
+
+
+def check_linear_growth(ctx: Context, bank: list, trajectories=ngd_runs) -> Outcome:
+    """The exponent of each run's mean speed per block in t (:func:`speed_exponents`), averaged over the runs of
+    ``trajectories(bank)`` (the bank's NGD runs), equals 0 within SPEED_MARGIN (the interval inside the band); control:
+    GD's runs (speed ~ 1/t)."""
+    algo, name, selected = trajectories(bank)
+    slopes = np.concatenate([speed_exponents(tr) for _, _, _, tr in selected])
+    ev = Evidence(ctx)
+    m, lo, hi = mean_interval(np.nan_to_num(slopes, nan=-math.inf), ev.z)
+    d = decide_close(lo, hi, 0.0, margin=SPEED_MARGIN)
+    ev.decide("exponent of the mean speed per block in t (late window, mean over runs)", d, value=m,
+              line=f"{name}: speed exponent {m:.4f} {d} [{d.status}] (linear growth: 0; √t: −1/2; GD's log t: −1) "
+                   f"over {len(slopes)} runs, {SPEED_BLOCKS} log-spaced blocks of [N/10, N]")
+    ev.measure("runs' speed exponents: min, max", float(np.nanmin(slopes)) if np.isfinite(slopes).any() else math.nan,
+               hi=float(np.nanmax(slopes)) if np.isfinite(slopes).any() else math.nan)
+    return ev.outcome(headline=f"speed exponent {m:.3f} {d} (Θ(t): 0)", algorithm=algo, slopes=slopes.tolist(),
+                      steps=bank[0]["steps"])
+
+
+# ---------------------------------------------------------------------------
 # 3. Probe
 # ---------------------------------------------------------------------------
 
@@ -276,6 +325,9 @@ CLAIM = Claim(
               check_bounds, stochastic=False, uses={"bank": trajectory_bank}, evidence="implementation",
               by_algebra="the upper bound is the triangle inequality on a step of length η; the lower bound follows "
                          "from B.L4's floor ⟨−∇L, W_mm⟩ ≥ LB, itself an identity (B.L4's derivation)"),
+        Check("linear-growth", "numeric", "Θ(t) as a law: the exponent in t of each NGD run's mean speed per block "
+              "over the late window is 0 (± 1/4: excludes √t's −1/2), mean over the bank's NGD runs",
+              check_linear_growth, uses={"bank": trajectory_bank}),
         Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η",
               probe_check, params=PROBE | dict(examples=EXAMPLES, strategy=l5_instances(), conclusion=l5_conclusion,
                                                assumptions=svm_probe_assumptions, parameters=l5_parameters,
@@ -287,6 +339,8 @@ CLAIM = Claim(
         Control("linear-domain autograd gradient", "bounds",
                 "NGD on float64 autograd: the gradient underflows to 0 in saturation and the step is 0/0",
                 {"trajectories": autograd_ngd_runs}),
+        Control("GD in place of NGD (growth)", "linear-growth", "GD (η = 1) from the same inits: its speed falls "
+                "like 1/t (exponent ≈ −1)", {"trajectories": gd_runs}),
         Control("probe: NGD normalized by the spectral norm", "probe",
                 "W+ = W − η∇L/‖∇L‖₂ (operator norm for Frobenius): steps of length η‖∇L‖_F/‖∇L‖₂ ≥ η, which break "
                 "the upper bound once the gradient has rank > 1", {"mutant": {"algorithm": ngd_spectral}}),
@@ -296,5 +350,6 @@ CLAIM = Claim(
                    "10 steps barely leave a small start, 300 reach deep saturation at the probe's smallest step η = "
                    "0.01", {"probe": lambda v: {"mutant": {"n_steps": v}}}, low=10, high=300, scale="log",
                    integer=True),
+        bank_horizon_choice({"bounds": {"bank": trajectory_bank}, "linear-growth": {"bank": trajectory_bank}}),
     ),
 )

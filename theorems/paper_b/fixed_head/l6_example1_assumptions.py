@@ -46,9 +46,12 @@ token, scores unchanged): nu stays ~0.35 for every d, both checks must reject it
 """
 from __future__ import annotations
 
+import hashlib
 import math
 
 import numpy as np
+import sympy as sp
+from hypothesis import strategies as st
 
 from numerics.paper_b import runs
 from numerics.stats import Margin, binomial_interval, decide_binomial, mean_se
@@ -56,6 +59,9 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoic
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head.assumptions import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
+from theorems.symbolic import Derivation
 
 ID = "B.L6"
 #: Example 1's sizes (the trajectory bank's instances: n = 8 sequences of T = 4 tokens) and its scores
@@ -220,6 +226,145 @@ def _plot_rate(ds_, ms, fit, z):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# 3. Symbolic: the union bounds behind d_1 and the d^{-1/2} law of nu
+# ---------------------------------------------------------------------------
+
+def s_union(pairs, delta):
+    """E2's threshold s = sqrt(2 log(4 P / delta)) (``d_sufficient``): a Gaussian tail e^{-s^2/2} per pair, union over
+    the P pairs."""
+    return sp.sqrt(2 * sp.log(4 * pairs / delta))
+
+
+def s_without_union(pairs, delta):
+    """The control's threshold: the union over pairs dropped, s = sqrt(2 log(4/delta)) (``d_sufficient(union=False)``)."""
+    return sp.sqrt(2 * sp.log(4 / delta))
+
+
+def derivation(s_of=s_union) -> Outcome:
+    """The probability bookkeeping behind ``d_sufficient`` and the exponent -1/2 the rate check decides; ``s_of``: E2's
+    threshold as a function of (pairs, delta) (control: :func:`s_without_union`)."""
+    D = Derivation()
+    z, lam, s, x = sp.Symbol("z", real=True), sp.Symbol("lambda", positive=True), sp.Symbol("s", positive=True), \
+        sp.Symbol("x", positive=True)
+    mgf_int = sp.Integral(sp.exp(lam * z) * sp.exp(-z**2 / 2) / sp.sqrt(2 * sp.pi), (z, -sp.oo, sp.oo))
+    D.prove_equal("moment generating function of Z ~ N(0, 1): E e^{λZ} = e^{λ²/2}", mgf_int.doit(),
+                  sp.exp(lam**2 / 2), shown=sp.Eq(mgf_int, sp.exp(lam**2 / 2), evaluate=False))
+    best = sp.solve(sp.diff(lam**2 / 2 - lam * s, lam), lam)
+    D.prove_equal("Chernoff: P(Z > s) ≤ e^{λ²/2 − λs} for every λ > 0, smallest at λ = s: e^{−s²/2}; given g_l, "
+                  "⟨g_k, g_l⟩ ~ N(0, ‖g_l‖²), so P(|⟨g_k, g_l⟩| > s‖g_l‖) ≤ 2e^{−s²/2}",
+                  sp.exp(lam**2 / 2 - lam * s).subs(lam, best[0]), sp.exp(-s**2 / 2),
+                  shown=sp.Eq(sp.Subs(sp.exp(lam**2 / 2 - lam * s), lam, best[0]), sp.exp(-s**2 / 2), evaluate=False))
+    P, delta, p = sp.Symbol("P", positive=True), sp.Symbol("delta", positive=True), sp.Symbol("p", positive=True)
+    D.prove_equal("E2, union over the P pairs with a non-opt member: P · 2e^{−s²/2} = δ/2 at s = √(2 log(4P/δ))"
+                  + ("" if s_of is s_union else " [control: s without the union over pairs]"),
+                  sp.simplify(P * 2 * sp.exp(-s_of(P, delta) ** 2 / 2)), delta / 2,
+                  shown=sp.Eq(2 * P * sp.exp(-sp.UnevaluatedExpr(s_of(P, delta)) ** 2 / 2), delta / 2, evaluate=False))
+    D.prove_equal("E1, Laurent-Massart on both sides of every one of the p token norms: 2p e^{−x} = δ/2 at "
+                  "x = log(4p/δ); E1 and E2 together fail with probability ≤ δ", 2 * p * sp.exp(-sp.log(4 * p / delta)),
+                  delta / 2, shown=sp.Eq(2 * p * sp.exp(-sp.UnevaluatedExpr(sp.log(4 * p / delta))), delta / 2,
+                                         evaluate=False))
+    zz = sp.symbols("z1:4", real=True)
+    zp = sp.symbols("w1:4", real=True)
+    sig2 = sp.Symbol("sigma2", positive=True)
+    second = sp.expand(sum(a * b for a, b in zip(zz, zp)) ** 2)
+    # independent centred coordinates: E z_i z_j = sigma^2 delta_ij, and the two tokens independent
+    moment = sum(term.subs({v: 1 for v in zz + zp}) * _gauss_moment(term, zz + zp, sig2)
+                 for term in sp.Add.make_args(second))
+    D.prove_equal("second moment of a noise inner product (m = 3 coordinates shown; every cross term has a lone "
+                  "centred factor): E⟨z, z'⟩² = Σᵢ E zᵢ² E z'ᵢ² = m σ⁴", moment, 3 * sig2**2,
+                  shown=sp.Eq(sp.Function("E")(sum(a * b for a, b in zip(zz, zp)) ** 2), 3 * sig2**2, evaluate=False))
+    d = sp.Symbol("d", positive=True)
+    rms = sp.sqrt((d - 1) / d**2)
+    opt2 = 1 + (d - 1) / d
+    D.say("Example 1: σ² = 1/d on m = d − 1 coordinates, γ_opt = 1, γ_other = 0: the typical noise inner product is "
+          "σ²√m = √(d − 1)/d and ‖x_io‖² = 1 + σ²m on average.", sp.Eq(sp.Symbol("nu_typ"), rms / opt2))
+    D.prove_equal("its exponent in d: lim_{d→∞} d · d/dd log(√(d − 1)/d / (1 + (d − 1)/d)) = −1/2 (the rate check's "
+                  "target; ν is a maximum over pairs of such ratios, a factor √(2 log P) that does not depend on d)",
+                  sp.limit(d * sp.diff(sp.log(rms / opt2), d), d, sp.oo), sp.Rational(-1, 2),
+                  shown=sp.Eq(sp.Limit(d * sp.Derivative(sp.log(rms / opt2), d), d, sp.oo), sp.Rational(-1, 2),
+                              evaluate=False))
+    return D.outcome("union bounds and the d^{-1/2} law derived")
+
+
+def _gauss_moment(term, symbols, sig2):
+    """E of one monomial in independent centred Gaussians of variance ``sig2``: 0 with an odd power, else
+    prod sig2^{k/2} (k - 1)!! (every power here is 0 or 2: sig2 per squared factor)."""
+    powers = sp.Poly(term, *symbols).monoms()[0]
+    if any(k % 2 for k in powers):
+        return 0
+    return sp.prod([sig2 ** (k // 2) * sp.factorial2(k - 1) for k in powers if k])
+
+
+# ---------------------------------------------------------------------------
+# 4. Probe: sizes, delta, Lemma 2's eps and d on both sides of d_1(delta)
+# ---------------------------------------------------------------------------
+
+#: Gram draws per probed instance (from a seed derived from the instance): P(Ass 1) ~ 0.998 at d_1 leaves ~4 misses in
+#: 2000, whose Clopper-Pearson lower end clears 1 - delta for delta >= 0.02 at the probe's per-example level
+PROBE_DRAWS = 2000
+#: probe examples at quick / standard / full (a Monte Carlo of PROBE_DRAWS Gram matrices of at most 50 tokens, ~0.05 s):
+#: 12 at quick met the control's mutant at 2 of dev seeds 0-2, 24 at 8 of 0-7 (it fails near d = d_1 only)
+PROBE_EXAMPLES = (24, 60, 160)
+#: decided instances needed inside the assumption (d >= d_1: two thirds of the draws aim there, ~16 of 24)
+PROBE_MIN_DECIDED = 8
+#: strata by a fair draw (``theorems.strata``): d = factor d_1(delta) with factor 10^U(0, 0.6) (inside, twice) or
+#: 10^U(-1.3, 0) (outside: from d_1/20, where P(Ass 1) is near 0, up to d_1)
+PROBE_STRATA = ("inside", "inside", "outside")
+
+
+@st.composite
+def probe_instances(draw):
+    """Sizes n, T (up to 10 x 5 tokens), delta (log-uniform 0.01-0.2), Lemma 2's eps (log-uniform 0.05-1, the
+    eps choice's range) and the factor on d_1(delta), by stratum; all hypothesis primitives (the Monte Carlo's seed
+    is derived from them)."""
+    stratum = draw(fair_sampled_from(PROBE_STRATA))
+    return dict(n=draw(st.integers(2, 10)), T=draw(st.integers(2, 5)), delta=10 ** draw(st.floats(-2.0, math.log10(0.2))),
+                eps=10 ** draw(st.floats(math.log10(0.05), 0.0)),
+                log_factor=draw(st.floats(*((0.0, 0.6) if stratum == "inside" else (-1.3, 0.0)))))
+
+
+def _mc_seed(inst) -> int:
+    """The Monte Carlo's seed, derived from the instance (so the conclusion is a function of the shrinkable instance)."""
+    key = hashlib.sha256(repr(sorted((k, round(v, 12) if isinstance(v, float) else v)
+                                     for k, v in inst.items())).encode()).digest()
+    return int.from_bytes(key[:8], "little") & (2**63 - 1)
+
+
+def probe_conclusion(inst, alpha_each, union: bool = True):
+    """P(Ass 1) >= 1 - delta at d = factor d_1(delta) (``d_sufficient`` with ``union``; control: ``union=False``), by
+    the Clopper-Pearson interval of PROBE_DRAWS Gram draws at the level 1 - alpha_each; an interval straddling
+    1 - delta leaves the instance not decided.  Facts: d_1 and d."""
+    n, T, delta, eps = inst["n"], inst["T"], inst["delta"], inst["eps"]
+    d1 = d_sufficient(n, T, delta, eps, union=union)
+    d = max(int(math.ceil(10 ** inst["log_factor"] * d1)), n * T + 2)
+    g = runs.example1_geometry(n, T, d, PROBE_DRAWS, _mc_seed(inst), GAMMA_OPT, GAMMA_OTHER)
+    b = opt_score_floor(T, g["R"], eps, 0.0)
+    ns = nu_star(dict(q=g["q"], R=g["R"], lo=math.exp(-GAMMA_OPT) * (GAMMA_OPT - GAMMA_OTHER),
+                      hi=math.exp(-GAMMA_OTHER) * (GAMMA_OPT - GAMMA_OTHER)), n, b)
+    k = int((ass1_lhs(g["nu"]) <= ns).sum())
+    dec = decide_binomial(k, PROBE_DRAWS, 1 - alpha_each, at_least=1 - delta, max_width=PROB_MAX_WIDTH)
+    facts = {"d1": d1, "d": d}
+    detail = f"P(Ass 1) at d = {d:.4g} ({d / d1:.3g} d₁): {k}/{PROBE_DRAWS} [{dec.lo:.4f}, {dec.hi:.4f}] vs ≥ {1 - delta:.4f}"
+    if dec.status == "inconclusive":
+        return None, "straddles 1 − δ", detail, facts
+    return dec.status == "pass", "decided", detail, facts
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    """The lemma's condition as we derive it: d >= d_1(delta) (the conclusion's facts)."""
+    return {"d ≥ d₁(δ)": facts.get("d", 0) >= facts.get("d1", math.inf)}
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"log₁₀ d/d₁": math.log10(facts["d"] / facts["d1"]) if facts else inst["log_factor"],
+            "log₁₀ δ": math.log10(inst["delta"]), "nT": float(inst["n"] * inst["T"])}
+
+
+def describe(inst, facts: dict) -> dict:
+    return dict(inst) | facts
+
+
 CLAIM = Claim(
     id=ID,
     title="Example 1 satisfies Assumptions 1-2 w.h.p. for large d",
@@ -234,12 +379,23 @@ CLAIM = Claim(
     assumptions=(Assumption("Example 1", "data.example1: σ = 1/√d, noise ⟂ u = e₁, γ_opt = 1, γ_other = 0, "
                             "n = 8, T = 4"), ASS1, ASS2),
     checks=(
+        Check("derivation", "symbolic", "Chernoff tail, the union bounds E1 and E2 behind d₁(δ), and E⟨z, z'⟩² = mσ⁴ "
+              "giving ν's exponent −1/2 in d", derivation),
         Check("probability", "numeric", "P(Ass 1) at our sufficient d₁(δ) ≥ 1 − δ (δ = 0.05, 0.01; Clopper-Pearson)",
               check_probability),
         Check("rate", "numeric", "Exponent of E[ν] in d on 10⁴..10⁸ = −1/2 (± 1/4: excludes −1 and 0)",
               check_rate),
+        Check("probe", "probe", "Hypothesis over n, T, δ, Lemma 2's ε and d on both sides of d₁(δ): P(Ass 1) ≥ 1 − δ "
+              "by a Monte Carlo through the Gram matrix (Clopper-Pearson)",
+              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: no union bound over pairs", "derivation", "E2's threshold s = √(2 log(4/δ)): the union "
+                "over pairs is lost, the failure probability is P δ/2", {"s_of": s_without_union}),
+        Control("probe: no union bound over pairs", "probe", "d₁ without the union over pairs in E2: the probe must "
+                "find d ≥ d₁ where P(Ass 1) < 1 − δ", {"mutant": {"union": False}}),
         Control("no union bound over pairs", "probability",
                 "d₁ derived with s = √(2 log(4/δ)) (the union over ~470 pairs dropped): too small a d",
                 {"union": False}),

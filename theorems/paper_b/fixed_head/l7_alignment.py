@@ -40,15 +40,21 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE
-from numerics.paper_b import model, records
+from numerics.paper_b import model, records, svm
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
-from theorems.paper_b.fixed_head.assumptions import ASS1, ASS2
-from theorems.paper_b.fixed_head.bank import bank_horizon_choice, trajectory_bank
+from theorems.paper_b.fixed_head.assumptions import ASS1, ASS2, ass1
+from theorems.paper_b.fixed_head.bank import bank_horizon_choice, most_loaded_sample_dropped, trajectory_bank
+from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_problem, svm_probe_assumptions
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
+from theorems.symbolic import Derivation
 
 ID = "B.L7"
 #: the eps levels decided (0.5 .. 0.02: from a coarse slack to one where near W_mm both sides nearly coincide)
@@ -208,6 +214,177 @@ def _plot(norms, cm, cs, lab, dropped):
     return fig
 
 
+# ---------------------------------------------------------------------------
+# Symbolic: (4) on two orthogonal samples, in closed form
+# ---------------------------------------------------------------------------
+#
+# Two samples of two tokens, x_11 = e_1 (query and opt), x_12 = e_2, x_21 = e_3 (query and opt), x_22 = e_4, scores
+# gamma = (1, 0) (head e_1 + e_3, y = 1; T = 2, so Ass 2 holds), d = 4: the constraint matrices
+# A_i = (x_io - x_i2) x_i1^T are orthogonal, W_mm = (A_1 + A_2)/2 with ||W_mm|| = 1 (max margin 1).  On the ray
+# W = R (c A_1 + s A_2)/sqrt 2 (c^2 + s^2 = 1, here (c, s) = (3/5, 4/5)) the gaps are g_i = sqrt 2 R (c, s) and
+# -grad L = (1/2) sum_i e^{-m_i} s_io (1 - s_io) A_i: as R grows the sample with the smaller gap carries all the
+# weight (its coefficient is larger by e^{g_2 - g_1}), so
+#     <-grad L, Wbar_mm> / <-grad L, Wbar>  ->  1 / (||W_mm|| min_i g_i(Wbar)) = 5/(3 sqrt 2) > 1,
+# and min_i g_i(Wbar) <= 1/||W_mm|| (the max-margin property) makes the limit >= 1 in every direction of the domain.
+
+
+def centered_coefficients(s, gamma, m):
+    """Per token t: s_t (gamma_t - m), the coefficient of x_t x_1^T in -grad e^{-m} / e^{-m} (the softmax Jacobian
+    diag(s) - s s^T applied to gamma)."""
+    return [st * (gt - m) for st, gt in zip(s, gamma)]
+
+
+def uncentered_coefficients(s, gamma, m):
+    """The control's: the Jacobian's -s s^T term dropped, s_t gamma_t (the numeric control's gradient)."""
+    return [st * gt for st, gt in zip(s, gamma)]
+
+
+def derivation(coefficients=centered_coefficients) -> Outcome:
+    """(4) in closed form on two orthogonal samples; ``coefficients(s, gamma, m)``: the gradient's per-token
+    coefficients (control: :func:`uncentered_coefficients`)."""
+    D = Derivation()
+    R = sp.Symbol("R", positive=True)
+    W = sp.Matrix(4, 4, lambda i, j: sp.Symbol(f"W_{i + 1}{j + 1}", real=True))
+    e = [sp.Matrix([1 if k == j else 0 for k in range(4)]) for j in range(4)]
+    samples = [(e[0], e[1]), (e[2], e[3])]                  # (query = opt, other) of each sample
+    gamma = (1, 0)
+    L, form = 0, sp.zeros(4, 4)
+    for X in samples:
+        a = [(x.T * W * X[0])[0] for x in X]
+        Z = sum(sp.exp(ai) for ai in a)
+        s = [sp.exp(ai) / Z for ai in a]
+        m = sum(si * gi for si, gi in zip(s, gamma))
+        L += sp.exp(-m) / 2
+        for k, x in zip(coefficients(s, gamma, m), X):
+            form += sp.exp(-m) / 2 * k * x * X[0].T
+    grad = -sp.Matrix(4, 4, lambda i, j: sp.diff(L, W[i, j]))
+    i, t = sp.symbols("i t", integer=True)
+    s_i, g_t, m_i, x_ = sp.IndexedBase("s"), sp.IndexedBase("gamma"), sp.IndexedBase("m"), sp.IndexedBase("x")
+    shown_form = sp.Rational(1, 2) * sp.Sum(sp.exp(-m_i[i]) * sp.Sum(s_i[i, t] * (g_t[t] - m_i[i]) * x_[i, t]
+                                                                      * x_[i, 1], (t, 1, 2)), (i, 1, 2))
+    D.prove_zero("the gradient of L = (e^{−m₁} + e^{−m₂})/2 (sympy's differentiation, every entry of W) is "
+                 "−∇L = ½ Σ_i e^{−m_i} Σ_t s_it(γ_t − m_i) x_it x_i1ᵀ", (grad - form).applyfunc(sp.simplify),
+                 shown=sp.Eq(-sp.Derivative(sp.Symbol("L"), sp.Symbol("W")), shown_form, evaluate=False))
+    A1, A2 = (e[0] - e[1]) * e[0].T, (e[2] - e[3]) * e[2].T
+    W_mm = (A1 + A2) / 2
+    ip = lambda P, Q: sum(P.multiply_elementwise(Q))  # noqa: E731 -- the Frobenius pairing
+    D.prove_equal("W_mm = (A₁ + A₂)/2 meets both constraints ⟨A_i, W⟩ ≥ 1 with equality and has ‖W_mm‖ = 1",
+                  sp.Matrix([ip(A1, W_mm), ip(A2, W_mm), ip(W_mm, W_mm)]), sp.Matrix([1, 1, 1]),
+                  shown=sp.Eq(sp.Symbol("W_mm"), W_mm, evaluate=False))
+    c, s_ = sp.Rational(3, 5), sp.Rational(4, 5)
+    Wr = R * (c * A1 + s_ * A2) / sp.sqrt(2)
+    G = form.subs({W[i, j]: Wr[i, j] for i in range(4) for j in range(4)})
+    ratio = sp.simplify(ip(G, W_mm) / sp.sqrt(ip(W_mm, W_mm)) / (ip(G, Wr) / sp.sqrt(ip(Wr, Wr))))
+    gmin = sp.sqrt(2) * c
+    D.prove_equal("on the ray W = R(3A₁ + 4A₂)/(5√2) (gaps √2R·3/5 and √2R·4/5): lim_{R→∞} ⟨−∇L, W̄mm⟩/⟨−∇L, W̄⟩ "
+                  "= 1/(‖W_mm‖ min_i gap_i(W̄)) = 5/(3√2)" + ("" if coefficients is centered_coefficients
+                                                          else " [control: gradient without the centering]"),
+                  sp.limit(ratio, R, sp.oo), 1 / gmin,
+                  shown=sp.Eq(sp.Limit(sp.Function("rho")(R), R, sp.oo), 1 / gmin, evaluate=False))
+    cc, ss = sp.symbols("c s", positive=True)
+    D.prove_equal("max-margin property on these rays: min_i gap_i(W̄) = √2 min(c, s) ≤ (c + s)/√2 ≤ 1 = 1/‖W_mm‖, "
+                  "as 2(c² + s²) − (c + s)² = (c − s)² ≥ 0: the limit is ≥ 1 in every direction that meets both "
+                  "constraints, so (4) holds beyond some R_ε", 2 * (cc**2 + ss**2) - (cc + ss) ** 2, (cc - ss) ** 2)
+    Wd = R * (A1 + A2) / 2
+    Gd = form.subs({W[i, j]: Wd[i, j] for i in range(4) for j in range(4)})
+    D.prove_zero("along W̄mm itself both sides coincide at every R (⟨−∇L, W̄mm⟩ = ⟨−∇L, W̄⟩): (4) is tight there, "
+                 "so no R makes it hold with ε = 0 and room to spare", sp.simplify(ip(Gd, W_mm) - ip(Gd, Wd) / R),
+                 shown=sp.Eq(sp.Function("rho")(R), 1, evaluate=False))
+    return D.outcome("eq. (4) in closed form on two orthogonal samples")
+
+
+# ---------------------------------------------------------------------------
+# Probe: data, Ass 1 / Ass 2, the direction of a ray and how far out, on both sides of the Lemma 3 domain
+# ---------------------------------------------------------------------------
+
+#: the slack decided per probed ray (one of EPSILONS, the claim's middle one)
+PROBE_EPS = 0.1
+#: (4) is read with this absolute tolerance on <-grad/||grad||, Wbar_mm> - (1 - eps) <-grad/||grad||, Wbar> (float64
+#: rounding of unit-vector pairings: along W̄mm the two sides agree exactly in exact arithmetic)
+PROBE_TOL = 1e-12
+#: norms per ray: the top of the ray R_top and R_top / 2^(k/4), k = 1..PROBE_NORMS - 1 (the decided top half)
+PROBE_NORMS = 5
+#: the ray's top norm in units of ||W_mm||: 10^U(1.5, 3.5) (the claim's bank reaches ||W|| ~ 3·10^3, measured
+#: R_eps <= 2.3 at eps >= 0.02)
+PROBE_LOG_TOP = (1.5, 3.5)
+#: the ray's largest angle to W̄mm, by a fair draw (``theorems.strata``): within 20 deg twice (at a top norm >= 30
+#: ||W_mm|| a wider ray leaves the Lemma 3 domain unless every constraint value of its direction is positive), up to
+#: THETA_MAX_DEG once
+PROBE_CONES = (20.0, 20.0, THETA_MAX_DEG)
+#: probe examples at quick / standard / full (a W-SVM and PROBE_NORMS gradients per instance, ~0.03 s)
+PROBE_EXAMPLES = (40, 120, 300)
+#: decided instances needed inside the assumptions (Ass 2, a feasible W-SVM and the Lemma 3 domain along the ray)
+PROBE_MIN_DECIDED = 8
+
+
+@st.composite
+def probe_instances(draw):
+    """Token geometry (orthogonal + rho, or Example 1 at d), sizes, score spread (Ass 2 on both sides, a fair coin),
+    the ray's angle theta to W̄mm (0-90 deg) and its top norm are hypothesis primitives; ``seed`` draws the dataset
+    (``lemma_probes.probe_dataset``) and the direction H orthogonal to W_mm (d x d)."""
+    kind = draw(st.sampled_from(["orthogonal", "gaussian"]))
+    n, T = draw(st.integers(1, 4)), draw(st.integers(2, 4))
+    in_scope = draw(fair_sampled_from([True, False]))
+    cone = draw(fair_sampled_from(PROBE_CONES))
+    return dict(kind=kind, n=n, T=T, spread=0.0 if in_scope else draw(st.sampled_from([0.3, 1.0])),
+                rho=draw(st.sampled_from([0.0, 1e-3, 0.1, 0.5])), d=draw(st.integers(max(n, T) + 2, 14)),
+                theta=draw(st.floats(0.0, cone)), log_top=draw(st.floats(*PROBE_LOG_TOP)),
+                seed=draw(st.integers(0, 2**31 - 1)))
+
+
+def w_mm_of(ds, r: svm.SVMResult) -> torch.Tensor:
+    """The instance's W_mm (the probe's reference)."""
+    return r.solution
+
+
+def w_mm_dropped(ds, r: svm.SVMResult) -> torch.Tensor:
+    """The probe control's reference: the W-SVM without the constraints of the sample carrying the most dual mass
+    (``bank.most_loaded_sample_dropped``); with one sample there is nothing to drop, and W_mm stays."""
+    return most_loaded_sample_dropped(ds, r).solution if ds.n > 1 else r.solution
+
+
+def probe_conclusion(inst, alpha_each, eps: float = PROBE_EPS, reference=w_mm_of):
+    """(4) at ``eps`` at PROBE_NORMS norms of the ray in the top half [R_top/2, R_top] of its length, with W̄mm read
+    from ``reference(ds, r)`` (control: :func:`w_mm_dropped`; the rays stay around the true W_mm).  Exact
+    (deterministic).  Facts: nu, the W-SVM's feasibility, the smallest opt score along the evaluated W and Ass 1 at
+    Lemma 2's eps."""
+    ds, r, facts = probe_problem(inst)
+    if r is None:
+        return None, "W-SVM infeasible", "", facts
+    u = (r.solution / r.norm).flatten()
+    ref = reference(ds, r).flatten()
+    ref = ref / ref.norm()
+    g = torch.Generator().manual_seed(inst["seed"] + 1)
+    H = torch.randn(ds.d * ds.d, generator=g, dtype=DTYPE)
+    H = H - (H @ u) * u
+    th = math.radians(inst["theta"])
+    Dm = (math.cos(th) * u + math.sin(th) * H / H.norm()).reshape(ds.d, ds.d)
+    top = r.norm * 10 ** inst["log_top"]
+    norms = top * 2.0 ** (-torch.arange(PROBE_NORMS, dtype=DTYPE) / (PROBE_NORMS - 1))
+    W = norms[:, None, None] * Dm
+    ev = model.evaluate(W, None, ds, values=False)
+    neg = neg_grad_direction(ev, ds, W)
+    cm, cs = neg @ ref, neg @ Dm.flatten()
+    s_min = float((ev.log_s * records.opt_mask(ds)).sum(-1).amin().exp())
+    facts = facts | {"s_min": s_min, "ass1": ass1(ds).holds}
+    margin = cm - (1 - eps) * cs
+    ok = bool((margin >= -PROBE_TOL).all())
+    return ok, "evaluated", (f"min over ‖W‖ ∈ [{float(norms[-1]):.3g}, {float(norms[0]):.3g}] of ⟨−∇L, W̄mm⟩ − "
+                             f"(1 − {eps:g})⟨−∇L, W̄⟩ (unit gradient): {float(margin.nan_to_num(-math.inf).min()):.3g}"), facts
+
+
+def probe_assumptions(inst, facts: dict) -> dict:
+    """Ass 2 and a feasible W-SVM (``lemma_probes.svm_probe_assumptions``), Ass 1 (ours, at Lemma 2's eps and a small
+    step) and the Lemma 3 domain (every opt score >= the floor at every evaluated W)."""
+    return svm_probe_assumptions(inst, facts) | {"Ass 1 (ours)": facts.get("ass1", True),
+                                                 f"Lemma 3 domain (s_opt ≥ {S_FLOOR:g})": facts.get("s_min", 1.0) >= S_FLOOR}
+
+
+def probe_parameters(inst, facts: dict) -> dict:
+    return {"angle to W̄mm (deg)": inst["theta"], "log₁₀ R_top/‖W_mm‖": inst["log_top"], "spread": inst["spread"],
+            "ν": facts.get("_nu", float("nan"))}
+
+
 CLAIM = Claim(
     id=ID,
     title="For large norms −∇L is more aligned with W_mm than with W (eq. (4))",
@@ -219,10 +396,24 @@ CLAIM = Claim(
                    "the orthogonal-token instance only (Example 1 at d = 32 is far outside it)."),
     assumptions=(ASS1, ASS2, DOMAIN_SCOPE),
     checks=(
+        Check("derivation", "symbolic", "The gradient by sympy, and on two orthogonal samples the limit of "
+              "⟨−∇L, W̄mm⟩/⟨−∇L, W̄⟩ along a ray, 1/(‖W_mm‖ min gap(W̄)) ≥ 1 by the max-margin property",
+              derivation),
         Check("alignment", "numeric", "R_ε measured for ε = 0.5 … 0.02 along trajectories and on sampled W",
               check_alignment, stochastic=False, uses={"bank": trajectory_bank}),
+        Check("probe", "probe", f"Hypothesis over token geometry (ν), sizes, score spread (Ass 2), the angle of a ray "
+              f"to W̄mm and its length: (4) at ε = {PROBE_EPS:g} over the ray's top half, inside and outside the "
+              "Lemma 3 domain", probe_check,
+              params=PROBE | dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+                                  assumptions=probe_assumptions, parameters=probe_parameters,
+                                  min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: gradient without the softmax centering", "derivation", "s_t γ_t in place of s_t(γ_t − m): "
+                "the limit is 5√2/7, not 1/(‖W_mm‖ min gap)", {"coefficients": uncentered_coefficients}),
+        Control("probe: dropped W-SVM constraints", "probe", "W̄mm read from the W-SVM without the most-loaded "
+                "sample's constraints: the probe must find a ray where −∇L is less aligned with it than (1 − ε) "
+                "times with W̄", {"mutant": {"reference": w_mm_dropped}}),
         Control("dropped W-SVM constraints", "alignment",
                 "W_mm solved without the constraints of the sample with the most dual mass", {"dropped": True}),
         Control("gradient without the softmax centering", "alignment",

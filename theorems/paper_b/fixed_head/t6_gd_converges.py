@@ -64,6 +64,7 @@ import dataclasses
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.stats import decide_lower, decide_upper, mean_interval, per_run_slopes
@@ -73,9 +74,12 @@ from theorems.fixture import per_budget
 from theorems.paper_b.fixed_head.choices import horizon_choice, n_choice, step_choice
 from theorems.paper_b.fixed_head.example1_suite import ETA, Suite, SuiteRun, suite_wrong_w_mm
 from theorems.paper_b.fixed_head.inscope import FAMILY_SCOPE, family, family_run, rate_inputs, record_scope, suite_scope
-from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS
+from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS, linear_growth, probe_run
+from theorems.paper_b.fixed_head.phase_probe import PROBE as PHASE_PROBE
 from theorems.paper_b.fixed_head.rates import late, one_minus_corr, rate_fit, upper_envelope
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.T6"
 
@@ -197,6 +201,112 @@ def check_slower(ctx: Context, suite: Suite, run: SuiteRun, ngd: SuiteRun) -> Ou
     return ev.outcome(diff=diff.tolist(), **record_scope(ev, sum(scope), len(scope)))
 
 
+# ---------------------------------------------------------------------------
+# Symbolic: the surrogate from the two-token closed form
+# ---------------------------------------------------------------------------
+#
+# On Section 3.3's two-token example (n = 1, T = 2, x_1 = e_1 the query and opt token, x_2 = e_2, u = e_1) the loss is
+# exp(-sigma(z)), z = W_11 - W_21, and every step moves z only (B.S33, derived there in full).  The surrogate envelope
+# and the rule's allowance are read off it: z_t = log t + O(1) for GD, 1 - corr = r^2/z^2 (1 + o(1)).
+
+
+def gd_increment(z, eta):
+    """GD's step in z on the two-token example, 2 eta e^{-sigma(z)} sigma(z)(1 - sigma(z))."""
+    sig = 1 / (1 + sp.exp(-z))
+    return 2 * eta * sp.exp(-sig) * sig * (1 - sig)
+
+
+def normalized_increment(z, eta):
+    """The control's step: GD's unit direction not rescaled to the gradient (the step of NGD: p grows by eta, z by
+    sqrt 2 eta)."""
+    return sp.sqrt(2) * eta
+
+
+def derivation(increment=gd_increment) -> Outcome:
+    """GD's z_t = log t + O(1) and 1 - corr = Theta(1/log^2 t) on the two-token example, the surrogate's exponent -2 in
+    log t, the (log log t)^2 allowance of the rule and the limiting gap 2 to NGD's t^-2; ``increment(z, eta)``: the
+    claimed step in z (control: :func:`normalized_increment`)."""
+    D = Derivation()
+    w11, w12, w21, w22 = sp.symbols("W_11 W_12 W_21 W_22", real=True)
+    eta = sp.Symbol("eta", positive=True)
+    z = sp.Symbol("z", real=True)
+    a1, a2 = w11, w21                                        # logits x_t^T W x_1 with x_1 = e_1, x_2 = e_2
+    L = sp.exp(-sp.exp(a1) / (sp.exp(a1) + sp.exp(a2)))
+    dz = -eta * (sp.diff(L, w11) - sp.diff(L, w21))
+    D.prove_zero("GD on the two-token example: z_{t+1} − z_t = −η(∂L/∂W₁₁ − ∂L/∂W₂₁) = Δ(z) (sympy's gradient of "
+                 "L = exp(−σ(W₁₁ − W₂₁)))" + ("" if increment is gd_increment else " [control: the step not rescaled "
+                                                                                     "to the gradient]"),
+                 sp.simplify(dz - increment(z, eta).subs(z, w11 - w21)),
+                 shown=sp.Eq(sp.Function("Delta")(z), increment(z, eta), evaluate=False))
+    w = sp.Symbol("w", positive=True)                        # w = e^{-z} -> 0+
+    D.prove_equal("Stolz–Cesàro: lim_{z→∞} e^{z}(e^{Δ(z)} − 1) = 2η/e, so e^{z_t}/t → 2η/e and z_t = log t + "
+                  "log(2η/e) + o(1): ‖W_t‖ grows like log t",
+                  sp.limit((sp.exp(increment(z, eta).subs(z, -sp.log(w))) - 1) / w, w, 0, "+"), 2 * eta / sp.E,
+                  shown=sp.Eq(sp.Limit(sp.exp(z) * (sp.exp(sp.Function("Delta")(z)) - 1), z, sp.oo), 2 * eta / sp.E,
+                              evaluate=False))
+    r, zz = sp.Symbol("r", positive=True), sp.Symbol("z", positive=True)
+    p = zz / sp.sqrt(2)
+    omc = 1 - p / sp.sqrt(p**2 + r**2)
+    D.prove_equal("r = ‖W_⊥‖ is constant (every step is along W̄mm) and lim z²(1 − corr) = r² (p = z/√2): "
+                  "1 − corr = r²/log²t (1 + o(1)), the surrogate's C/log²t", sp.limit(zz**2 * omc, zz, sp.oo), r**2,
+                  shown=sp.Eq(sp.Limit(zz**2 * (1 - sp.Function("corr")(zz)), zz, sp.oo), r**2, evaluate=False))
+    ell = sp.Symbol("ell", positive=True)                    # ell = log log t
+    surrogate = 2 * sp.log(ell) - 2 * ell                    # log((log log t)^2 / log^2 t) in ell
+    local = sp.diff(surrogate, ell)
+    D.prove_equal("the surrogate (log log t)²/log²t has local exponent −2 + 2/log log t in log t (ℓ = log log t)",
+                  local, -2 + 2 / ell, shown=sp.Eq(sp.Derivative(surrogate, ell), -2 + 2 / ell, evaluate=False))
+    l1, l2 = sp.Symbol("ell_1", positive=True), sp.Symbol("ell_2", positive=True)
+    avg_int = sp.Integral(local + 2, (ell, l1, l2))
+    D.prove_equal("averaged over the window ℓ ∈ [log log t₁, log log t₂]: −2 + s with s = 2(log ℓ₂ − log ℓ₁)/(ℓ₂ − ℓ₁), "
+                  "the rule's (log log t)² allowance (loglog_allowance)",
+                  sp.expand_log(avg_int.doit() / (l2 - l1), force=True),
+                  sp.expand_log(2 * (sp.log(l2) - sp.log(l1)) / (l2 - l1), force=True),
+                  shown=sp.Eq(avg_int / (l2 - l1), 2 * (sp.log(l2) - sp.log(l1)) / (l2 - l1), evaluate=False))
+    t = sp.Symbol("t", positive=True)
+    gd_exp = t * sp.diff(sp.log(1 / sp.log(t) ** 2), t)
+    D.prove_equal("slower than NGD: in t, 1/log²t has local exponent −2/log t → 0 and NGD's r²/(2η²t²) (B.A4) −2: "
+                  f"the limiting gap is 2 (the check asks ≥ {SLOWER_BY:g}, half of it)",
+                  sp.limit(gd_exp, t, sp.oo) - (-2), 2,
+                  shown=sp.Eq(sp.Limit(t * sp.Derivative(sp.log(1 / sp.log(t) ** 2), t), t, sp.oo) + 2, 2,
+                              evaluate=False))
+    return D.outcome("GD's 1/log²t surrogate and its window allowance derived")
+
+
+# ---------------------------------------------------------------------------
+# Probe: the assumptions drawn on both sides (phase_probe's instances), one GD run each
+# ---------------------------------------------------------------------------
+
+#: steps of each probe run: one segment of the phase probe's runs (its late window [40, 400]: the linear-growth test's
+#: ratio is 1 for v (t + tau) and sqrt(40/400) = 0.32 for log t)
+PROBE_N = 400
+#: probe examples at quick / standard / full (one 400-step run each, ~0.15 s)
+PROBE_EXAMPLES = (12, 40, 120)
+#: decided instances needed inside the assumptions (about half of phase_probe's draws aim inside)
+PROBE_MIN_DECIDED = 5
+
+
+def probe_conclusion(inst, alpha_each, algorithm: str = "GD"):
+    """Theorem 6 on one instance, exactly, on a GD run of PROBE_N steps (``phase_probe.probe_run``): GD aligns (the
+    exponent of the upper envelope of its 1 - corr in log t over the late window [N/10, N] is negative) and its norm
+    grows sublinearly there (``phase_probe.linear_growth`` says not linear: Section 3.3's ||W_t|| = O(log t), why GD is
+    slower than NGD's Theta(t) clock).  ``algorithm``: the run in GD's place (control: "Polyak", the uncapped Polyak
+    step, whose norm grows linearly, B.T7).  Facts: the run's initial logit bound and largest step (Ass 1 is read
+    at them)."""
+    run = probe_run(inst, algorithm, cap=PROBE_N)
+    if run is None:
+        return None, "W-SVM infeasible", "no W_mm: not decided", {}
+    om = one_minus_corr(run.traj["W"], run.sol.solution[None]).numpy()[:, 0]
+    steps = run.traj.steps.numpy()
+    sel = late(steps, PROBE_N)
+    t = steps[sel].astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = float(per_run_slopes(np.log(np.log(t)), np.log(upper_envelope(om[sel, None])))[0])
+    aligns = bool(np.isfinite(slope) and slope < 0)
+    linear, _, growth = linear_growth(t, torch.linalg.matrix_norm(run.traj["W"][:, 0]).numpy()[sel])
+    return (aligns and not linear, "evaluated", f"{algorithm}: exponent of 1 − corr in log t {slope:.3f} (< 0: "
+            f"aligns); norm {growth} (must not be linear)", run.facts)
+
+
 CLAIM = Claim(
     id=ID,
     title="GD (constant step) converges globally to W̄mm, slower than NGD",
@@ -211,13 +321,25 @@ CLAIM = Claim(
                    "Ass 1 (near-orthogonal tokens at half its level; see B.T1)."),
     assumptions=ASSUMPTIONS + (FAMILY_SCOPE,),
     checks=(
+        Check("derivation", "symbolic", "On the two-token example: GD's step in z, z_t = log t + O(1) (Stolz), "
+              "1 − corr = r²/log²t, the surrogate's exponent −2 + s in log t and the limiting gap 2 to NGD",
+              derivation),
         Check("direction", "numeric", "Exponent of 1 − corr in log t for GD over a late window, against the "
               "(log log t)²/log²t surrogate, on runs inside the assumptions (near-orthogonal tokens at half Ass 1's "
               "level, Lemma 2's small init)", check_direction, uses=DIRECTION),
         Check("slower-than-NGD", "numeric", f"Paired difference of exponents in t, GD minus NGD, is at least {SLOWER_BY} "
               "(derived limit 2), from the same starts inside the assumptions", check_slower, uses=SLOWER),
+        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
+              "2's ε) and step size on both sides of their assumptions: per GD run, 1 − corr falls in log t and the "
+              "norm grows sublinearly (O(log t), not NGD's Θ(t))", probe_check,
+              params=PHASE_PROBE | dict(conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+                                        min_decided=PROBE_MIN_DECIDED, mutant={})),
     ),
     controls=(
+        Control("symbolic: step not rescaled to the gradient", "derivation", "z moves by √2η a step (NGD's): "
+                "e^{z}(e^{Δ} − 1) diverges, z_t grows like t", {"increment": normalized_increment}),
+        Control("probe: Polyak step in place of GD", "probe", "the uncapped Polyak step has NGD's rate (B.T7): its "
+                "norm grows linearly, the probe must meet it", {"mutant": {"algorithm": "Polyak"}}),
         Control("wrong W_mm", "direction", "alignment against the W-SVM with its most-loaded constraint dropped",
                 {"W_mm": suite_wrong_w_mm.bind(suite=DIRECTION["suite"])}),
         Control("Polyak step in place of GD", "slower-than-NGD", "the uncapped Polyak step has Theorem 1's rate "

@@ -22,27 +22,37 @@ error + the drift between the two window halves): each must be at least the sche
 ``1 - b``; a one-sided decision, the upper side being implied): pass when the interval's lower end is above it less
 the tolerance ``NORM_TOLERANCE`` = 0.02, fail when the whole interval is below the exponent itself.  The
 fraction of the maximal path length kept, ``||W_N|| / (eta sum (s+1)^{-a})`` (the constant of the Theta), is
-reported.
+reported.  The derivation (sympy) gets the exponents from the schedule's sums: integral bounds on
+``sum_{s<t} (s+1)^{-p}``, their common growth exponent ``1 - p`` and the increments' exponent the estimator reads
+(offset-free).  A probe (``probing``: the family's engine) searches n, T, d, rho, eta R^2 and the init on both
+sides of Condition 1, each instance run into its own phase and decided by norm-exponents' rule on one draw.
 
-Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``).
+Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``), on the main run; the
+probe draws its own.
 
 Controls (mutants of the mathematics): of the lower bounds, the W-step without its normalization (a GD step in W:
 ``grad_W L -> 0`` as the loss falls, ``||W_t||`` stalls) and the u-step without its ``1/L`` factor (``alpha = 0``:
 ``||u_t||`` grows only like ``log t``); of the upper bounds, the path bounds with the two blocks' step powers swapped
-(W's bound ``eta sum (s+1)^{-b} ~ t^{1/3}``, below a norm that grows like ``t^{2/3}``).
+(W's bound ``eta sum (s+1)^{-b} ~ t^{1/3}``, below a norm that grows like ``t^{2/3}``); of the derivation and of the
+probe, the same swap in the claimed exponents, ``(1 - b, 1 - a)`` (sympy must refuse it; the probe must find an
+instance whose ``||u_t||`` grows slower than ``t^{2/3}``).
 """
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 
 from numerics.stats import Margin, decide_lower
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, dm_batch, eq10_update,
                                            joint_choices, joint_run)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.L10"
 
@@ -77,6 +87,62 @@ CONTROL_BATCH = dm_batch.bind(B=CONTROL_RUNS)
 #: same run (same draws, update and horizon), so the runner computes it once for both claims
 RAW_W_RUN = joint_run.bind(batch=CONTROL_BATCH, update=RAW_W, n_steps=N_CTRL, keep_params=True)
 NO_1_OVER_L_RUN = joint_run.bind(batch=CONTROL_BATCH, update=NO_1_OVER_L, n_steps=N_CTRL)
+
+
+def norm_exponents(a, b):
+    """The growth exponents the claim states for ``||W_t||`` and ``||u_t||``: ``(1 - a, 1 - b)`` (numbers or sympy)."""
+    return 1 - a, 1 - b
+
+
+def norm_exponents_swapped(a, b):
+    """A wrong law (controls of the derivation and the probe): the two blocks' step powers swapped, ``(1 - b, 1 - a)``
+    (W's step power read as u's): ``||u_t|| ~ t^{2/3}`` claimed where it grows like ``t^{1/3}``."""
+    return 1 - b, 1 - a
+
+
+# ---------------------------------------------------------------------------
+# 1. Symbolic: the growth exponent from the step schedule's sum
+# ---------------------------------------------------------------------------
+
+
+def derivation(claimed=norm_exponents) -> Outcome:
+    """The exponents ``claimed(a, b)`` against the ones the step schedule's sums give (module docstring)."""
+    D = Derivation()
+    t, s, q, c, C0, eta, kap = sp.symbols("t s q c C_0 eta kappa", positive=True)
+    a, b = sp.symbols("a b", positive=True)
+    D.say("A block whose step at time s has length η(s+1)^{−p} (W: p = a, a unit direction; u: p = b, times "
+          "||∇_u L||/L ≤ R) moves at most along the path S_p(t) = η Σ_{s<t} (s+1)^{−p} (triangle inequality from "
+          "W_0 = u_0 = 0), and at least κ S_p(t) when every step keeps a correlation ≥ κ > 0 with a fixed unit "
+          "direction (W̄_mm: Lemma 4's argument; ū_mm: the PL-like bound with Lemma 12): ⟨W_t, W̄_mm⟩ telescopes. "
+          "Write p = 1 − q, q ∈ (0, 1).")
+    lower = sp.integrate(s ** (q - 1), (s, 1, t + 1), conds="none")
+    upper = 1 + sp.integrate(s ** (q - 1), (s, 1, t), conds="none")
+    path = sp.Sum(s ** (q - 1), (s, 1, t))
+    D.say("The sum Σ_{s=1}^{t} s^{q−1} lies between ∫₁^{t+1} s^{q−1} ds and 1 + ∫₁^{t} s^{q−1} ds (a decreasing "
+          "summand):", sp.And(sp.Le(lower, path), sp.Le(path, upper)))
+    grow = {}
+    for name, bound in (("lower", lower), ("upper", upper)):
+        slope = sp.limit(sp.simplify(t * sp.diff(sp.log(bound), t)), t, sp.oo)
+        D.prove_equal(f"the {name} bound grows with exponent q = 1 − p: lim t d log(bound)/dt", slope, q,
+                      shown=sp.Eq(sp.Limit(t * sp.Derivative(sp.log(sp.Function("S")(t)), t), t, sp.oo), slope))
+        grow[name] = slope
+    D.prove_equal("and the two bounds agree to first order (their ratio → 1): S_p(t) = Θ(t^{1−p}) with the constant "
+                  "η/(1 − p)", sp.limit(upper / lower, t, sp.oo), 1)
+    inc = c * eta * (t + 1) ** (q - 1)
+    D.prove_equal("what norm-exponents reads: for a norm c S_p(t) + C₀ (any fraction c of the path, any offset C₀) "
+                  "the increments c η (t+1)^{−p} have 1 + lim t d log(increment)/dt = 1 − p: the offset-free "
+                  "estimator of rates.tail_exponent (increments=True) recovers the exponent q",
+                  sp.limit(1 + t * sp.diff(sp.log(inc), t), t, sp.oo), q,
+                  shown=sp.Eq(sp.Symbol("ΔN_t"), inc))
+    W_exp, u_exp = claimed(a, b)
+    D.prove_equal("||W_t||: the W-step's power p = a gives Θ(t^{1−a}) (the claim's first exponent)", W_exp,
+                  grow["lower"].subs(q, 1 - a))
+    D.prove_equal("||u_t||: the u-step's power p = b gives Θ(t^{1−b}) (the claim's second exponent)", u_exp,
+                  grow["lower"].subs(q, 1 - b))
+    D.say("The upper bounds (hence 'slower than Θ(t)' for a > 0) follow from the schedule alone; the lower bounds need "
+          "κ > 0 (the steps add up instead of cancelling): that is what norm-exponents decides and the probe searches.")
+    return D.outcome("||W_t|| = Θ(t^{1−a}), ||u_t|| = Θ(t^{1−b}) from the step schedule's sums, given a positive "
+                     "correlation of the steps")
 
 
 def path_bound(steps: np.ndarray, power: float, N: int, eta: float = ETA) -> np.ndarray:
@@ -164,6 +230,33 @@ def check_upper_bounds(ctx: Context, run: JointRun, bound=path_bound) -> Outcome
                                f"{ru.max():.3f})")
 
 
+# ---------------------------------------------------------------------------
+# 3. Probe: the lower bounds over the data model's and the training's parameters
+# ---------------------------------------------------------------------------
+
+
+def probe_conclusion(inst, alpha_each, exponents=norm_exponents):
+    """The growth exponents of ||W_t|| and ||u_t|| on the instance's window in its phase (``probing.phase_run``) at
+    least ``exponents(a, b)``, each by norm-exponents' rule (NORM_TOLERANCE, MAX_WIDTH) on the run's interval (the
+    drift between the window's halves); ``exponents``: the law (the control passes the swapped one)."""
+    pr = probing.phase_run(inst, solve=())
+    run = pr.rate_run()
+    if run is None:
+        return None, pr.status, pr.why, pr.facts
+    traj, N = run.traj, run.n_steps
+    a, b = run.update["a"], run.update["b"]
+    steps, z = traj.steps.numpy(), probing.z_each(alpha_each)
+    decided, lines = [], []
+    for what, key, expo in zip(("||W_t||", "||u_t||"), ("W_norm", "u_norm"), exponents(a, b)):
+        e = tail_exponent(steps, traj[key].numpy(), N, z, increments=True)
+        d = decide_lower(e.lo, e.hi, expo, max_width=MAX_WIDTH, tolerance=NORM_TOLERANCE)
+        decided.append(d.status)
+        lines.append(f"{what} ~ t^{e.text()} vs ≥ {expo:.3g} [{d.status}]")
+    holds = probing.holds(*decided)
+    return holds, "in phase" if holds is not None else "interval too wide or straddling", \
+        f"{'; '.join(lines)} on [{N // probing.PHASE_SPAN}, {N}]", pr.facts
+
+
 CLAIM = Claim(
     id=ID,
     title="Iterate norms under joint training: Θ(t^{1−a}) and Θ(t^{1−b}), slower than Θ(t)",
@@ -177,18 +270,27 @@ CLAIM = Claim(
                    "(Θ): growth exponents at least 1 − a − 0.02 and 1 − b − 0.02."),
     assumptions=condition1_assumptions(),
     checks=(
+        Check("derivation", "symbolic", "the growth exponents 1 − a, 1 − b from the step schedule's sums (integral "
+              "bounds, their limit, the increments' exponent)", derivation),
         Check("norm-exponents", "numeric", "lower bounds: growth exponents of ||W_t|| ≥ 1 − a and ||u_t|| ≥ 1 − b (up to "
               "0.02)", check_norms, uses={"run": MAIN_RUN}),
         Check("schedule-upper-bounds", "numeric", "||W_t|| ≤ η Σ (s+1)^{-a} and ||u_t|| ≤ ηR Σ (s+1)^{-b} at every "
               "record", check_upper_bounds, stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
               by_algebra="from W_0 = u_0 = 0, the triangle inequality over steps of length η(s+1)^{-a} and "
                          "η(s+1)^{-b}||∇_u L||/L ≤ η(s+1)^{-b}R"),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
+              "into its phase: growth exponents of ||W_t||, ||u_t|| ≥ 1 − a, 1 − b (up to 0.02)", probe_check,
+              params=probing.PROBE | dict(conclusion=probe_conclusion)),
     ),
     controls=(
         Control("W-step without normalization", "norm-exponents", "W+ = W − η(t+1)^{-a} ∇_W L (a GD step in W): "
                 "||W_t|| stalls as ∇_W L → 0", {"run": RAW_W_RUN}),
         Control("u-step without 1/L", "norm-exponents", "α = 0: u+ = u − η(t+1)^{-b} ∇_u L, ||u_t|| ~ log t",
                 {"run": NO_1_OVER_L_RUN}),
+        Control("symbolic: step powers swapped", "derivation", "(1 − b, 1 − a) claimed: W's step power read as u's",
+                {"claimed": norm_exponents_swapped}),
+        Control("probe: step powers swapped", "probe", "the lower bounds claimed at (1 − b, 1 − a): ||u_t|| ≥ "
+                "t^{2/3} where it grows like t^{1/3}", {"mutant": {"exponents": norm_exponents_swapped}}),
         Control("step powers swapped", "schedule-upper-bounds", "the path bounds with W's and u's step powers swapped: "
                 "η Σ (s+1)^{-b} ~ t^{1/3} for ||W_t||, which grows like t^{2/3}", {"bound": path_bound_powers_swapped}),
     ),

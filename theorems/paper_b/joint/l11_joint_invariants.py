@@ -20,7 +20,11 @@ Condition 1 as we instantiate it (the thresholds are lost; ours, written where t
   (iv) eta R^2 <= 1, R the largest token norm (one step moves any logit or token score by O(eta R^2));
   and T = 2 (the seed's "for ease of exposition we consider [T = 2]"; then Ass. 2 holds at every t).
 
-Evidence.  (1) Every step of (10) on DM draws under Condition 1 (the shared set-up, draws outside Lemma 9's event
+Evidence.  (0) The derivation (sympy, at T = 2, n = 2, d = 2): the attention on the opt token is the logistic
+function of the logit gap (so (iii) is the gap not falling), ``-grad_W L = (1/n) sum_j e^{-m_j} s_j (1 - s_j) Delta_j
+d_j q_j^T``, a W-step moves sample i's gap by ``c sum_j w_j <d_i, d_j> <q_i, q_j>`` (its own term positive while (ii)
+holds, the others cross terms Lemma 9's level does not weigh: where the known violation comes from),
+``-grad_u L = (1/n) sum_j l_j y_j r_j`` (the u-step behind (ii)) and the loss ratio of (i).  (1) Every step of (10) on DM draws under Condition 1 (the shared set-up, draws outside Lemma 9's event
 discarded): (ii) and (iii) must hold exactly (up to 1e-12 of rounding) at every step of every run, and (i) the
 log loss ratio must stay bounded, by a rule fixed in advance (``KAPPA_MAX``): over the second half of the run it
 moves by at most half as much as log(1/L) (a bounded ratio moves by ~0 while log(1/L) grows; a sample left behind
@@ -28,8 +32,9 @@ makes it grow one for one, so 1/2 is the midpoint).  (2) The draw scan: (ii) and
 ``SCAN_STEPS`` steps on ``SCAN_DRAWS`` fresh draws under Condition 1 and on the one draw known to break (iii) (found
 by the quick calibration at seed 102: s_opt of one sample falls from 1/2 to 0.49979 at the first W-step).  A
 counterexample found once stays one: replaying it makes the verdict (violated: our Condition 1 admits it) the same at
-every seed, and the fresh draws measure how rare such draws are.  (3) A hypothesis probe draws n, T, d, rho, the step size and
-the init on both sides of each part of Condition 1 (four-cell accounting: only "Condition 1 holds and an invariant
+every seed, and the fresh draws measure how rare such draws are.  (3) A hypothesis probe (the family's engine,
+``probing``, at this claim's own strata) draws n, T, d, rho, the step size and the init on both sides of each part
+of Condition 1 (four-cell accounting: only "Condition 1 holds and an invariant
 fails" is a counterexample); its runs are short (60 steps), so there (i) is tested as sup_t L_i/L_j <= e^2, a
 stand-in for the lost universal constant.  An instance whose run is not finite is "not decided" (its own cell,
 never counted as holding), and the probe is inconclusive with fewer than ``MIN_DECIDED`` decided instances inside
@@ -39,7 +44,8 @@ Free choices: Condition 1's constants, lost with the seed's thresholds (``setups
 dimension d (iii) and the opt-token ratio rho (ii), each set on the every-step run and on the draw scan (the probe draws
 its own on both sides of Condition 1).  The known draw is replayed at every setting (at the setting's step).
 
-Controls: Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions; for the scan without the
+Controls: the derivation with the W-gradient's weights missing the softmax Jacobian's s(1 - s) (a frozen softmax;
+sympy must refuse it); Condition 1 broken (rho = 1 and d = 16: no larger opt token, too few dimensions; for the scan without the
 known draw, so its rejection rests on its own draws); a nonzero
 initialization (scale 1) where Cond. 1 (i) assumes zero; the probe with rho > 1 (and Lemma 9's event, which needs
 it) dropped from the assumptions and its aimed draws at rho in [0.8, 1]: it must then find a counterexample.
@@ -49,6 +55,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 from hypothesis import strategies as st
 
@@ -59,12 +66,13 @@ from numerics.stats import binomial_interval
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import per_budget
-from theorems.paper_b.joint.assumptions import MAIN, condition1_assumptions, nu_threshold
+from theorems.paper_b.joint import probing
+from theorems.paper_b.joint.assumptions import MAIN, condition1_assumptions
 from theorems.paper_b.joint.setups import (BROKEN, BROKEN_BATCH, CONDITION1, DM, EQ10, EQ10_UPDATE, JointRun, Update,
                                            at_choices, joint_choices, joint_run, opt_ratio_choice, resized, update_at)
 from theorems.plots import new_figure
 from theorems.probe import probe_check
-from theorems.strategies import log_uniform
+from theorems.symbolic import Derivation
 
 ID = "B.L11"
 
@@ -159,6 +167,103 @@ def invariant_report(traj) -> dict[str, np.ndarray]:
         "gap_drop_max": inv["gap_drop_max"], "s_opt_drop_max": inv["s_opt_drop_max"], "gap_min": inv["gap_min"],
         "gap_min_t": inv["gap_min_t"], "log_loss_ratio": inv["log_loss_ratio"],
     }
+
+
+# ---------------------------------------------------------------------------
+# 0. Symbolic: the one-step changes behind (i)-(iii), at T = 2
+# ---------------------------------------------------------------------------
+
+
+class _sigma(sp.Function):
+    """The logistic function as sympy sees it in the derivation: its derivative is sigma (1 - sigma) (proved for
+    1/(1 + e^{-k}) in the derivation's first step), so the chain rule stays readable."""
+
+    def fdiff(self, argindex=1):
+        s = self.func(self.args[0])
+        return s * (1 - s)
+
+
+def w_weight(ell, s, delta):
+    """Sample j's weight in -grad_W L at T = 2: ``e^{-m_j} s_j (1 - s_j) Delta_j`` (the softmax Jacobian's s(1 - s))."""
+    return ell * s * (1 - s) * delta
+
+
+def w_weight_frozen_softmax(ell, s, delta):
+    """A wrong weight (the derivation's control): the softmax Jacobian's factor s(1 - s) dropped, ``e^{-m_j}
+    Delta_j`` (the attention treated as if it did not move with W)."""
+    return ell * delta
+
+
+def derivation(weight=w_weight) -> Outcome:
+    """The one-step identities behind the invariants at T = 2, d = 2 (module docstring): the logistic form of the
+    attention, a sample's W-gradient with ``weight`` (the control passes the frozen-softmax one) and u-gradient, the
+    logit gap's change under a W-step (two samples) and the loss ratio of (i)."""
+    D = Derivation()
+    k, z = sp.symbols("kappa z", real=True)
+    logistic = 1 / (1 + sp.exp(-k))
+    D.prove_zero("T = 2: the softmax weight of the opt token is σ(κ), κ = a_opt − a_τ, and σ' = σ(1 − σ) > 0 (so "
+                 "s_opt moves with κ, in the same direction)",
+                 sp.cancel(sp.together((sp.diff(logistic, k) - logistic * (1 - logistic)).subs(sp.exp(k), sp.exp(z)))),
+                 shown=sp.Eq(sp.Derivative(logistic, k), logistic * (1 - logistic)))
+    a_o, a_t = sp.symbols("a_opt a_tau", real=True)
+    D.prove_zero("and the softmax of two logits is that logistic of their gap",
+                 sp.simplify(sp.exp(a_o) / (sp.exp(a_o) + sp.exp(a_t)) - logistic.subs(k, a_o - a_t)),
+                 shown=sp.Eq(sp.exp(a_o) / (sp.exp(a_o) + sp.exp(a_t)), logistic.subs(k, a_o - a_t)))
+    W = sp.Matrix(2, 2, sp.symbols("w_11 w_12 w_21 w_22", real=True))
+    u = sp.Matrix(sp.symbols("u_1 u_2", real=True))
+    xo, xt = sp.Matrix(sp.symbols("o_1 o_2", real=True)), sp.Matrix(sp.symbols("tau_1 tau_2", real=True))
+    y = sp.Symbol("y", real=True)
+    d, q = xo - xt, xt                                   # the query (first) token: here the non-opt one
+    kap = (d.T * W * q)[0]
+    s_ = _sigma(kap)
+    r = s_ * xo + (1 - s_) * xt
+    m = y * (u.T * r)[0]
+    delta = y * (u.T * d)[0]
+    ell = sp.exp(-m)
+    # e^{-m} and s as symbols of their own: the residuals are then polynomials, which expand decides fast
+    E, S = sp.symbols("E S", real=True)
+
+    def poly(e):
+        return sp.expand(e.subs({ell: E, s_: S}))
+
+    grad_W = sp.Matrix(2, 2, lambda i, j: sp.diff(ell, W[i, j]))
+    G, U = sp.MatrixSymbol("W", 2, 2), sp.MatrixSymbol("u", 2, 1)
+    dM, qM, rM = (sp.MatrixSymbol(v, 2, 1) for v in ("d", "q", "r"))
+    D.prove_zero("one sample (L is the mean of the samples' losses, so −∇L is the mean of theirs): −∇_W e^{−m} = "
+                 "w d q^T with w = e^{−m} s(1 − s)Δ, d = x_opt − x_τ, q the query token and Δ = y u^T d the score gap "
+                 "(d = 2)", poly(-grad_W - weight(ell, s_, delta) * d * q.T),
+                 shown=sp.Eq(-sp.Derivative(sp.Function("ell")(G), G),
+                             sp.Symbol("ell") * sp.Symbol("s") * (1 - sp.Symbol("s")) * sp.Symbol("Delta") * dM * qM.T,
+                             evaluate=False))
+    grad_u = sp.Matrix([sp.diff(ell, u[i]) for i in range(2)])
+    D.prove_zero("(ii) −∇_u e^{−m} = e^{−m} y r with r = X^T s: a u-step moves sample i's score gap Δ_i by a "
+                 "multiple of Σ_j ℓ_j y_i y_j ⟨r_j, d_i⟩ (B.L9's level ν₀ makes its own term dominate at the first "
+                 "step)", poly(-grad_u - ell * y * r),
+                 shown=sp.Eq(-sp.Derivative(sp.Function("ell")(U), U), sp.Symbol("ell") * sp.Symbol("y") * rM,
+                             evaluate=False))
+    cW = sp.Symbol("c", positive=True)
+    wj = sp.symbols("w_1 w_2", real=True)
+    dj = [sp.Matrix(sp.symbols(f"d_{j}1 d_{j}2", real=True)) for j in (1, 2)]
+    qj = [sp.Matrix(sp.symbols(f"q_{j}1 q_{j}2", real=True)) for j in (1, 2)]
+    dW = cW * sum((wj[j] * dj[j] * qj[j].T for j in range(2)), sp.zeros(2, 2))
+    dS, qS = ([sp.MatrixSymbol(f"{v}_{j}", 2, 1) for j in (1, 2)] for v in ("d", "q"))
+    D.prove_equal("(iii) a W-step ΔW = c(−∇_W L) = c Σ_j w_j d_j q_j^T (c = η(t+1)^{−a}/(n||∇_W L||) > 0) moves sample "
+                  "1's logit gap κ₁ = d₁^T W q₁ (linear in W) by c Σ_j w_j ⟨d₁, d_j⟩⟨q₁, q_j⟩: s_opt does not fall "
+                  "iff this is ≥ 0.  Its own term w₁||d₁||²||q₁||² is positive while Δ₁ > 0 ((ii)); the others are "
+                  "cross inner products, small under Lemma 9's event, but weighted by w_j, which Lemma 9's level "
+                  "does not compare to w₁", (dj[0].T * (W + dW) * qj[0])[0] - (dj[0].T * W * qj[0])[0],
+                  cW * sum(wj[j] * (dj[0].T * dj[j])[0] * (qj[0].T * qj[j])[0] for j in range(2)),
+                  shown=sp.Eq(sp.MatMul(dS[0].T, G + cW * sp.MatAdd(*(wj[j] * dS[j] * qS[j].T for j in range(2))),
+                                        qS[0]) - sp.MatMul(dS[0].T, G, qS[0]),
+                              cW * sp.Add(*(wj[j] * sp.MatMul(dS[0].T, dS[j]) * sp.MatMul(qS[0].T, qS[j])
+                                            for j in range(2))), evaluate=False))
+    mi, mj = sp.symbols("m_i m_j", real=True)
+    D.prove_zero("(i) with the exp loss the ratio of two samples' losses is e^{m_j − m_i}: bounded iff the margins "
+                 "stay within a constant of one another", sp.exp(-mi) / sp.exp(-mj) - sp.exp(mj - mi),
+                 shown=sp.Eq(sp.exp(-mi) / sp.exp(-mj), sp.exp(mj - mi)))
+    return D.outcome("the attention is σ of the logit gap, −∇_W L = (1/n)Σ_j e^{−m_j}s_j(1 − s_j)Δ_j d_j q_j^T, a W-step "
+                     "moves κ_i by Σ_j w_j⟨d_i, d_j⟩⟨q_i, q_j⟩ ((iii) iff ≥ 0), −∇_u L = (1/n)Σ_j ℓ_j y_j r_j, "
+                     "ℓ_i/ℓ_j = e^{m_j − m_i}")
 
 
 # ---------------------------------------------------------------------------
@@ -275,62 +380,34 @@ def setup_text(dm: DM) -> str:
 # ---------------------------------------------------------------------------
 
 
-@st.composite
-def probe_instances(draw, aim_rho=(3.0, 5.0)):
-    """Half the draws aim at Condition 1's region (small n, large d and rho, small step, zero init), half
-    range widely; the assumptions are evaluated on every draw either way.
+def probe_instances(aim_rho=(3.0, 5.0)):
+    """The joint-training probe engine (``probing.instances``) at B.L11's own strata, a hypothesis coin between them:
+    half the draws aim at Condition 1's region (n in {2, 3}, d in {64, 96}, rho in ``aim_rho``, eta R^2 in [0.1, 1],
+    zero init), half range widely (n up to 5, T = 3, d down to 8, rho from 0.8, eta R^2 up to 4, init 0 or 1/2), all
+    unconditioned; the assumptions are evaluated on every draw either way.  ``aim_rho``: the aimed draws' rho (the
+    control's aims at rho in [0.8, 1]).
 
     The small parameters (n, T, d, rho, the step's eta R^2, the init scale) are hypothesis draws and shrink; the
-    tokens themselves come from ``data.dm`` with a drawn seed: a DM data set has n T d Gaussian entries (up to
-    3 * 2 * 96 = 576 in the aimed half), too many to draw and shrink entry by entry, and the claim is about DM's
-    Gaussian tokens, not about a shrunk (no longer Gaussian) matrix.
-    """
-    aim = draw(st.booleans())
-    if aim:
-        n, T = draw(st.integers(2, 3)), 2
-        d = draw(st.sampled_from([64, 96]))
-        rho = draw(st.floats(*aim_rho))
-        eta_R2 = draw(log_uniform(0.1, 1.0))
-        init = 0.0
-    else:
-        n, T = draw(st.integers(2, 5)), draw(st.sampled_from([2, 3]))
-        d = draw(st.sampled_from([8, 16, 32, 64]))
-        rho = draw(st.floats(0.8, 5.0))
-        eta_R2 = draw(log_uniform(0.1, 4.0))
-        init = draw(st.sampled_from([0.0, 0.0, 0.5]))
-    seed = draw(st.integers(0, 2**31 - 1))
-    ds = data.dm(n=n, T=T, d=d, opt_ratio=rho, seed=seed)
-    R2 = float(ds.X.norm(dim=-1).max() ** 2)
-    return {"n": n, "T": T, "d": d, "rho": rho, "eta_R2": eta_R2, "eta": eta_R2 / R2, "init": init, "seed": seed,
-            "nu": float(data.assumptions(ds)["nu"]), "nu0": nu_threshold(n, T, rho), "ds": ds}
+    tokens themselves come from ``data.dm`` with a drawn seed (``probing`` says why)."""
+    aimed = probing.Stratum(n=(2, 3), T=(2,), d=(64, 96), rho=aim_rho, eta_R2=(0.1, 1.0))
+    wide = probing.Stratum(n=(2, 5), T=(2, 3), d=(8, 16, 32, 64), rho=(0.8, 5.0), eta_R2=(0.1, 4.0),
+                           init=(0.0, 0.0, 0.5))
+    return probing.instances(aimed, wide, coin=st.booleans())
 
 
-def probe_parameters(inst) -> dict[str, float]:
-    return {"ν − ν₀": inst["nu"] - inst["nu0"], "ρ": inst["rho"], "ηR²": inst["eta_R2"], "d": float(inst["d"])}
-
-
-def probe_assumptions(inst, drop_ratio: bool = False) -> dict[str, bool]:
-    a = {"Cond. 1 (i) zero init": inst["init"] == 0.0,
-         "Cond. 1 (iv) eta R^2 <= 1": inst["eta_R2"] <= 1.0,
-         "T = 2 (Ass. 2)": inst["T"] == 2}
-    if not drop_ratio:   # nu_0 = 0 for rho <= 1, so Lemma 9's event carries Cond. 1 (ii) with it
-        a["Cond. 1 (ii) rho > 1"] = inst["rho"] > 1.0
-        a["Cond. 1 (iii) Lemma 9 event nu <= nu_0"] = inst["nu"] <= inst["nu0"]
-    return a
+probe_parameters = probing.parameters
+probe_assumptions = probing.condition1
 
 
 def assumptions_without_ratio(inst) -> dict[str, bool]:
     """The control's assumptions: Condition 1 without (ii) rho > 1 (and Lemma 9's event, which needs it)."""
-    return probe_assumptions(inst, drop_ratio=True)
+    return probing.condition1(inst, drop_ratio=True)
 
 
 def probe_conclusion(inst, alpha_each):
     """(ii), (iii) at every one of PROBE_STEPS steps of (10), and (i) as sup_t L_i/L_j <= e^LOG_C_PROBE."""
     ds = data.stack([inst["ds"]])
-    d = ds.d
-    g = torch.Generator().manual_seed(inst["seed"] + 1)
-    W0 = inst["init"] * torch.randn(1, d, d, generator=g, dtype=DTYPE) / d
-    u0 = inst["init"] * torch.randn(1, d, generator=g, dtype=DTYPE) / math.sqrt(d)
+    W0, u0 = probing.initial(inst)
     traj = J.run_joint(ds, J.eq10(inst["eta"], *EQ10), PROBE_STEPS, W0=W0, u0=u0, record_at=range(PROBE_STEPS + 1))
     where = "Condition 1" if inst["nu"] <= inst["nu0"] else "outside"
     if not all(bool(torch.isfinite(traj[k][1:]).all()) for k in ("margin", "score_gap", "log_one_minus_s_opt")):
@@ -344,9 +421,8 @@ def probe_conclusion(inst, alpha_each):
     return ok, where, why
 
 
-def describe(inst) -> dict:
-    """The instance as plain numbers: ``data.dm(n=n, T=T, d=d, opt_ratio=rho, seed=seed)`` rebuilds its tokens."""
-    return {k: inst[k] for k in ("n", "T", "d", "rho", "eta_R2", "init", "seed", "nu", "nu0")}
+#: the instance as plain numbers: ``data.dm(n=n, T=T, d=d, opt_ratio=rho, seed=seed)`` rebuilds its tokens
+describe = probing.describe
 
 
 # ---------------------------------------------------------------------------
@@ -389,6 +465,8 @@ CLAIM = Claim(
                    f"runs test sup L_i/L_j ≤ e^{LOG_C_PROBE:g} in place of the lost constant C."),
     assumptions=condition1_assumptions(),
     checks=(
+        Check("derivation", "symbolic", "at T = 2: the attention as σ of the logit gap, a sample's W- and u-gradients, "
+              "a W-step's change of the logit gap ((iii)) and the loss ratio ((i))", derivation),
         Check("every-step-invariants", "numeric", "(i)-(iii) at every step of (10) on DM draws under Condition 1",
               check_invariants, stochastic=False, uses={"run": EVERY_STEP}),
         Check("draw-scan", "numeric", f"(ii) and (iii) over the first {SCAN_STEPS} steps of (10) on many fresh draws "
@@ -399,6 +477,8 @@ CLAIM = Claim(
                                        min_decided=MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: frozen softmax", "derivation", "the W-gradient's weights without the softmax Jacobian's "
+                "s(1 − s)", {"weight": w_weight_frozen_softmax}),
         Control("Condition 1 broken", "every-step-invariants", "ρ = 1 (no larger opt token) and d = 16, unconditioned",
                 {"run": BROKEN_EVERY_STEP}),
         Control("Condition 1 broken (scan)", "draw-scan", "as many draws with ρ = 1 and d = 16, unconditioned, and "

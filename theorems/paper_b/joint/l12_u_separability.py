@@ -17,19 +17,28 @@ Evidence.  (1) u-SVM on every DM draw of the shared set-up (``setups``): a KKT c
 at every record (the statement's last inequality; it holds by the dynamics, eq. (11)'s s_opt).  That the margin is at
 or above the bound at every record holds by algebra once the code is right (the u-SVM's constraints and
 sum_tau s_tau = 1): a check of its own, ``above-lemma-12-bound``, labelled an implementation check (not evidence).
-All are deterministic (no statistical decision).  Free choices: the step eta, the DM dimension d and the horizon
-(``setups.joint_choices``), on the runs along (10) and (d) on the draws the u-SVM is certified on.
+All are deterministic (no statistical decision).  (3) The derivation (sympy, three tokens): the margin minus the
+bound is a sum of nonnegative terms (the u-SVM's constraint, Sum_tau s_tau = 1), the bound is positive exactly for
+s_opt above ``M/(1/||u_mm|| + M)``, and at uniform attention (W = 0, s_opt = 1/T, which B.L11 (iii) keeps from
+falling) positive iff ``||u_mm|| M < 1/(T - 1)``, M = max |ubar_mm^T x_tau|.  (4) A probe (the family's engine,
+``probing``) over n, T, d, rho, eta R^2 and the init on both sides of Condition 1: each instance's u-SVM certified
+and (2) at every record of its run into its phase (a statement for every t: a run that never reached its phase is
+decided where it fails).  Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``),
+on the runs along (10) and (d) on the draws the u-SVM is certified on; the probe draws its own.
 
 Controls (mutants of the mathematics): the u-SVM with its most loaded constraint dropped (the certificate against
 the full set must fail); the W-step of (10) with the wrong sign (ascent in W: attention moves to the non-opt tokens,
 which u_mm does not separate, and Lemma 12's bound, which needs s_opt bounded below by eq. (11), turns negative);
 Lemma 12's bound with the opt term's weight s_opt dropped (at a support vector, where ``y_i ubar_mm^T x_opt =
 1/||u_mm||``, the margin is below it while s_opt < 1, given a non-opt token with a negative projection or near
-orthogonality (Lemma 9) down to ``max |ubar_mm^T x_tau| < 1/(2||u_mm||)``).
+orthogonality (Lemma 9) down to ``max |ubar_mm^T x_tau| < 1/(2||u_mm||)``), also in the derivation, which sympy must
+refuse; the probe's instances run with the W-step's wrong sign (it must find one inside Condition 1 where the mixed
+tokens are not separated).
 """
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.paper_b import svm
@@ -38,10 +47,13 @@ from numerics.paper_b.records import opt_mask, unit_rows
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
-from theorems.paper_b.joint.setups import (ASCENT_RUN, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, at_choices, batch_at,
-                                           dm_batch, joint_choices)
+from theorems.paper_b.joint.setups import (ASCENT_RUN, ASCENT_W, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, Update,
+                                           at_choices, batch_at, dm_batch, joint_choices)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.L12"
 
@@ -106,19 +118,63 @@ def check_u_svm(ctx: Context, batch: DMBatch, u_svm: tuple[str, list] | None = N
                       certificates=rows)
 
 
+def lemma12_form(s_opt, unit, other_max):
+    """Lemma 12's lower bound on y_i ubar_mm^T X_i^T s_i, ``s_opt / ||u_mm|| - (1 - s_opt) max_{tau != opt}
+    |ubar_mm^T x_{i,tau}|`` (``unit`` = 1/||u_mm||): numbers, broadcasting tensors or sympy expressions."""
+    return s_opt * unit - (1 - s_opt) * other_max
+
+
+def lemma12_form_without_s_opt(s_opt, unit, other_max):
+    """A mutant of :func:`lemma12_form` (the controls of ``above-lemma-12-bound`` and of the derivation): the opt
+    term without its weight s_opt, ``1/||u_mm|| - (1 - s_opt) max|...|``.  At a support vector (``y_i ubar_mm^T x_opt
+    = 1/||u_mm||``) the margin is below it while s_opt < 1 unless the non-opt tokens' ``y_i ubar_mm^T x_tau +
+    max|...|`` reach 1/||u_mm||: a non-opt token with a negative projection, or near orthogonality (Lemma 9) down to
+    max|...| < 1/(2||u_mm||), rules that out."""
+    return unit - (1 - s_opt) * other_max
+
+
 def lemma12_bound(s_opt: torch.Tensor, unit: torch.Tensor, other_max: torch.Tensor) -> torch.Tensor:
-    """Lemma 12's lower bound on y_i ubar_mm^T X_i^T s_i: s_opt / ||u_mm|| - (1 - s_opt) max_{tau != opt}
-    |ubar_mm^T x_{i,tau}| (``unit`` = 1/||u_mm|| (B,), ``s_opt`` (K, B, n), ``other_max`` (B, n))."""
-    return s_opt * unit[:, None] - (1 - s_opt) * other_max
+    """:func:`lemma12_form` on a run's records (``unit`` = 1/||u_mm|| (B,), ``s_opt`` (K, B, n), ``other_max`` (B, n))."""
+    return lemma12_form(s_opt, unit[:, None], other_max)
 
 
 def lemma12_bound_without_s_opt(s_opt: torch.Tensor, unit: torch.Tensor, other_max: torch.Tensor) -> torch.Tensor:
-    """A mutant of :func:`lemma12_bound` (the control of ``above-lemma-12-bound``): the opt term without its weight
-    s_opt, ``1/||u_mm|| - (1 - s_opt) max|...|``.  At a support vector (``y_i ubar_mm^T x_opt = 1/||u_mm||``) the
-    margin is below it while s_opt < 1 unless the non-opt tokens' ``y_i ubar_mm^T x_tau + max|...|`` reach
-    1/||u_mm||: a non-opt token with a negative projection, or near orthogonality (Lemma 9) down to max|...| <
-    1/(2||u_mm||), rules that out."""
-    return unit[:, None].expand_as(s_opt) - (1 - s_opt) * other_max
+    """:func:`lemma12_form_without_s_opt` on a run's records (the control of ``above-lemma-12-bound``)."""
+    return lemma12_form_without_s_opt(s_opt, unit[:, None], other_max).expand_as(s_opt)
+
+
+# ---------------------------------------------------------------------------
+# Symbolic: Lemma 12's bound from the u-SVM's constraints, and where it is positive
+# ---------------------------------------------------------------------------
+
+
+def derivation(form=lemma12_form) -> Outcome:
+    """``form(s_opt, 1/||u_mm||, max|ubar_mm^T x_tau|)`` against the margin of the attention-mixed tokens (module
+    docstring): the margin minus the bound is a sum of nonnegative terms, the bound is positive above a threshold of
+    s_opt, and at s_opt = 1/T (W = 0) that threshold is a condition on ``||u_mm|| max|ubar_mm^T x_tau|``."""
+    D = Derivation()
+    s1, s2, s3 = sp.symbols("s_1 s_2 s_3", positive=True)
+    g1, g2, g3 = sp.symbols("g_1 g_2 g_3", real=True)
+    unit, M, U, T = sp.symbols("mu M U T", positive=True)
+    D.say("Three tokens (opt = 1; T = 2 is s₃ = 0), attention s₁ + s₂ + s₃ = 1, projections g_τ = y ū_mm^T x_τ. "
+          "The u-SVM's constraint gives g₁ ≥ μ = 1/||u_mm||; M = max_{τ≠1} |g_τ| bounds g₂, g₃ from below by −M.")
+    margin = s1 * g1 + s2 * g2 + s3 * g3
+    bound = form(s1, unit, M)
+    rest = s1 * (g1 - unit) + s2 * (g2 + M) + s3 * (g3 + M)
+    D.prove_equal("margin − bound = s₁(g₁ − μ) + s₂(g₂ + M) + s₃(g₃ + M), each term ≥ 0: the margin y ū_mm^T X^T s "
+                  "is at least the bound", (margin - bound).subs(s3, 1 - s1 - s2), rest.subs(s3, 1 - s1 - s2),
+                  shown=sp.Eq(margin - bound, rest))
+    threshold = M / (unit + M)
+    D.prove_zero("the bound vanishes at s_opt = M/(μ + M) and grows with s_opt: it is positive exactly above that "
+                 "threshold", sp.simplify(form(threshold, unit, M)),
+                 shown=sp.Eq(sp.Symbol("s^*"), threshold))
+    D.prove_equal("its slope in s_opt is μ + M > 0", sp.diff(form(s1, unit, M), s1), unit + M)
+    at_start = sp.simplify(form(1 / T, unit, M) * T / unit)
+    D.prove_equal("at W = 0 the attention is uniform (s_opt = 1/T) and B.L11 (iii) keeps it from falling: the bound "
+                  "stays positive when 1 − (T − 1) U > 0, U = ||u_mm|| M (the number attention-separable reports as "
+                  "max |ū_mm^T x_τ| ||u_mm||)", at_start.subs(M, U * unit), 1 - (T - 1) * U)
+    return D.outcome("margin ≥ s_opt/||u_mm|| − (1 − s_opt) max|ū_mm^T x_τ| > 0 once s_opt ≥ 1/T and "
+                     "||u_mm|| max|ū_mm^T x_τ| < 1/(T − 1)")
 
 
 def separability(run: JointRun, bound=lemma12_bound):
@@ -180,6 +236,37 @@ def check_above_bound(ctx: Context, run: JointRun, bound=lemma12_bound) -> Outco
     return ev.outcome(headline=f"margin ≥ Lemma 12's bound at every record (min excess {(values - b).min():.3g})")
 
 
+# ---------------------------------------------------------------------------
+# Probe: separability along (10) over the data model's and the training's parameters
+# ---------------------------------------------------------------------------
+
+
+def probe_conclusion(inst, alpha_each, update: Update = EQ10_UPDATE):
+    """The u-SVM certified (KKT residuals <= TOL) and, at every record of ``update``'s run on the instance (into its
+    phase, ``probing.phase_run``), the margin y_i ubar_mm^T X_i^T s_i(W_t) at or above Lemma 12's bound and the bound
+    positive (exact, up to BOUND_TOL); ``update``: (10), or the control's mutant.  A statement for every t: a run
+    that did not reach its phase (or left it) is decided where it fails and not decided where it holds (its horizon
+    was not reached); a diverged one is not decided."""
+    pr = probing.phase_run(inst, update, solve=("u",))
+    run = pr.run
+    if run is None or pr.status == "diverged":
+        return None, pr.status, pr.why, pr.facts
+    one = run.batch.ds
+    X_opt = torch.take_along_dim(one.X[0], one.opt_index[0][:, None, None], dim=1).squeeze(1).numpy()
+    res = run.batch.u_svm[0]
+    cert = max(certificate_full(X_opt, one.y[0].numpy(), res.solution.numpy(), res.alpha.numpy()).values())
+    values, bound, *_ = separability(run)
+    ok = {"u-SVM certified": cert <= TOL, "margin > 0": bool(values.min() > 0), "bound > 0": bool(bound.min() > 0),
+          "margin ≥ bound": not bool((values < bound - BOUND_TOL).any())}
+    holds = all(ok.values())
+    broken = ", ".join(k for k, v in ok.items() if not v)
+    detail = (f"min margin {values.min():.4g}, min bound {bound.min():.4g}, KKT {cert:.1e} over [0, {run.n_steps}]"
+              + (f": {broken} fails" if broken else ""))
+    if holds and pr.status != "phase":
+        return None, pr.status, f"{pr.why}; {detail} so far", pr.facts
+    return holds, "in phase" if pr.status == "phase" else pr.status, detail, pr.facts
+
+
 def _choice_sets(key: str) -> dict:
     """The joint-training free choice ``key`` (``setups.at_choices``' name) on the checks along the main run, and
     the DM dimension also on the u-SVM certificate (its draws; the step and the horizon do not enter it)."""
@@ -208,12 +295,22 @@ CLAIM = Claim(
               "(10)", check_above_bound, stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
               by_algebra="y_i ū_mm^T X_i^T s_i = s_opt y_i ū_mm^T x_opt + Σ_τ≠opt s_τ y_i ū_mm^T x_τ with "
                          "y_i ū_mm^T x_opt ≥ 1/||u_mm|| (u-SVM) and Σ_τ≠opt s_τ = 1 − s_opt"),
+        Check("derivation", "symbolic", "Lemma 12's bound from the u-SVM's constraints (margin − bound a sum of "
+              "nonnegative terms), its threshold in s_opt and the condition at uniform attention", derivation),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
+              "into its phase: u-SVM certified, margin ≥ Lemma 12's bound > 0 at every record", probe_check,
+              params=probing.PROBE | dict(conclusion=probe_conclusion)),
     ),
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "
                 "against all constraints", {"u_svm": u_svm_without_most_loaded}),
         Control("W-step with the wrong sign", "attention-separable", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in "
                 "W): attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
+        Control("symbolic: opt term without s_opt", "derivation", "1/||u_mm|| − (1 − s_opt) max|ū_mm^T x_other| "
+                "in place of Lemma 12's bound", {"form": lemma12_form_without_s_opt}),
+        Control("probe: W-step with the wrong sign", "probe", "each instance run with W+ = W + η(t+1)^{-a} ∇_W L/"
+                "||∇_W L|| (ascent in W): the probe must find one inside Condition 1 where the mixed tokens are not "
+                "separated", {"mutant": {"update": ASCENT_W}}),
         Control("opt term without s_opt", "above-lemma-12-bound", "1/||u_mm|| − (1 − s_opt) max|ū_mm^T x_other| (the "
                 "opt term's weight s_opt dropped): above a support vector's margin while s_opt < 1",
                 {"bound": lemma12_bound_without_s_opt}),

@@ -34,31 +34,48 @@ Evidence (on the shared DM runs of ``setups``, main horizon):
       draws of the main set-up (``HESSIAN_RUNS``: one late-saturating run among 6 moved the slope's interval by
       0.02): its slope must be <= BAND; its sup C is reported.
 
+The derivation (sympy) of the algebra behind the three: for any margin m, ``d_i d_j e^{-m} = e^{-m}(d_i m d_j m -
+d_i d_j m)`` (so the loss bounds its Hessian by its margins' derivatives; the u-block's margin is linear); at T = 2
+in closed form along the logit gap, ``d^2 l / l = s(1 - s)Delta (s(1 - s)Delta - (1 - 2s))``, bounded by ``(1 -
+s)(Delta^2 + |Delta|)``, which tends to 0 along (10) (``e^{-c t^{1-a}} t^{2(1-b)} -> 0``); (1) from the u-gradient with
+v = ubar_mm and Lemma 12's margin; (2) the segment ratio by ``e^{max |Delta m|}``.  A probe (the family's engine,
+``probing``) over n, T, d, rho, eta R^2 and the init on both sides of Condition 1 decides (1) and (2) by their
+checks' rules on each instance's window in its phase ((3)'s power iteration costs more than a probe example's run).
+
 Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``), on the main run and
-the Hessian check's run alike.
+the Hessian check's run alike; the probe draws its own.
 
 Controls (mutants; the old "L^{1/2}" / "L^2" claimed-power controls were checks against a wrong claim, not of
 the mathematics): (1) a non-separable data set (a sequence repeated with the opposite label: the loss cannot go to
 0, so ``||grad_u L||/L -> 0``); (2) the u-step normalized by ``L^{5/4}`` instead of ``L`` (its length grows as the
 loss falls: the step overshoots and the iterates diverge); (3) the W-step without its normalization (a GD step
-in W: attention does not saturate, so ``||Hess_W L||/L`` grows like ``||u_t||^2``).
+in W: attention does not saturate, so ``||Hess_W L||/L`` grows like ``||u_t||^2``); the derivation with the
+margin's curvature of the wrong sign (sympy must refuse it); the probe's instances run with the ``L^{5/4}`` u-step
+(it must find one inside Condition 1 where the step overshoots).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import sympy as sp
 import torch
 
+from numerics import optim
 from numerics.paper_b import joint as J
 from numerics.paper_b.model import Dataset
 from numerics.stats import decide_lower, decide_upper
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, N_CTRL, RAW_W, DMBatch, JointRun, dm_batch,
                                            eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.L13"
 
@@ -105,6 +122,90 @@ OVERSHOOT_RUN = joint_run.bind(update=OVERSHOOT, n_steps=N_CTRL, keep_params=Tru
 
 def _slope(steps, values, N, z):
     return tail_exponent(steps, values, N, z, increments=False)
+
+
+# ---------------------------------------------------------------------------
+# (0) Symbolic: the exp loss bounds itself
+# ---------------------------------------------------------------------------
+
+
+def self_bounded_form(ell, dm_i, dm_j, d2m_ij):
+    """The Hessian of the exp loss of a margin m: ``d_i d_j e^{-m} = e^{-m} (d_i m d_j m - d_i d_j m)`` (``ell`` =
+    e^{-m}); numbers or sympy."""
+    return ell * (dm_i * dm_j - d2m_ij)
+
+
+def self_bounded_form_flipped(ell, dm_i, dm_j, d2m_ij):
+    """A wrong Hessian (the derivation's control): the margin's curvature with the wrong sign, ``e^{-m} (d_i m d_j m +
+    d_i d_j m)``."""
+    return ell * (dm_i * dm_j + d2m_ij)
+
+
+def derivation(hessian_form=self_bounded_form) -> Outcome:
+    """The three properties' algebra for the exp loss (module docstring), with ``hessian_form`` the loss's Hessian in
+    terms of its margin's derivatives (the control passes a wrong one)."""
+    D = Derivation()
+    x1, x2 = sp.symbols("x_1 x_2", real=True)
+    m = sp.Function("m")(x1, x2)
+    ell = sp.exp(-m)
+    D.prove_zero("(3) for any smooth margin m(θ): ∂_i∂_j e^{−m} = e^{−m}(∂_i m ∂_j m − ∂_i∂_j m), so ||∇²L|| ≤ L "
+                 "max_i(||∇m_i||² + ||∇²m_i||): the loss bounds its own Hessian wherever the margins' derivatives "
+                 "are bounded", sp.diff(ell, x1, x2) - hessian_form(ell, sp.diff(m, x1), sp.diff(m, x2),
+                                                                   sp.diff(m, x1, x2)),
+                 shown=sp.Eq(sp.Derivative(ell, x1, x2), self_bounded_form(ell, sp.Derivative(m, x1),
+                                                                          sp.Derivative(m, x2),
+                                                                          sp.Derivative(m, x1, x2))))
+    u1, u2, r1, r2, y = sp.symbols("u_1 u_2 r_1 r_2 y", real=True)
+    mu_ = y * (u1 * r1 + u2 * r2)
+    D.prove_zero("the u-block: the margin y u^T r (r = X^T s, the attention-mixed token) is linear in u, so "
+                 "∇²_u e^{−m} = e^{−m} r r^T (y² = 1) and ||∇²_u L|| ≤ R² L",
+                 sp.diff(sp.exp(-mu_), u1, u2) - hessian_form(sp.exp(-mu_), sp.diff(mu_, u1), sp.diff(mu_, u2), 0),
+                 shown=sp.Eq(sp.Derivative(sp.exp(-mu_), u1, u2), self_bounded_form(sp.exp(-mu_), y * r1, y * r2, 0)))
+    kap, Delta, g_tau, sg = sp.symbols("kappa Delta gamma_tau sigma", real=True)
+    z = sp.Symbol("z", positive=True)
+    sig = 1 / (1 + sp.exp(-kap))
+    mk = g_tau + sig * Delta
+    D.say("The W-direction at T = 2: the attention on the opt token is s = σ(κ), κ the logit gap (linear in W), and "
+          "the margin m = γ_τ + σ(κ)Δ with Δ = γ_opt − γ_τ = y u^T(x_opt − x_τ).  With z = e^κ each expression is "
+          "rational in z, and sympy's cancel decides each identity exactly.")
+
+    def residual(lhs, rhs):
+        return sp.cancel(sp.together((lhs - rhs).subs(sp.exp(kap), z)))
+
+    d1, d2 = sig * (1 - sig) * Delta, sig * (1 - sig) * (1 - 2 * sig) * Delta
+    s1, s2 = sg * (1 - sg) * Delta, sg * (1 - sg) * (1 - 2 * sg) * Delta
+    D.prove_zero("∂_κ m = σ(1 − σ)Δ", residual(sp.diff(mk, kap), d1),
+                 shown=sp.Eq(sp.Derivative(sp.Function("m")(kap), kap), s1))
+    D.prove_zero("∂²_κ m = σ(1 − σ)(1 − 2σ)Δ", residual(sp.diff(mk, kap, 2), d2),
+                 shown=sp.Eq(sp.Derivative(sp.Function("m")(kap), kap, 2), s2))
+    ratio = sp.diff(sp.exp(-mk), kap, 2) / sp.exp(-mk)
+    D.prove_zero("∂²_κ ℓ / ℓ = σ(1 − σ)Δ (σ(1 − σ)Δ − (1 − 2σ)): bounded by (1 − σ)|Δ|(|Δ| + 1), a constant once "
+                 "the attention's minority mass 1 − σ ~ e^{−κ} falls faster than Δ² ~ ||u_t||² grows",
+                 residual(ratio, hessian_form(1, d1, d1, d2)),
+                 shown=sp.Eq(sp.Derivative(sp.exp(-sp.Function("m")(kap)), kap, 2) / sp.exp(-sp.Function("m")(kap)),
+                             sp.factor(hessian_form(1, s1, s1, s2))))
+    t, c_, q_, r_ = sp.symbols("t c q r", positive=True)
+    D.prove_equal("and it does along (10): κ ∝ ||W_t|| ~ t^{1−a} (B.L10) against Δ² ~ ||u_t||² ~ t^{2(1−b)}: "
+                  "e^{−c t^q} t^{2r} → 0 for any q, r > 0", sp.limit(sp.exp(-c_ * t ** q_) * t ** (2 * r_), t, sp.oo), 0,
+                  shown=sp.Eq(sp.Limit(sp.exp(-c_ * t ** q_) * t ** (2 * r_), t, sp.oo), 0))
+    v1, v2, mu = sp.symbols("v_1 v_2 mu", real=True)
+    r = [sp.Matrix(sp.symbols(f"r_{i}1 r_{i}2", real=True)) for i in (1, 2)]
+    ys, uu, vv = sp.symbols("y_1 y_2", real=True), sp.Matrix([u1, u2]), sp.Matrix([v1, v2])
+    losses = [sp.exp(-yi * (uu.T * ri)[0]) for yi, ri in zip(ys, r)]
+    L2 = sum(losses) / 2
+    pl = -(sp.diff(L2, u1) * v1 + sp.diff(L2, u2) * v2) - mu * L2
+    D.prove_equal("(1) two samples, a unit v: ⟨−∇_u L, v⟩ − μL = ½ Σ_i ℓ_i (w_i − μ) with w_i = y_i v^T r_i "
+                  "(differentiating L = ½ Σ_i e^{−y_i u^T r_i}); with v = ū_mm and μ = min_i y_i ū_mm^T r_i (Lemma "
+                  "12's margin, > 0) every term is ≥ 0, so ||∇_u L|| ≥ ⟨−∇_u L, ū_mm⟩ ≥ μL",
+                  pl, sum(li * (yi * (vv.T * ri)[0] - mu) for li, yi, ri in zip(losses, ys, r)) / 2)
+    l1, l2 = sp.symbols("ell_1 ell_2", positive=True)
+    e1, e2, E = sp.symbols("Delta_1 Delta_2 E", real=True)
+    D.prove_equal("(2) the loss at θ' against θ_t: L' / L = Σ ℓ_i e^{−Δm_i} / Σ ℓ_i, and E Σ ℓ_i − Σ ℓ_i e^{−Δm_i} "
+                  "= Σ ℓ_i (E − e^{−Δm_i}) ≥ 0 for E = max_i e^{|Δm_i|}: L(θ') ≤ e^{max|Δm|} L(θ_t)",
+                  E * (l1 + l2) - (l1 * sp.exp(-e1) + l2 * sp.exp(-e2)),
+                  l1 * (E - sp.exp(-e1)) + l2 * (E - sp.exp(-e2)))
+    return D.outcome("the exp loss bounds its Hessian by its margins' derivatives (and, at T = 2, by (1 − σ)(Δ² + "
+                     "|Δ|) → 0 along (10)); PL with Lemma 12's margin; the segment ratio by e^{max|Δm|}")
 
 
 # ---------------------------------------------------------------------------
@@ -264,6 +365,48 @@ def check_hessian(ctx: Context, run: JointRun) -> Outcome:
     return ev.outcome(headline=f"C = {C:.3g}; slope {e.text()} ≤ {BAND:g}")
 
 
+# ---------------------------------------------------------------------------
+# (4) Probe: (1) and (2) over the data model's and the training's parameters
+# ---------------------------------------------------------------------------
+
+
+def window_only(run: JointRun) -> JointRun:
+    """``run`` with its records in the window [WINDOW N, N] only (the probe reads (2) there: a segment costs ~10 ms a
+    record, most of a probe example's budget over all of them)."""
+    traj = run.traj
+    keep = traj.steps >= WINDOW * run.n_steps
+    sub = optim.Trajectory(traj.steps[keep], {k: v[keep] for k, v in traj.metrics.items()}, traj.final)
+    return dataclasses.replace(run, traj=sub)
+
+
+def probe_conclusion(inst, alpha_each, update=EQ10_UPDATE):
+    """(1) ||grad_u L||/L bounded below and (2) the margin change over a step bounded and below B_t (at the window's
+    records), each by its check's rule, on the instance's window in its phase (``probing.phase_run``); an instance
+    whose iterates stop being finite fails (2) (its loss leaves every constant factor).  ``update``: (10), or the
+    control's mutant.
+    (3) is left to its check: a power iteration per record costs ~0.1 s, more than a probe example's whole run."""
+    pr = probing.phase_run(inst, update, keep_params=True, solve=())
+    if pr.status == "diverged":
+        return False, "diverged", f"(2) fails: {pr.why}", pr.facts
+    run = pr.rate_run()
+    if run is None:
+        return None, pr.status, pr.why, pr.facts
+    traj, N = run.traj, run.n_steps
+    steps, z = traj.steps.numpy(), probing.z_each(alpha_each)
+    Q = np.exp((traj["log_grad_norm_u"] - traj["log_loss"]).numpy())
+    e1 = _slope(steps, Q, N, z)
+    d1 = decide_lower(e1.lo, e1.hi, -BAND, max_width=MAX_WIDTH)
+    st_, M, _, bound, _ = segment_quantities(window_only(run))
+    finite = bool(np.isfinite(M).all() and np.isfinite(bound).all())
+    below = finite and bool((M <= bound + SEGMENT_TOL).all())
+    e2 = _slope(st_, M, N, z) if finite else None
+    d2 = decide_upper(e2.lo, e2.hi, BAND, max_width=MAX_WIDTH).status if finite else "fail"
+    holds = probing.holds(d1.status, d2, "pass" if below else "fail")
+    return holds, "in phase", (f"(1) ||∇_u L||/L slope {e1.text()} ≥ −{BAND:g} [{d1.status}]; (2) M_t slope "
+                               + (f"{e2.text()} ≤ {BAND:g} [{d2}], M_t ≤ B_t: {below}" if finite else
+                                  "not finite [fail]") + f" on [{N // probing.PHASE_SPAN}, {N}]"), pr.facts
+
+
 CLAIM = Claim(
     id=ID,
     title="PL-like inequality, controlled loss between iterates, second-order self-boundedness",
@@ -282,18 +425,28 @@ CLAIM = Claim(
     ),
     assumptions=condition1_assumptions(),
     checks=(
+        Check("derivation", "symbolic", "the exp loss's Hessian from its margin's (any margin; the u-block; the "
+              "two-token W-direction in closed form, → 0 along (10)), PL with Lemma 12's margin, the segment ratio",
+              derivation),
         Check("pl-inequality", "numeric", "||∇_u L|| / L bounded below (slope ≥ −0.05)", check_pl,
               uses={"run": MAIN_RUN}),
         Check("segment-loss-ratio", "numeric", "margin change over a step bounded (slope ≤ 0.05) and below the proof's "
               "B_t", check_segment, uses={"run": MAIN_RUN}),
         Check("hessian-self-bounded", "numeric", "||∇²L|| / L bounded along the trajectory (slope ≤ 0.05; power "
               "iteration)", check_hessian, uses={"run": HESSIAN_RUN}),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
+              "into its phase: (1) ||∇_u L||/L and (2) the margin change over a step bounded, by their checks' rules",
+              probe_check, params=probing.PROBE | dict(conclusion=probe_conclusion)),
     ),
     controls=(
         Control("non-separable data", "pl-inequality", "a sequence repeated with the opposite label",
                 {"run": non_separable_run}),
         Control("u-step normalized by L^{5/4}", "segment-loss-ratio", "α = 5/4 in place of 1: the u-step grows as the "
                 "loss falls and overshoots", {"run": OVERSHOOT_RUN}),
+        Control("symbolic: curvature with the wrong sign", "derivation", "∂_i∂_j e^{−m} = e^{−m}(∂_i m ∂_j m + "
+                "∂_i∂_j m)", {"hessian_form": self_bounded_form_flipped}),
+        Control("probe: u-step normalized by L^{5/4}", "probe", "each instance run with α = 5/4 in place of 1: the "
+                "probe must find one inside Condition 1 where the step overshoots", {"mutant": {"update": OVERSHOOT}}),
         Control("W-step without normalization", "hessian-self-bounded", "W+ = W − η(t+1)^{-a} ∇_W L: attention does not "
                 "saturate, ||∇²_W L||/L grows with ||u_t||²", {"run": RAW_W_HESSIAN_RUN}),
     ),

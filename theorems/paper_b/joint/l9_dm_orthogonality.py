@@ -35,13 +35,19 @@ tails) and a Gaussian tail for ``<x, x'>`` given ``x'``,
 ``d_9`` is the smallest d with this bound ``<= nu_0``; it grows like ``log(nT/delta) / (rho^2 nu_0^2)``.
 
 Evidence: the derivation of nu_0 (sympy); Monte Carlo of ``P(nu <= nu_0)`` at ``d_9`` with a Clopper-Pearson
-interval (pass if its lower end is >= 1 - delta, fail if its upper end is below), and the curve ``P`` against d.
+interval (pass if its lower end is >= 1 - delta, fail if its upper end is below), and the curve ``P`` against d;
+a probe over n (2-5), T (2-4), rho (0.8-8), delta (0.01-0.1) and d on both sides of d_9(delta) (from d_9 to 4 d_9
+inside, 4 to 65536 on the wide side), each instance decided by the same Clopper-Pearson rule on 4000 data sets
+whose Gram matrices are drawn directly (``gram_nu``: Bartlett's decomposition, so d up to 10^5 costs nothing).
 
-Free choices (decided over their ranges by ``verify sensitivity``): delta (0.01-0.1) and the set-up's rho (2-8).
+Free choices (decided over their ranges by ``verify sensitivity``): delta (0.01-0.1) and the set-up's rho (2-8), on
+the Monte Carlo at d_9; the probe draws both itself.
 
 Controls: the level derived with the cross terms' factor 2 dropped (each ``<r_j, x_{i,opt} - x_{i,o}>`` bounded by
 ``nu m`` as if the difference were one token, not two: ``(1 - 1/rho^2)/(n T)``, twice nu_0), which sympy must refuse;
-the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at the same d; d = d_9/16 (Cond. 1 (iii) broken).
+the opt token not larger (``rho = 1``, Cond. 1 (ii) broken) at the same d; d = d_9/16 (Cond. 1 (iii) broken); the
+probe with d_9 from one inner product's typical size (its tails and the union over pairs dropped, ``d9_typical``),
+under which it must find an instance with d >= that d_9 where the event fails.
 """
 from __future__ import annotations
 
@@ -50,6 +56,7 @@ import math
 import numpy as np
 import sympy as sp
 import torch
+from hypothesis import strategies as st
 
 from numerics import DTYPE
 from numerics.paper_b import data
@@ -59,6 +66,9 @@ from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.joint.assumptions import MAIN, nu0_level, nu_threshold
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.strata import fair_sampled_from
+from theorems.strategies import log_uniform
 from theorems.symbolic import Derivation
 
 ID = "B.L9"
@@ -123,13 +133,30 @@ def nu_bound(d: float, n: int, T: int, rho: float, delta: float) -> float:
     return math.inf if D_minus <= 0 else math.sqrt(2 * y * D_plus) / (rho * D_minus)
 
 
-def d9(n: int, T: int, rho: float, delta: float) -> int:
-    """The smallest d whose union bound is at most nu_0."""
+def d9(n: int, T: int, rho: float, delta: float) -> float:
+    """The smallest d >= 2 whose union bound is at most nu_0 (inf when rho <= 1: nu_0 = 0, the event is empty).  The
+    bound falls with d wherever it is finite (checked in the unit tests), so the smallest such d is found by doubling
+    and bisection."""
     nu0 = nu_threshold(n, T, rho)
-    d = 2
-    while nu_bound(d, n, T, rho, delta) > nu0:
-        d += 1
-    return d
+    if nu0 <= 0:
+        return math.inf
+    if nu_bound(2, n, T, rho, delta) <= nu0:
+        return 2
+    lo, hi = 2, 4                       # nu_bound(lo) > nu0 throughout
+    while nu_bound(hi, n, T, rho, delta) > nu0:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if nu_bound(mid, n, T, rho, delta) > nu0 else (lo, mid)
+    return hi
+
+
+def d9_typical(n: int, T: int, rho: float, delta: float) -> float:
+    """A wrong d_9 (the probe's control): from one inner product's typical size, ``1/(rho sqrt(d)) <= nu_0``, i.e. the
+    union bound with its tails and its union over the token pairs dropped: ``ceil(1/(rho nu_0)^2)``, some 10-40 times
+    smaller than :func:`d9`."""
+    nu0 = nu_threshold(n, T, rho)
+    return math.inf if nu0 <= 0 else max(2, math.ceil(1 / (rho * nu0) ** 2))
 
 
 def sample_nu(gen: torch.Generator, K: int, n: int, T: int, d: int, rho: float) -> np.ndarray:
@@ -184,6 +211,108 @@ def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: fl
                       curve={str(d): list(c) for d, c in curve.items()}, d9=d_star, nu0=nu0, rho=rho)
 
 
+# ---------------------------------------------------------------------------
+# 3. Probe: n, T, rho, delta and d on both sides of d_9
+# ---------------------------------------------------------------------------
+
+#: hypothesis examples at the quick / standard / full budget: an example is PROBE_DRAWS Gram matrices (~20-50 ms)
+PROBE_EXAMPLES = (20, 100, 300)
+#: DM data sets per example: at P = 1 the Clopper-Pearson lower end at the quick probe's per-example level (alpha /
+#: (20 x 3) ~ 8e-7) is ~1 - 15/K, so K = 4000 clears 1 - delta for every delta >= 0.01 of the range
+PROBE_DRAWS = 4000
+#: the probe is inconclusive with fewer decided instances inside the assumptions
+PROBE_MIN_DECIDED = 5
+#: the probe's n, T and delta: n sequences of T tokens, up to 5 x 4 = 20 tokens (ours: the claims' DM has 3 x 2);
+#: delta over the free choice's range 0.01-0.1
+PROBE_N = (2, 5)
+PROBE_T = (2, 3, 4)
+PROBE_DELTA = (0.01, 0.1)
+#: rho of the draws aimed inside (rho > 1; below 1.5 d_9 exceeds 10^4 at n T >= 12) and of the wide ones (down to
+#: 0.8: Cond. 1 (ii) broken)
+PROBE_RHO_IN = (1.5, 8.0)
+PROBE_RHO_OUT = (0.8, 8.0)
+#: aimed draws: d = ceil(f d_9), f log-uniform over this range (inside Cond. 1 (iii), up to 4 d_9)
+PROBE_D_FACTOR = (1.0, 4.0)
+#: wide draws: d = round(2^x), x uniform over this range (4 to 65536: far below and above every d_9 of the range)
+PROBE_LOG2_D = (2.0, 16.0)
+#: log2(d / d_9) is plotted within +-PARAM_CLIP (d_9 = inf when rho <= 1)
+PARAM_CLIP = 20.0
+
+
+def gram_nu(rng: np.random.Generator, K: int, n: int, T: int, d: int, rho: float) -> np.ndarray:
+    """nu of K independent DM data sets from their Gram matrices alone (nu reads only inner products).
+
+    The n T tokens of a data set are independent, ``N(0, s_k^2 I_d)`` with ``s_k = rho`` for the opt tokens and 1
+    for the others (sigma = 1: nu is scale-free), so their Gram matrix is ``S A A^T S`` with ``A A^T`` a Wishart
+    matrix of d degrees of freedom, drawn by Bartlett's decomposition (A lower triangular, ``A_kk^2 ~ chi^2(d - k)``,
+    ``A_kl ~ N(0, 1)`` below the diagonal): exact, and its cost does not grow with d (up to d ~ 10^5 here).  Below
+    d = n T the Gram matrix is singular and is drawn from the tokens themselves.  The opt token is the first of each
+    sequence: nu's law does not depend on which token it is."""
+    p = n * T
+    scale = np.where(np.arange(p) % T == 0, rho, 1.0)
+    if d < p:
+        X = rng.standard_normal((K, p, d)) * scale[None, :, None]
+        G = X @ X.transpose(0, 2, 1)
+    else:
+        A = np.tril(rng.standard_normal((K, p, p)), -1)
+        A[:, np.arange(p), np.arange(p)] = np.sqrt(rng.chisquare(d - np.arange(p), size=(K, p)))
+        G = (A @ A.transpose(0, 2, 1)) * np.outer(scale, scale)[None]
+    is_opt = np.arange(p) % T == 0
+    pair = ~(is_opt[:, None] & is_opt[None, :]) & ~np.eye(p, dtype=bool)
+    opt_norm2 = G[:, is_opt, is_opt].min(-1)
+    return np.abs(G[:, pair]).max(-1) / opt_norm2
+
+
+@st.composite
+def probe_instances(draw):
+    """Half the draws inside Condition 1 (ii)-(iii) at d = f d_9(delta), f in [1, 4]; half with rho down to 0.8 and d
+    anywhere in 4 ... 65536.  n, T, rho, delta and d (or f) are hypothesis primitives and shrink; the Gram matrices
+    come from a drawn seed (``gram_nu``)."""
+    inside = draw(fair_sampled_from([True, False]))
+    n, T = draw(st.integers(*PROBE_N)), draw(st.sampled_from(PROBE_T))
+    delta = draw(log_uniform(*PROBE_DELTA))
+    if inside:
+        rho = draw(st.floats(*PROBE_RHO_IN))
+        d = math.ceil(draw(log_uniform(*PROBE_D_FACTOR)) * d9(n, T, rho, delta))
+    else:
+        rho = draw(st.floats(*PROBE_RHO_OUT))
+        d = int(round(2 ** draw(st.floats(*PROBE_LOG2_D))))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return {"n": n, "T": T, "d": d, "rho": rho, "delta": delta, "seed": seed}
+
+
+def probe_conclusion(inst, alpha_each, d9_fn=d9):
+    """P(nu <= nu_0) >= 1 - delta at the instance, decided by a Clopper-Pearson interval on PROBE_DRAWS data sets at
+    the example's level; ``d9_fn``: the d_9 the assumptions read (the control passes :func:`d9_typical`).  Facts: d_9
+    and the estimate."""
+    n, T, d, rho, delta = (inst[k] for k in ("n", "T", "d", "rho", "delta"))
+    nu0 = nu_threshold(n, T, rho)
+    nu = gram_nu(np.random.default_rng(inst["seed"]), PROBE_DRAWS, n, T, d, rho)
+    k = int((nu <= nu0).sum())
+    dec = decide_binomial(k, PROBE_DRAWS, 1 - alpha_each, at_least=1 - delta, max_width=MAX_WIDTH)
+    holds = {"pass": True, "fail": False}.get(dec.status)
+    facts = {"d9": d9_fn(n, T, rho, delta), "P(ν ≤ ν₀)": k / PROBE_DRAWS}
+    return holds, "decided" if holds is not None else "interval straddles 1 − δ", \
+        f"P(ν ≤ ν₀ = {nu0:.4g}) = {k}/{PROBE_DRAWS} [{dec.lo:.4f}, {dec.hi:.4f}] vs 1 − δ = {1 - delta:.4g} at d = {d}", \
+        facts
+
+
+def probe_assumptions(inst, facts) -> dict[str, bool]:
+    return {"Cond. 1 (ii) ρ > 1": inst["rho"] > 1.0, "Cond. 1 (iii) d ≥ d₉(δ)": inst["d"] >= facts.get("d9", math.inf)}
+
+
+def probe_parameters(inst, facts) -> dict[str, float]:
+    ratio = math.log2(inst["d"] / facts["d9"]) if math.isfinite(facts.get("d9", math.inf)) else -PARAM_CLIP
+    return {"log₂(d/d₉)": float(np.clip(ratio, -PARAM_CLIP, PARAM_CLIP)), "ρ": inst["rho"],
+            "nT": float(inst["n"] * inst["T"]), "δ": inst["delta"]}
+
+
+def probe_describe(inst, facts) -> dict:
+    """The instance's numbers (``gram_nu(np.random.default_rng(seed), PROBE_DRAWS, n, T, d, rho)`` redraws its data
+    sets) and the facts its conclusion computed."""
+    return dict(inst) | facts
+
+
 CLAIM = Claim(
     id=ID,
     title="DM tokens are nearly orthogonal with high probability under Condition 1",
@@ -200,12 +329,20 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "ν₀ makes the first u-step raise every score gap", derivation),
         Check("probability-at-d9", "numeric", "Monte Carlo P(ν ≤ ν₀) at d₉(δ) with a Clopper-Pearson interval",
               check_probability),
+        Check("probe", "probe", "hypothesis over n, T, ρ, δ and d on both sides of d₉(δ) (and of ρ = 1): P(ν ≤ ν₀) "
+              "≥ 1 − δ by a Clopper-Pearson interval per instance", probe_check,
+              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+                          describe=probe_describe, assumptions=probe_assumptions, parameters=probe_parameters,
+                          min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
         Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT): the cross term "
                 "⟨r_j, x_opt − x_o⟩ bounded by νm (one token) instead of 2νm (two)", {"nu0": nu0_doubled}),
         Control("opt token not larger", "probability-at-d9", "ρ = 1 (Cond. 1 (ii) broken) at d₉", {"rho": 1.0}),
         Control("d too small", "probability-at-d9", "d = d₉/16 (Cond. 1 (iii) broken)", {"d_factor": 1 / 16}),
+        Control("probe: d₉ without its tails", "probe", "d₉ from one inner product's typical size, 1/(ρ√d) ≤ ν₀ (the "
+                "union bound's tails and its union over pairs dropped): the probe must find d ≥ this d₉ where the "
+                "event fails", {"mutant": {"d9_fn": d9_typical}}),
     ),
     free_choices=(
         FreeChoice("δ", DELTA, "'with high probability' for some δ: 0.01-0.1, the usual levels",

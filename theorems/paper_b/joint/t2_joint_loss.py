@@ -59,13 +59,16 @@ its asymptotic horizon (derivation step 5), against the same band (the nearest a
 sweep law 1/4, 1/12 away, and the W factor's ``1 - a = 1/2``, 1/6 away; 1/30 is within half of either);
 ``(3/4, 1, 2/3)`` run at that same horizon and reported, not decided (its asymptotic horizon is beyond every
 budget; what it shows is the pre-asymptotic approach).  Points with ``a + b < 1`` (outside the proof's condition)
-are reported, not decided.
+are reported, not decided.  A probe (the family's engine, ``probing``) draws n, T, d, rho, eta R^2 and the init on
+both sides of Condition 1 and the schedule across ``a + b = 1`` (b from 1/2 to 9/10; a from the boundary 1/6 into
+the interior, or from 0 on the wide side), and decides the law on each instance's window in its phase by the same
+band.
 
 Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``), each set on the
 sweep's and the interior's runs (at a horizon factor h the interior horizon is ``interior_horizon`` of h times the main
-one).  The sweep of b is part of the claim's evidence, not a free choice.
+one).  The sweep of b is part of the claim's evidence, not a free choice; the probe draws its own values of all.
 
-Controls (mutants of the mathematics): the derivation, the sweep and the interior with the W factor's exponent
+Controls (mutants of the mathematics): the derivation, the sweep, the interior and the probe with the W factor's exponent
 (``p = 1 - a``) in place of the u factor's; the sweep with the u-step's ``1/L`` factor dropped (``alpha = 0`` run where the law
 says ``alpha = 1``: the loss decays only polynomially, so ``log(1/L)`` does not grow like ``t^{1-b}``).
 """
@@ -75,16 +78,19 @@ import math
 
 import numpy as np
 import sympy as sp
+from hypothesis import strategies as st
 
 from numerics.stats import Margin, decide_close, mean_se
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture, per_budget
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, STEPS, JointRun, at_choices, eq10_update,
                                            joint_choices, joint_run, run_on)
 from theorems.plots import new_figure
+from theorems.probe import probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.T2"
@@ -367,7 +373,57 @@ def _choice_sets(key: str) -> dict:
 
 
 # ---------------------------------------------------------------------------
-# 3. The claim
+# 3. Probe: the law over the data model's and the training's parameters and the schedule
+# ---------------------------------------------------------------------------
+
+#: the probe's u exponent b: the sweep's 2/3 ... 9/10 and down to 1/2 (the law p = 1 - b holds for every b in (0, 1))
+PROBE_B = (0.5, 0.9)
+#: the probe's W exponent a: inside a + b >= 1, from the boundary a = 1 - b up to 1/6 into the interior (further in,
+#: the phase starts beyond the search's steps: derivation step 5); the wide stratum from a = 0 (a + b < 1, outside)
+PROBE_A_INTERIOR = 1 / 6
+
+
+@st.composite
+def _schedule(draw, inside: bool):
+    b = draw(st.floats(*PROBE_B))
+    a = draw(st.floats(1 - b if inside else 0.0, 1 - b + PROBE_A_INTERIOR))
+    return {"a": a, "b": b}
+
+
+def probe_instances():
+    """The joint-training probe engine's instances (``probing.instances``), each with a schedule (a, b) of (10): the
+    aimed ones inside a + b >= 1, the wide ones across it (:func:`_schedule`)."""
+    return probing.instances(extra=lambda aim: _schedule(aim))
+
+
+def probe_assumptions(inst) -> dict[str, bool]:
+    """Condition 1 (``probing.condition1``) and the proof's condition a + b >= 1 (the segment bound, step 3)."""
+    return probing.condition1(inst) | {"a + b ≥ 1 (segment bound)": inst["a"] + inst["b"] >= 1 - 1e-12}
+
+
+def probe_parameters(inst, facts) -> dict[str, float]:
+    return probing.parameters(inst, facts) | {"a + b": inst["a"] + inst["b"], "b": inst["b"]}
+
+
+def probe_conclusion(inst, alpha_each, predicted=loss_exponent):
+    """The growth exponent of log(1/L) (from its increments) on the instance's window in its phase
+    (``probing.phase_run``, (10) at the instance's a, alpha = 1, b) against ``predicted(a, 1, b)`` by loss-law's rule
+    (inside 1 - b +- LAW_MARGIN); ``predicted``: the law (the control passes the W factor's)."""
+    pr = probing.phase_run(inst, solve=())
+    run = pr.rate_run()
+    if run is None:
+        return None, pr.status, pr.why, pr.facts
+    traj, N = run.traj, run.n_steps
+    e = tail_exponent(traj.steps.numpy(), -traj["log_loss"].numpy(), N, probing.z_each(alpha_each), increments=True)
+    a, b = inst["a"], inst["b"]
+    d = decide_close(e.lo, e.hi, predicted(a, 1.0, b), margin=LAW_MARGIN)
+    holds = probing.holds(d.status)
+    return holds, "in phase" if holds is not None else "interval not inside the band", \
+        f"{_label(a, 1.0, b)}: log(1/L) ~ t^{e.text()} {d} [{d.status}] on [{N // probing.PHASE_SPAN}, {N}]", pr.facts
+
+
+# ---------------------------------------------------------------------------
+# 4. The claim
 # ---------------------------------------------------------------------------
 
 CLAIM = Claim(
@@ -401,6 +457,10 @@ CLAIM = Claim(
               "b = 2/3 … 9/10 on DM (the EQ10 run among them)", check_law, uses={"sweep": law_runs}),
         Check("interior-law", "numeric", "growth exponent of log(1/L) = 1 − b in the interior a + b > 1: a = 1/2, "
               "b = 2/3 at its asymptotic horizon (a = 3/4 reported)", check_interior, uses={"runs": interior_runs}),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR², the init and the schedule (b from 1/2 to 9/10, a "
+              "across a + b = 1), each run into its phase: growth exponent of log(1/L) = 1 − b ± 1/30",
+              probe_check, params=probing.PROBE | dict(strategy=probe_instances(), conclusion=probe_conclusion,
+                                                       assumptions=probe_assumptions, parameters=probe_parameters)),
     ),
     controls=(
         Control("symbolic: p = 1 − a", "derivation", "the W factor in place of the u factor",
@@ -410,6 +470,8 @@ CLAIM = Claim(
         Control("law p = 1 − a", "loss-law", "the W factor's exponent predicted instead", {"predicted": w_factor_exponent}),
         Control("interior: law p = 1 − a", "interior-law", "the W factor's exponent predicted instead",
                 {"predicted": w_factor_exponent}),
+        Control("probe: law p = 1 − a", "probe", "the W factor's exponent predicted at every instance",
+                {"mutant": {"predicted": w_factor_exponent}}),
     ),
     free_choices=joint_choices(sets=_choice_sets),
 )

@@ -26,20 +26,26 @@ interval (across-run error + the drift between window halves):
 (B) the log-log slope of ``1 - corr = ||Wbar_t - Wbar_mm||^2/2`` must be <= ``-(1 - a) + s_k`` with ``s_k`` the
     window-averaged slope of ``log^k t`` (the effective bound is printed: -0.358 at quick, -0.412 at standard).
 The exponent of ``1 - corr`` against ``||W_t||`` is reported: it is close to -2 (as B.T1's t^{-2} for NGD with
-``||W_t|| ~ t``), not -1.
+``||W_t|| ~ t``), not -1.  The derivation (sympy): ``1 - corr = ||Wbar - Wbar_mm||^2/2``; the local exponent of
+``1 - corr`` is Q's plus ``k/log t`` minus ``||W_t||``'s, so (A) and B.L10 give the envelope's ``-(1 - a)``; the
+window's mean of ``k/log t`` is ``polylog_allowance``.  A probe (the family's engine, ``probing``) over n, T, d,
+rho, eta R^2 and the init on both sides of Condition 1 decides (A) and (B) by the same rules on each instance's
+window in its phase.
 
 Free choices: the polylog degree k (1-3), the step eta, the DM dimension d and the horizon
-(``setups.joint_choices``).
+(``setups.joint_choices``), on the main runs; the probe draws its own (k at its value).
 
 Controls (mutants of the mathematics): a wrong W_mm (the W-SVM with its most loaded constraint dropped: the
-direction aligns with something else, Q grows like ||W_t||); the W-step with the wrong sign (gradient ascent in W:
-the direction leaves W_mm, 1 - corr does not decay).
+direction aligns with something else, Q grows like ||W_t||), also in the probe; the W-step with the wrong sign
+(gradient ascent in W: the direction leaves W_mm, 1 - corr does not decay); the derivation with Theorem 1's
+envelope ``t^{-1}`` (a fixed head's ``||W_t|| ~ t``), which sympy must refuse.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.paper_b import svm
@@ -48,10 +54,13 @@ from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.fixture import fixture, per_budget
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import ASCENT_W, N_CTRL, DMBatch, JointRun, dm_batch, joint_choices, joint_run
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.T3"
 
@@ -84,21 +93,84 @@ T3_RUN = joint_run.bind(batch=T3_BATCH, keep_params=True)
 T3_ASCENT_RUN = joint_run.bind(batch=T3_BATCH, update=ASCENT_W, n_steps=N_CTRL)
 
 
-def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K) -> float:
-    """Window-averaged log-log slope of log^k t over [t1, t2]."""
-    return k * (math.log(math.log(t2)) - math.log(math.log(t1))) / (math.log(t2) - math.log(t1))
+def polylog_allowance(t1: float, t2: float, k: float = POLYLOG_K, log=math.log) -> float:
+    """Window-averaged log-log slope of log^k t over [t1, t2] (``log``: ``sympy.log`` for the derivation)."""
+    return k * (log(log(t2)) - log(log(t1))) / (log(t2) - log(t1))
 
 
-@fixture(uses={"batch": T3_BATCH})
-def w_mm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, torch.Tensor]:
-    """The wrong W_mm (control): per draw, the W-SVM with its most loaded constraint (largest dual weight) dropped,
-    with the words the record uses for it."""
+def envelope_exponent(a):
+    """The envelope's exponent in t, (A) with B.L10's ``||W_t|| = Theta(t^{1-a})``: ``-(1 - a)``."""
+    return -(1 - a)
+
+
+def envelope_fixed_head(a):
+    """A wrong envelope (the derivation's control): Theorem 1's ``t^{-1}`` for NGD with a fixed head (``||W_t|| ~ t``),
+    in place of joint training's slower norm."""
+    return -1
+
+
+def misalignment(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """``1 - <Wbar_t, Mbar> = ||Wbar_t - Mbar||^2 / 2`` per record and run: ``W`` (K, B, d^2), ``M`` (B, d^2)."""
+    return 0.5 * (W / W.norm(dim=-1, keepdim=True) - M / M.norm(dim=-1, keepdim=True)).pow(2).sum(-1)
+
+
+def dropped_w_mm(batch: DMBatch) -> torch.Tensor:
+    """The wrong W_mm (controls): per draw, the W-SVM with its most loaded constraint (largest dual weight) dropped."""
     ds = batch.ds
     out = []
     for b, res in enumerate(batch.w_svm):
         i, t = divmod(int(res.alpha.flatten().argmax()), ds.T)
         out.append(svm.w_svm(Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b]), drop=(i, t)).solution)
-    return "W_mm with a dropped constraint", torch.stack(out)
+    return torch.stack(out)
+
+
+def own_w_mm(batch: DMBatch) -> torch.Tensor:
+    """The batch's own W_mm (the probe's reference)."""
+    return batch.W_mm
+
+
+# ---------------------------------------------------------------------------
+# Symbolic: the rate in t from (A) and B.L10, and the window's log allowance
+# ---------------------------------------------------------------------------
+
+
+def derivation(envelope=envelope_exponent) -> Outcome:
+    """(A) with B.L10's norm growth gives the envelope ``envelope(a)`` (+ the window's polylog allowance, the number
+    direction-rate adds to its bound); ``envelope``: the exponent claimed (the control passes Theorem 1's)."""
+    D = Derivation()
+    th, ph = sp.symbols("theta phi", real=True)
+    x, y = sp.Matrix([sp.cos(th), sp.sin(th)]), sp.Matrix([sp.cos(ph), sp.sin(ph)])
+    D.prove_equal("for unit vectors 1 − ⟨x̄, ȳ⟩ = ||x̄ − ȳ||²/2 (what the records' one_minus_corr computes)",
+                  1 - (x.T * y)[0], ((x - y).T * (x - y))[0] / 2)
+    t, k, c, a = sp.symbols("t k c a", positive=True)
+    Q, Wn = sp.Function("Q")(t), sp.Function("N_W")(t)
+    omc = Q * sp.log(t) ** k / Wn
+    D.prove_zero("with Q_t = ||W_t||(1 − corr_t)/log^k t: the local exponent of 1 − corr is Q's, plus k/log t, minus "
+                 "||W_t||'s (t d log(1 − corr)/dt)",
+                 sp.expand(t * sp.diff(sp.log(omc), t) - (t * sp.diff(Q, t) / Q + k / sp.log(t) - t * sp.diff(Wn, t) / Wn)),
+                 shown=sp.Eq(t * sp.Derivative(sp.log(omc), t),
+                             t * sp.Derivative(Q, t) / Q + k / sp.log(t) - t * sp.Derivative(Wn, t) / Wn))
+    W_exp = sp.limit(t * sp.diff(sp.log(c * t ** (1 - a)), t), t, sp.oo)
+    D.prove_equal("(A) Q non-increasing (its exponent ≤ 0) and B.L10's ||W_t|| = Θ(t^{1−a}) (exponent 1 − a): the "
+                  "exponent of 1 − corr is at most −(1 − a) + k/log t, the claimed envelope's exponent plus the log's",
+                  envelope(a), -W_exp,
+                  shown=sp.Eq(-sp.Limit(t * sp.Derivative(sp.log(c * t ** (1 - a)), t), t, sp.oo), envelope(a)))
+    t1, t2, lam = sp.symbols("t_1 t_2 lambda", positive=True)
+    L1, L2 = sp.log(t1), sp.log(t2)
+    mean_slope = sp.integrate(k / lam, (lam, L1, L2)) / (L2 - L1)
+    D.prove_equal("over a window [t₁, t₂] the log's exponent k/log t averages (in λ = log t) to polylog_allowance, "
+                  "the number direction-rate adds to −(1 − a)", sp.expand_log(mean_slope, force=True),
+                  sp.expand_log(polylog_allowance(t1, t2, k, log=sp.log), force=True),
+                  shown=sp.Eq(sp.Integral(k / lam, (lam, L1, L2)) / (L2 - L1),
+                              polylog_allowance(t1, t2, k, log=sp.log)))
+    return D.outcome("1 − ⟨W̄_t, W̄_mm⟩ ≤ C log^k t · t^{−(1−a)} from (A) and ||W_t|| = Θ(t^{1−a}); the window's log "
+                     "allowance is polylog_allowance")
+
+
+@fixture(uses={"batch": T3_BATCH})
+def w_mm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, torch.Tensor]:
+    """The wrong W_mm (control): :func:`dropped_w_mm` of the claim's draws, with the words the record uses for it."""
+    return "W_mm with a dropped constraint", dropped_w_mm(batch)
 
 
 def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Tensor] | None = None,
@@ -111,10 +183,7 @@ def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Ten
     traj, N = run.traj, run.n_steps
     a = run.update["a"]
     if reference is not None:
-        M = reference[1].flatten(1)
-        W = traj["W"].flatten(2)
-        omc = 0.5 * (W / W.norm(dim=-1, keepdim=True) - M / M.norm(dim=-1, keepdim=True)).pow(2).sum(-1)
-        omc = omc.numpy()
+        omc = misalignment(traj["W"].flatten(2), reference[1].flatten(1)).numpy()
     else:
         omc = traj["one_minus_corr"].numpy()
     name = run.update.label + ("" if reference is None else f", {reference[0]}")
@@ -130,7 +199,7 @@ def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Ten
                    f"{Q_SLOPE_MAX:g}: 1 − corr ≤ C log^{polylog_k:g} t/||W_t||) [{dQ.status}]")
     e = tail_exponent(t, omc[1:], N, ev.z, increments=False)
     allowance = polylog_allowance(WINDOW * N, N, polylog_k)
-    bound = -(1 - a) + allowance
+    bound = envelope_exponent(a) + allowance
     d = decide_upper(e.lo, e.hi, bound, max_width=MAX_WIDTH)
     ev.decide("(B) exponent of 1 − ⟨W̄_t, W̄_mm⟩ in t on the window", d, value=e.est,
               line=f"(B) 1 − corr ~ t^{e.text()} on [{WINDOW * N:.0f}, {N}]: envelope −(1 − a) + log^{polylog_k:g} "
@@ -160,6 +229,35 @@ def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Ten
                                f"envelope ≤ {bound:.3f}", per_run=e.per_run, per_run_Q=eQ.per_run, envelope=bound)
 
 
+# ---------------------------------------------------------------------------
+# Probe: (A) and (B) over the data model's and the training's parameters
+# ---------------------------------------------------------------------------
+
+
+def probe_conclusion(inst, alpha_each, reference=own_w_mm):
+    """(A) and (B) by direction-rate's rules (Q_MAX_WIDTH, MAX_WIDTH, the polylog degree POLYLOG_K) on the instance's
+    window in its phase (``probing.phase_run``), the misalignment measured against ``reference(batch)`` (the draw's
+    W_mm; the control passes :func:`dropped_w_mm`)."""
+    pr = probing.phase_run(inst, keep_params=True, solve=("W",))
+    run = pr.rate_run()
+    if run is None:
+        return None, pr.status, pr.why, pr.facts
+    traj, N, a = run.traj, run.n_steps, run.update["a"]
+    omc = misalignment(traj["W"].flatten(2), reference(run.batch).flatten(1)).numpy()
+    t = traj.steps.numpy()[1:].astype(float)
+    z = probing.z_each(alpha_each)
+    Q = traj["W_norm"].numpy()[1:] * omc[1:] / np.log(np.maximum(t, 2.0))[:, None] ** POLYLOG_K
+    eQ = tail_exponent(t, Q, N, z, increments=False)
+    dQ = decide_upper(eQ.lo, eQ.hi, Q_SLOPE_MAX, max_width=Q_MAX_WIDTH)
+    e = tail_exponent(t, omc[1:], N, z, increments=False)
+    bound = envelope_exponent(a) + polylog_allowance(WINDOW * N, N)
+    d = decide_upper(e.lo, e.hi, bound, max_width=MAX_WIDTH)
+    holds = probing.holds(dQ.status, d.status)
+    return holds, "in phase" if holds is not None else "interval too wide or straddling", \
+        (f"(A) Q_t ~ t^{eQ.text()} ≤ {Q_SLOPE_MAX:g} [{dQ.status}]; (B) 1 − corr ~ t^{e.text()} ≤ {bound:.3f} "
+         f"[{d.status}] on [{N // probing.PHASE_SPAN}, {N}]"), pr.facts
+
+
 CLAIM = Claim(
     id=ID,
     title="Joint training: W_t → W_mm in direction, slower than with a fixed head",
@@ -177,10 +275,19 @@ CLAIM = Claim(
     ),
     assumptions=condition1_assumptions(),
     checks=(
+        Check("derivation", "symbolic", "the envelope's exponent −(1 − a) from (A) and B.L10's norm growth, and the "
+              "window's polylog allowance", derivation),
         Check("direction-rate", "numeric", "(A) ||W_t||(1 − corr)/log²t non-increasing; (B) exponent of 1 − ⟨W̄_t, "
               "W̄_mm⟩ against −(1 − a) + polylog allowance", check_direction, uses={"run": T3_RUN}),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
+              "into its phase: (A) and (B) by direction-rate's rules", probe_check,
+              params=probing.PROBE | dict(conclusion=probe_conclusion)),
     ),
     controls=(
+        Control("symbolic: Theorem 1's envelope", "derivation", "t^{−1} (NGD with a fixed head, ||W_t|| ~ t) in place "
+                "of −(1 − a)", {"envelope": envelope_fixed_head}),
+        Control("probe: wrong W_mm", "probe", "each instance's misalignment measured against its W-SVM with the most "
+                "loaded constraint dropped", {"mutant": {"reference": dropped_w_mm}}),
         Control("wrong W_mm", "direction-rate", "W-SVM with its most loaded constraint dropped",
                 {"reference": w_mm_without_most_loaded}),
         Control("W-step with the wrong sign", "direction-rate", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W)",

@@ -25,30 +25,41 @@ Evidence.  On the shared DM runs (``setups``):
     larger value would mean a wrong u_mm).  It holds by algebra once the code is right, so it is a check of its own,
     ``fraction-at-most-1``, labelled an implementation check (not evidence); (1)-(2) are ``margin-fraction``.
 Reported: the exponent of ``1 - q_t`` in ``log t`` (a ``1/log t`` rate has exponent -1 there).
+(4) The derivation (sympy): with the exp loss ``min_i m_i >= log(1/(nL))``; Theorem 2's ``log(1/L_t) >= c t^{1-b}``
+over Lemma 10's ``||u_t|| <= eta R t^{1-b}/(1-b)`` tends to the constant ``c(1 - b)/(eta R)`` (the two exponents
+are the same u factor's: that is why the fraction is a constant), carried to the opt tokens as the attention
+saturates.  (5) A probe (the family's engine, ``probing``) over n, T, d, rho, eta R^2 and the init on both sides of
+Condition 1 decides (1) on each instance's window in its phase.
 
 Free choices: the fraction c (0.1-0.9), the step eta, the DM dimension d and the horizon
-(``setups.joint_choices``).
+(``setups.joint_choices``), on the main runs; the probe draws its own (c at its value).
 
 Controls of (1)-(2): the W-step with the wrong sign (a mutant of (10): ascent in W drives attention to the non-opt
 tokens, u separates those, and its margin on the opt tokens is a small fraction of the max); Condition 1 broken
 (rho = 1, d = 16: the designated opt tokens need not be those attention selects, and u's margin on them turns
 negative in some runs).  Of (3): q_t without its division by ``||u_t||`` (a dropped factor: ``||u_t|| q_t`` grows
-without bound as the loss -> 0).
+without bound as the loss -> 0).  Of (4): Theorem 2's exponent read as the W factor's ``1 - a`` (the bound then grows
+or vanishes; sympy must refuse it).  Of (5): q read on each sequence's other token (the opt designation moved: u's
+margin there is near 0 by near orthogonality).
 """
 from __future__ import annotations
 
 import numpy as np
+import sympy as sp
 import torch
 
 from numerics.stats import decide_lower, decide_upper, mean_se
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import (ASCENT_RUN, BROKEN_BATCH, CONDITION1, MAIN_RUN, N_CTRL, JointRun, draw_batch,
                                            joint_choices, joint_run, run_on)
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.plots import new_figure
+from theorems.probe import probe_check
+from theorems.symbolic import Derivation
 
 ID = "B.T4"
 
@@ -90,8 +101,9 @@ def margin_fraction(run: JointRun, growth: int = 1):
     return run.traj.steps.numpy(), q.numpy(), run.n_steps
 
 
-def decide_margin(ev: Evidence, steps, q, N, name: str, c: float = C_FRACTION) -> tuple[float, float]:
-    """(1)-(2) on one set of runs against the fraction ``c``; returns (min late-window q_t, mean q_N)."""
+def floor_decision(steps, q, N, c: float = C_FRACTION):
+    """(1) on a set of runs: (decision on the worst run, per-run minima of q_t over the late window, per-run drifts
+    |q_N - q_{N/2}|)."""
     late = steps >= WINDOW * N
     half = int(np.searchsorted(steps, N / 2))
     qmin = q[late].min(0)                                          # per run: the late window's minimum
@@ -99,7 +111,12 @@ def decide_margin(ev: Evidence, steps, q, N, name: str, c: float = C_FRACTION) -
     lo_b, hi_b = qmin - drift, qmin + drift
     # the worst run: one lying wholly below c if any (it fails the claim), else the one with the lowest lower end
     w = int(np.argmin(hi_b)) if (hi_b < c).any() else int(np.argmin(lo_b))
-    floor = decide_lower(float(lo_b[w]), float(hi_b[w]), c, max_width=FLOOR_MAX_WIDTH)
+    return decide_lower(float(lo_b[w]), float(hi_b[w]), c, max_width=FLOOR_MAX_WIDTH), qmin, drift
+
+
+def decide_margin(ev: Evidence, steps, q, N, name: str, c: float = C_FRACTION) -> tuple[float, float]:
+    """(1)-(2) on one set of runs against the fraction ``c``; returns (min late-window q_t, mean q_N)."""
+    floor, qmin, drift = floor_decision(steps, q, N, c)
     ev.decide(f"min over the late window of q_t, worst run (± its drift), against c = {c:g}", floor,
               value=float(qmin.min()),
               line=f"{name}: min_t≥N/5 q_t per run {np.round(qmin, 4).tolist()} (± drift ≤ {drift.max():.3g}); worst "
@@ -177,6 +194,89 @@ def check_at_most_one(ctx: Context, run: JointRun, fraction=margin_fraction) -> 
     return ev.outcome(headline=f"max q_t = {q[1:].max():.4f} ≤ 1")
 
 
+# ---------------------------------------------------------------------------
+# Symbolic: the constant fraction from Theorem 2's loss and Lemma 10's norm
+# ---------------------------------------------------------------------------
+
+
+def theorem2_exponent(a, b):
+    """The loss law of Theorem 2 as B.T2 derives it: ``log(1/L_t)`` grows like ``t^{1-b}`` (the u factor's)."""
+    return 1 - b
+
+
+def w_factor_exponent(a, b):
+    """A wrong law (the derivation's control): the W factor's exponent ``1 - a``."""
+    return 1 - a
+
+
+def derivation(law=theorem2_exponent) -> Outcome:
+    """The liminf of the normalized margin is a positive constant when the loss's exponent ``law(a, b)`` equals the
+    u-norm's (B.L10: ``1 - b``), module docstring; the control passes the W factor's exponent."""
+    D = Derivation()
+    m1, m2, m3, L = sp.symbols("m_1 m_2 m_3 L", real=True)
+    loss3 = (sp.exp(-m1) + sp.exp(-m2) + sp.exp(-m3)) / 3
+    D.prove_equal("exp loss, n = 3, m₁ the smallest margin: n L e^{m₁} = 1 + e^{m₁−m₂} + e^{m₁−m₃} ≥ 1, so "
+                  "min_i m_i ≥ log(1/(nL))", 3 * loss3 * sp.exp(m1), 1 + sp.exp(m1 - m2) + sp.exp(m1 - m3))
+    t, c, eta, R, n, om = sp.symbols("t c eta R n omega", positive=True)
+    a = sp.Symbol("a", positive=True)
+    b = 1 - om                                             # b in (0, 1): omega = 1 - b > 0
+    p = law(a, b)
+    frac = (c * t ** p - sp.log(n)) / (eta * R * t ** (1 - b) / (1 - b))
+    try:
+        lim = sp.limit(frac, t, sp.oo)
+    except NotImplementedError:                            # a limit sympy cannot take proves nothing
+        lim = sp.Limit(frac, t, sp.oo)
+    D.say("Theorem 2: log(1/L_t) ≥ c t^p; B.L10: ||u_t|| ≤ ηR t^{1−b}/(1−b), ω = 1 − b.  The margin of u_t on the "
+          "attention-mixed tokens, normalized, is at least min_i m_i/||u_t|| ≥ (c t^p − log n)/||u_t||:",
+          sp.Ge(sp.Function("q")(t), frac))
+    D.prove_equal("with p = 1 − b (the u factor's exponent in both) the bound tends to a positive constant, "
+                  "c(1 − b)/(ηR): a constant fraction, not 0", lim, c * (1 - b) / (eta * R),
+                  shown=sp.Eq(sp.Limit(frac, t, sp.oo), c * (1 - b) / (eta * R)))
+    s_, ga, gt = sp.symbols("s g_opt g_tau", real=True)
+    D.prove_equal("T = 2: the margin on the opt token differs from the mixed one by (1 − s_opt) y ū^T(x_opt − x_τ), "
+                  "at most 2R(1 − s_opt) → 0 as the attention saturates (Theorem 3, B.L11 (iii)): the same fraction "
+                  "on the opt tokens, ||u_mm|| c(1 − b)/(ηR) of the max margin", ga - (s_ * ga + (1 - s_) * gt),
+                  (1 - s_) * (ga - gt))
+    return D.outcome("liminf ||u_mm|| min_i y_i ū_t^T x_opt ≥ ||u_mm|| c(1 − b)/(ηR) > 0: Theorem 2's exponent and "
+                     "Lemma 10's are both the u factor's 1 − b")
+
+
+# ---------------------------------------------------------------------------
+# Probe: the floor over the data model's and the training's parameters
+# ---------------------------------------------------------------------------
+
+
+def off_opt_fraction(run: JointRun):
+    """A mutant of :func:`margin_fraction` (the probe's control): q read on each sequence's next token after its opt
+    one (the opt designation moved), ``||u_mm|| min_i y_i ubar_t^T x_{i, opt+1}``: u_t aligns with u_mm, which is
+    built on the opt tokens, so by near orthogonality (Lemma 9) its margin there is near 0, far below c."""
+    ds, traj = run.batch.ds, run.traj
+    other = (ds.opt_index + 1) % ds.T                                                  # (B, n)
+    x = torch.take_along_dim(ds.X, other[..., None, None], dim=2).squeeze(2)           # (B, n, d)
+    u = traj["u"]                                                                      # (K, B, d)
+    unit = u / torch.linalg.vector_norm(u, dim=-1, keepdim=True)
+    margins = ds.y[None] * (x[None] @ unit[..., None]).squeeze(-1)                     # (K, B, n)
+    q = margins.amin(-1) * torch.linalg.vector_norm(run.batch.u_mm, dim=-1)
+    return run.traj.steps.numpy(), q.numpy(), run.n_steps
+
+
+def probe_conclusion(inst, alpha_each, fraction=margin_fraction):
+    """(1) by margin-fraction's rule: q_t >= C_FRACTION over the late window (± its drift) of the instance's run of
+    (10) into its phase (``probing.phase_run``); ``fraction``: how q is read (the control passes
+    :func:`off_opt_fraction`).  (2), the approach, is the check's guard against a q drifting down on a fixed window:
+    here the window is in the phase and the drift enters (1)'s interval."""
+    pr = probing.phase_run(inst, keep_params=True, solve=("u",))
+    run = pr.rate_run()
+    if run is None:
+        return None, pr.status, pr.why, pr.facts
+    steps, q, N = fraction(run)
+    d, qmin, drift = floor_decision(steps, q, N)
+    holds = probing.holds(d.status)
+    return holds, "in phase" if holds is not None else "interval too wide or straddling", \
+        f"min q_t over [{N // probing.PHASE_SPAN}, {N}] {qmin[0]:.4f} ± {drift[0]:.3g} vs c = {C_FRACTION:g} [{d.status}]", \
+        pr.facts
+
+
 CLAIM = Claim(
     id=ID,
     title="Joint training: u_t's margin on the opt tokens → a constant fraction of the max margin",
@@ -194,14 +294,24 @@ CLAIM = Claim(
     ),
     assumptions=condition1_assumptions(),
     checks=(
+        Check("derivation", "symbolic", "the constant fraction c(1 − b)/(ηR) from Theorem 2's loss exponent and Lemma "
+              "10's u-norm exponent (both 1 − b), carried to the opt tokens", derivation),
         Check("margin-fraction", "numeric", "q_t ≥ c = 1/2 on the late window in every run; 1 − q_t closing",
               check_margin, uses={"run": MAIN_RUN}),
         Check("fraction-at-most-1", "numeric", "q_t ≤ 1 at every record of every run", check_at_most_one,
               stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
               by_algebra="ū_mm maximizes min_i y_i ū^T x_i,opt over unit ū, with value 1/||u_mm||, so q_t = "
                          "||u_mm|| min_i y_i ū_t^T x_i,opt ≤ 1"),
+        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
+              "into its phase: q_t ≥ c = 1/2 over the late window (± its drift)", probe_check,
+              params=probing.PROBE | dict(conclusion=probe_conclusion)),
     ),
     controls=(
+        Control("symbolic: the W factor's exponent", "derivation", "Theorem 2's loss exponent read as 1 − a: the bound "
+                "grows or vanishes instead of tending to a constant", {"law": w_factor_exponent}),
+        Control("probe: q off the opt tokens", "probe", "q read on each sequence's token after its opt one (the "
+                "opt designation moved): the probe must find an instance inside Condition 1 with q below c",
+                {"mutant": {"fraction": off_opt_fraction}}),
         Control("W-step with the wrong sign", "margin-fraction", "W+ = W + η(t+1)^{-a} ∇_W L/||∇_W L|| (ascent in W): "
                 "attention moves to the non-opt tokens", {"run": ASCENT_RUN}),
         Control("Condition 1 broken", "margin-fraction", "ρ = 1 and d = 16, unconditioned: the designated opt tokens "
