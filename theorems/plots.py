@@ -1,21 +1,29 @@
-"""Plot helpers: matplotlib (Agg) figures rendered to inline SVG strings for the report."""
+"""Plot helpers: matplotlib (Agg) figures rendered to inline SVG strings for the report.
+
+matplotlib is imported at the first figure, not with the claim modules: a command that draws nothing (a cached run,
+``verify show``) does not pay for pyplot's start-up."""
 from __future__ import annotations
 
+import functools
 import io
 
-import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+@functools.cache
+def pyplot():
+    import matplotlib
 
-plt.rcParams.update({"figure.figsize": (5.2, 3.4), "font.size": 9, "svg.fonttype": "none",
-                     "axes.spines.top": False, "axes.spines.right": False,
-                     # a fixed salt for the SVG's clip-path and glyph ids: the same run gives the same bytes (replay)
-                     "svg.hashsalt": "attention-verify"})
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.figsize": (5.2, 3.4), "font.size": 9, "svg.fonttype": "none",
+                         "axes.spines.top": False, "axes.spines.right": False,
+                         # a fixed salt for the SVG's clip-path and glyph ids: the same run gives the same bytes
+                         "svg.hashsalt": "attention-verify"})
+    return plt
 
 
 def new_figure():
-    return plt.subplots()
+    return pyplot().subplots()
 
 
 def to_svg(fig) -> str:
@@ -23,6 +31,6 @@ def to_svg(fig) -> str:
     buf = io.StringIO()
     fig.tight_layout()
     fig.savefig(buf, format="svg", metadata={"Date": None})  # no timestamp in the record
-    plt.close(fig)
+    pyplot().close(fig)
     svg = buf.getvalue()
     return svg[svg.index("<svg"):]

@@ -76,7 +76,7 @@ def seed_bases(claims: list[Claim]) -> dict[str, str]:
     known = {e["id"] for e in registry.index()}
     extra = [c for c in claims if c.id not in known]
     groups = registry.index_groups(extra)
-    hashes = {cid: registry.code_hash_by_id(cid) for cid in known}
+    hashes = registry.code_hashes()
     hashes.update({c.id: registry.code_hash(c) for c in extra})
     members: dict[str, list[str]] = {}
     for cid, g in groups.items():
@@ -418,11 +418,11 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
     summary["published"] = is_published
     summary.setdefault("mode", "development")  # written before confirmation seeds existed
     summary.setdefault("n_seeds", len(summary.get("seeds") or []))
+    hashes = registry.code_hashes()
     for c in summary.get("claims", []):
         c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
-        try:
-            now = registry.code_hash_by_id(c["id"])
-        except LookupError:  # a claim since removed or renamed
+        now = hashes.get(c["id"])
+        if now is None:  # a claim since removed or renamed
             c["stale"], c["carried"] = True, False
             continue
         c["stale"] = not published.current(c["id"], c["code_hash"], now, store["carried"])

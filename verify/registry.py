@@ -230,18 +230,38 @@ def code_hash(claim: Claim, root: Path | None = None) -> str:
 
 
 def code_hash_by_id(claim_id: str) -> str:
-    """:func:`code_hash` of a claim from the :func:`index`, without importing its module."""
-    e = _entry(claim_id)
+    """:func:`code_hash` of a claim from the :func:`index` (its files, listed there), without importing its module
+    or parsing the imports of its code."""
+    return _hash_entry(_entry(claim_id))
+
+
+def code_hashes() -> dict[str, str]:
+    """:func:`code_hash_by_id` of every registered claim, from one reading of the index."""
+    return {e["id"]: _hash_entry(e) for e in index()}
+
+
+def _hash_entry(e: dict) -> str:
+    root = Path(theorems.__file__).parent.parent
+    if "closure" in e:
+        return _hash_files([root / p for p in e["closure"]], root)
     return _code_hash({e["module"], *e["fixture_modules"]})
+
+
+def _closure_files(modules: set[str], root: Path) -> list[Path]:
+    files = set()
+    for module in modules:
+        files.update(import_closure(module, root))
+    return sorted(files)
 
 
 def _code_hash(modules: set[str], root: Path | None = None) -> str:
     root = Path(theorems.__file__).parent.parent if root is None else root
-    files = set()
-    for module in modules:
-        files.update(import_closure(module, root))
+    return _hash_files(_closure_files(modules, root), root)
+
+
+def _hash_files(files: list[Path], root: Path) -> str:
     h = hashlib.sha256()
-    for f in sorted(files):
+    for f in files:
         h.update(f.relative_to(root).as_posix().encode())
         h.update(_file_digest(f))
     return h.hexdigest()[:16]
@@ -274,10 +294,12 @@ INDEX_PATH = Path(theorems.__file__).resolve().parent.parent / ".verify-cache" /
 
 
 def _tree_key() -> str:
-    """The state of every file the claim modules are found in (each directory of the ``theorems`` package's search
-    path: path, modification time, size): a changed, added or removed file, or another directory, changes it."""
+    """The state of every file the claim modules and the code they import are found in (each directory of the
+    ``theorems`` package's search path and the ``numerics`` package: path, modification time, size): a changed, added
+    or removed file, or another directory, changes it (the index lists each claim's files, found from the imports)."""
     h = hashlib.sha256()
-    for root in map(Path, theorems.__path__):
+    numerics_dir = Path(theorems.__file__).resolve().parent.parent / "numerics"
+    for root in [*map(Path, theorems.__path__), numerics_dir]:
         h.update(f"{root.resolve()};".encode())
         for f in sorted(root.rglob("*.py")):
             st = f.stat()
@@ -287,8 +309,8 @@ def _tree_key() -> str:
 
 def index() -> list[dict]:
     """Every claim as data (id, module, fidelity, title, evidence kinds, whether it is checked, the fixtures it uses and
-    their modules), from ``INDEX_PATH`` while no file under ``theorems/`` changed, else built by importing every claim
-    module once and stored (atomically)."""
+    their modules, the files of its code), from ``INDEX_PATH`` while no file under ``theorems/`` or ``numerics/``
+    changed, else built by importing every claim module once and stored (atomically)."""
     import json
 
     key = _tree_key()
@@ -298,10 +320,13 @@ def index() -> list[dict]:
             return data["claims"]
     except (OSError, ValueError):
         pass
+    root = Path(theorems.__file__).parent.parent
     entries = [{"id": c.id, "module": c.module, "fidelity": c.fidelity, "title": c.title,
                 "kinds": sorted({ch.kind for ch in c.checks}), "not_checked": c.not_checked,
                 "fixtures": sorted({r.fixture.name for r in claim_requests(c)}),
-                "fixture_modules": sorted(fixture_modules(c))} for c in all_claims()]
+                "fixture_modules": sorted(fixture_modules(c)),
+                "closure": [f.relative_to(root).as_posix()
+                            for f in _closure_files({c.module} | fixture_modules(c), root)]} for c in all_claims()]
     try:
         from verify.results import atomic_write_text
 

@@ -55,6 +55,7 @@ from theorems.paper_b.fixed_head.example1_suite import (BETA, ETA, GD_ENVELOPE, 
                                                         NGD_RUN, PS_CAP, PS_CAPPED, SIZES, SUITE_STEPS, Suite, SuiteRun,
                                                         example1_suite, run_algorithm, suite_run, suite_w_mm)
 from theorems.paper_b.fixed_head.rates import envelope_rate, one_minus_corr, saturation_rate
+from theorems.plots import pyplot
 
 ID = "B.Fig2"
 
@@ -206,9 +207,7 @@ def check_follows_theory(ctx: Context, suite: Suite, envelope_run: SuiteRun, run
 def figure(suite: Suite, runs: tuple) -> tuple:
     """(title, figure, caption) of the reproduced Figure 2: medians over runs of the four metrics of ``runs`` (GD,
     NGD, NGD+momentum, PS)."""
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, 2, figsize=(7.5, 5.2))
+    fig, axes = pyplot().subplots(2, 2, figsize=(7.5, 5.2))
     colors = dict(zip(ALGS, ("tab:orange", "tab:blue", "tab:green", "tab:purple")))
     for run in runs:
         name = run.name
