@@ -365,7 +365,7 @@ def test_the_index_lists_the_claims_as_importing_them_would():
         e = entries[c.id]
         assert (e["module"], e["title"], e["fidelity"]) == (c.module, c.title, c.fidelity)
         assert e["kinds"] == sorted({ch.kind for ch in c.checks})
-        assert registry.code_hash_by_id(c.id) == registry.code_hash(c)
+        assert registry.code_hash_by_id(c.id) == registry.code_hash(c) == registry.code_hashes()[c.id]
     assert registry.index_groups() == registry.sharing_groups(claims)
     assert registry.select_ids("B.L1") == ["B.L1"] and len(registry.select_ids("B.L1*")) == 5
 
