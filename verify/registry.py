@@ -271,7 +271,12 @@ def sharing_groups(claims) -> dict[str, str]:
     """Claim id -> a group: claims whose checks use a fixture in common (by fixture, at any parameters), transitively.
     Only for placing tests (``tests/test_claims.py``: one pytest worker per group, so each value is computed once
     there); the executors share by the fixtures' run keys, not by groups."""
-    claims = list(claims)
+    return _groups((c.id, sorted({r.fixture.name for r in claim_requests(c)})) for c in claims)
+
+
+def _groups(uses) -> dict[str, str]:
+    """(claim id, the names of the fixtures it uses) pairs -> claim id -> the group of claims joined by a fixture."""
+    uses = list(uses)
     parent: dict[str, str] = {}
 
     def find(m: str) -> str:
@@ -279,10 +284,10 @@ def sharing_groups(claims) -> dict[str, str]:
             m = parent[m]
         return m
 
-    for c in claims:
-        for r in claim_requests(c):
-            parent[find(r.fixture.name)] = find(c.id)
-    return {c.id: find(c.id) for c in claims}
+    for cid, names in uses:
+        for name in names:
+            parent[find(name)] = find(cid)
+    return {cid: find(cid) for cid, _ in uses}
 
 
 # ---------------------------------------------------------------------------
@@ -346,15 +351,5 @@ def _entry(claim_id: str) -> dict:
 def index_groups(extra: Sequence[Claim] = ()) -> dict[str, str]:
     """:func:`sharing_groups` of every registered claim, from the :func:`index` (no claim module imported), and of
     ``extra`` claims the registry does not know (a test's)."""
-    entries = index() + [{"id": c.id, "fixtures": sorted({r.fixture.name for r in claim_requests(c)})} for c in extra]
-    parent: dict[str, str] = {}
-
-    def find(m: str) -> str:
-        while parent.setdefault(m, m) != m:
-            m = parent[m]
-        return m
-
-    for e in entries:
-        for name in e["fixtures"]:
-            parent[find(name)] = find(e["id"])
-    return {e["id"]: find(e["id"]) for e in entries}
+    return _groups([*((e["id"], e["fixtures"]) for e in index()),
+                    *((c.id, sorted({r.fixture.name for r in claim_requests(c)})) for c in extra)])
