@@ -22,22 +22,6 @@ from verify import registry
 NAME = re.compile(r"^[^\W\d_]+\d*(_\{?[\w,]+\}?)?$")
 BAD_PARTS = ("sqrt", "^", " ", "{", "}", "(", ")", "/", "*", "+")
 KNOWN: dict[str, str] = {
-    "A.L1": "20 formula strings as symbol names",
-    "A.L2": "4 formula strings as symbol names, 3 steps shown as X = X",
-    "A.L7": "9 formula strings as symbol names, 1 steps shown as X = X",
-    "A.L8": "14 formula strings as symbol names",
-    "A.L9": "1 steps shown as X = X, 3 formula strings as symbol names",
-    "A.L10": "1 steps shown as X = X",
-    "A.L11": "1 steps shown as X = X",
-    "A.L13": "1 formula strings as symbol names",
-    "A.L15": "1 steps shown as X = X",
-    "A.L18": "1 formula strings as symbol names",
-    "A.L20": "1 steps shown as X = X",
-    "A.L22": "1 formula strings as symbol names",
-    "A.T1.1": "1 formula strings as symbol names",
-    "A.T1.2": "20 formula strings as symbol names, 1 steps shown as X = X, 1 bare truth value",
-    "A.T1.3": "23 formula strings as symbol names",
-    "A.T4": "1 formula strings as symbol names, 1 steps shown as X = X",
     "B.A4": "3 formula strings as symbol names, 7 steps shown as X = X",
     "B.C1": "3 steps shown as X = X",
     "B.E5": "5 formula strings as symbol names",

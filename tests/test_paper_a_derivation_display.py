@@ -27,7 +27,7 @@ def test_proved_steps_render_their_equation(derive):
 
 def test_matrix_steps_show_the_matrix():
     (step,) = [s for s in _proved_steps(t4.symbolic_derivation()) if "∂c/∂V" in s.text]
-    assert step.latex.startswith("dc/dV =") and r"\begin{matrix}" in step.latex
+    assert step.latex.startswith(r"\frac{d}{d V} c =") and r"\begin{matrix}" in step.latex
 
 
 def test_two_routes_reports_each_norm_as_its_own_value():

@@ -1,6 +1,6 @@
 """Paper A's assumptions (Section 3.2), defined once: every claim module names these, never its own wording.
 
-A1 and A2 are the seed's (spec: exact / reconstructed).  A3's constant is lost: the spec reconstructs it as a norm
+A1 and A2 are the source text's (exact / reconstructed).  A3's constant is lost: our reconstruction gives it as a norm
 bound that keeps the exponential moments of Lemma 7 finite near the manifold; each claim instantiates it with the
 value its instances use (``a3(...)``), so the report shows which bound a verdict rests on.
 """

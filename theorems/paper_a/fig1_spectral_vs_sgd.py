@@ -7,7 +7,7 @@ The paper's statements (qualitative; its numbers are lost, ours are stated here)
 (b) SGD from an iid N(0, 1) initialization starts more than 1000 times above ``L*``;
 (c) SGD has not converged after ``T = 2000`` iterations.
 
-Our experiment (the seed's recipe with our numbers): ``d = 4``, ``r = 5``; ``Sigma = I/2 + G G^T/d``,
+Our experiment (the source text's recipe with our numbers): ``d = 4``, ``r = 5``; ``Sigma = I/2 + G G^T/d``,
 ``W* = 0.2 H Sigma^{-1/2} / ||H||_op`` (``G``, ``H`` iid N(0, 1): ``random_instance(m_op=0.2)``, so
 ``sigma_1(W* Sigma^{1/2}) = 0.2``); noise ``sigma = 0.1`` (``L* = r sigma^2 = 0.05``); ``N = 10^4`` samples; step
 ``eta = 0.01``; minibatches of ``b = 16`` drawn without replacement (consecutive blocks of random permutations),
@@ -50,7 +50,8 @@ from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 
 ID = "A.Fig1"
 #: "slightly above L*" (ours, fixed when the check was written, unchanged since): within 10× the least-squares plug-in's
-#: relative excess d/(N − d − 1) ≈ 4·10⁻⁴, i.e. L(θ₀) ≤ 1.004 L*; a wrong spectral point starts orders of magnitude higher
+#: relative excess d/(N − d − 1) ≈ 4·10⁻⁴, i.e. L(θ₀) ≤ 1.004 L*; a wrong spectral point starts orders of magnitude
+#: higher
 SLIGHTLY = 1 + 10 * D / N_DATA
 #: (b) "far above": SGD's N(0, 1) init starts more than 1000 times above L* (the paper's words)
 FAR_ABOVE = 1000

@@ -10,7 +10,7 @@ Setting: A.Fig1's (``d = 4``, ``r = 5``, ``sigma_1(M*) = 0.2``, ``sigma = 0.1``,
 Algorithm 1 reaches from the spectral initialization with the same data and minibatches (the setting's
 statistical floor).  Per draw the statement is "Algorithm 1 converged and SGD did not"; it must hold for a typical
 draw (Clopper-Pearson interval of its probability above 1/2).  The fraction of draws in which Algorithm 1 alone
-converges is reported (the spec's note measured 85-95% on the population objective).
+converges is reported (the note to our reconstruction measured 85-95% on the population objective).
 
 Negative control: the regularizer removed (``lambda = 0``, preconditioner kept): from a random initialization the
 preconditioned flow stalls like SGD, so the statement fails for most draws.  (Removing the preconditioner instead

@@ -1,6 +1,6 @@
 r"""The experiment of paper A's Figures 1 and 2 (A.Fig1, A.Fig2): its constants, its methods and its runs (a fixture).
 
-This module defines no claim.  The seed's recipe with our numbers (the paper's are lost): ``d = 4``, ``r = 5``;
+This module defines no claim.  The source text's recipe with our numbers (the paper's are lost): ``d = 4``, ``r = 5``;
 ``Sigma = I/2 + G G^T/d``, ``W* = 0.2 H Sigma^{-1/2} / ||H||_op`` (``G``, ``H`` iid N(0, 1):
 ``random_instance(m_op=0.2)``, so ``sigma_1(W* Sigma^{1/2}) = 0.2``); noise ``sigma = 0.1`` (``L* = r sigma^2 = 0.05``);
 ``N = 10^4`` samples; step ``eta = 0.01``; minibatches of ``b = 16`` drawn without replacement (consecutive blocks of
@@ -29,9 +29,9 @@ from numerics.paper_a.model import population_loss
 from theorems.fixture import fixture
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 
-#: the seed's recipe with our numbers (the paper's are lost): d = 4, r = 5 (r > d: A2); A3's scale σ₁(W*Σ^{1/2}) = 0.2;
-#: noise σ = 0.1; N = 10⁴ samples; minibatches of b = 16; step η = 0.01 (stable for Algorithm 1 and SGD from both
-#: inits); T = 2000 iterations, as the paper's figures
+#: the source text's recipe with our numbers (the paper's are lost): d = 4, r = 5 (r > d: A2); A3's scale
+#: σ₁(W*Σ^{1/2}) = 0.2; noise σ = 0.1; N = 10⁴ samples; minibatches of b = 16; step η = 0.01 (stable for Algorithm 1
+#: and SGD from both inits); T = 2000 iterations, as the paper's figures
 D, R, M_OP, NOISE, N_DATA, BATCH, ETA, T = 4, 5, 0.2, 0.1, 10_000, 16, 0.01, 2000
 #: the optimal loss L* = r σ² (the noise floor)
 L_STAR = R * NOISE**2

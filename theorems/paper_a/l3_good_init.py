@@ -1,6 +1,6 @@
 r"""A.L3 — good initialization with high probability (Goel, Soltanolkotabi, Bartlett 2026, Lemma 3).
 
-Statement (spec: exact in shape).  For every ``delta`` there is ``n0(delta)`` such that for ``n >= n0`` the two
+Statement (reconstructed; exact in shape).  For every ``delta`` there is ``n0(delta)`` such that for ``n >= n0`` the two
 events
 
     E1:  dist(theta_0, Mfold) <= rho'            (the spectral initialization of Algorithm 1)
@@ -8,9 +8,9 @@ events
 
 hold simultaneously with probability at least ``1 - delta`` over the ``n`` training samples.
 
-What the constants are (the seed lost them; ours, label reconstructed):
+What the constants are (the source text lost them; ours, label reconstructed):
 
-* ``rho' = min(rho, rho_7)``: the seed sets the radius to the smaller of Theorem 1's and Lemma 7's.  ``rho`` is
+* ``rho' = min(rho, rho_7)``: the source text sets the radius to the smaller of Theorem 1's and Lemma 7's.  ``rho`` is
   A.T1.3's derived radius ``(2/sqrt 5) sigma_d(M*)^{1/2}`` (where ``alpha(rho) = sigma_d``).  Lemma 7's radius keeps the
   exponential moments finite; on Mfold ``||B||_op = sigma_1(M*)^{1/2}`` and within ``rho`` of it ``||B||_op <=
   sigma_1(M*)^{1/2} + rho``, so ``rho_7 = 1/2 - sigma_1(M*)^{1/2}`` keeps ``||B||_op < 1/2``, the region where the
@@ -252,7 +252,8 @@ PROBE_STRATA = {
 }
 #: the strata as drawn: inside three times in five, so that PROBE_MIN_DECIDED is met at the quick budget
 PROBE_DRAW = ("n ≥ n0(δ)", "n ≥ n0(δ)", "n ≥ n0(δ)", "n < n0(δ)", "A3 fails")
-#: the range of the drawn delta (log-uniform): the check's 0.2 down to 0.05 (the probe's training sets grow like 1/delta;
+#: the range of the drawn delta (log-uniform): the check's 0.2 down to 0.05 (the probe's training sets grow like
+#: 1/delta;
 #: the check covers delta down to 0.002 on its own instances)
 PROBE_DELTAS = (0.05, 0.2)
 #: reference training sets at n_ref, times 1/delta: 50 beyond the (1 - delta)-quantile, which locates it to ~15% (30% in
@@ -346,7 +347,7 @@ CLAIM = Claim(
     title="Spectral initialization lands near the manifold with high probability",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The seed pins down the shape (two events, probability ≥ 1−δ for n ≥ n0(δ)). The radius ρ′ "
+    fidelity_note=("The source text pins down the shape (two events, probability ≥ 1−δ for n ≥ n0(δ)). The radius ρ′ "
                    "(A.T1.3's ρ and a Lemma-7 radius keeping ‖B‖op < 1/2), the closeness e0 of Σ̂⁻¹ (what A.L4's "
                    "constants need) and the prediction of n0(δ) from the √n law are our reconstruction, derived in the "
                    "module. The lemma's content is n0(δ): the check decides that the measured n0(δ) lies within a "

@@ -1,6 +1,6 @@
 r"""A.L4 — empirical one-point strong convexity and smoothness (Goel, Soltanolkotabi, Bartlett 2026, Lemma 4).
 
-Statement (spec: exact in shape; the form below is our reconstruction of the lost constants).  On the event of
+Statement (exact in shape; the form below is our reconstruction of the lost constants).  On the event of
 Lemma 3 (``e = ||Sigma^{1/2} Sigmahat^{-1} Sigma^{1/2} - I||_op <= e_0``), for ``theta`` within ``rho'`` of Mfold,
 the preconditioned oracle direction ``u = Sigmatildehat^{-1} ghat Sigmahat^{-1}`` (``ghat = E grad(Lhat_n + lambda Rhat)``,
 the step direction of Algorithm 1) satisfies, with ``Delta = theta - P(theta)``, ``D = dist(theta)``,
@@ -12,7 +12,7 @@ the step direction of Algorithm 1) satisfies, with ``Delta = theta - P(theta)``,
 "slightly worse constants plus the gradient-approximation error", with ``alpha = alpha(D)``, ``beta = beta(D)`` the
 constants of A.T1.3.
 
-Derivation (ours; follows the seed's list of steps: one-point strong convexity, Cauchy-Schwarz, norm properties,
+Derivation (ours; follows the source text's list of steps: one-point strong convexity, Cauchy-Schwarz, norm properties,
 one-point smoothness, Young).  In factor coordinates (``A = V S``, ``B = S K S``, ``S = Sigma^{1/2}``) the Sigmatilde
 inner product is Frobenius, the dual norm is the Frobenius norm of the factor gradient ``G``, and Algorithm 1's
 step is ``u = T G`` with ``T(X_A, X_B) = (X_A M, M X_B M)``, ``M = S Sigmahat^{-1} S = I + E``, ``||E||_op = e``.  Then
@@ -524,7 +524,7 @@ CLAIM = Claim(
     title="Empirical one-point strong convexity and smoothness with an additive gradient error",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The seed fixes the shape (Theorem 1's conditions for the preconditioned empirical gradient, "
+    fidelity_note=("The source text fixes the shape (Theorem 1's conditions for the preconditioned empirical gradient, "
                    "slightly worse constants, plus the gradient-approximation error, proved by strong convexity, "
                    "Cauchy-Schwarz, smoothness and Young); every constant (κ = 2e + e², the Young split, A.T1.3's α and "
                    "β, A.L3's ρ′ and e0) is our reconstruction, derived in the module. We test the sharper pre-Young "

@@ -1,6 +1,6 @@
 r"""A.L5 — the spectral initialization is close to the manifold (Goel, Soltanolkotabi, Bartlett 2026, Lemma 5).
 
-Statement (spec, reconstructed).  For the spectral initialization ``theta_0`` of Algorithm 1,
+Statement (reconstructed).  For the spectral initialization ``theta_0`` of Algorithm 1,
 
     dist(theta_0, Mfold) <= C ( ||What - W*|| + ||Sigmahat - Sigma|| )
 
@@ -331,7 +331,7 @@ CLAIM = Claim(
     title="Initialization distance bounded by the estimation errors, hence O(n^{-1/2})",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The spec reconstructs Lemma 5 as dist(θ₀) ≤ C(‖Ŵ−W*‖ + ‖Σ̂−Σ‖); the constant is lost, so we "
+    fidelity_note=("Our reconstruction gives Lemma 5 as dist(θ₀) ≤ C(‖Ŵ−W*‖ + ‖Σ̂−Σ‖); the constant is lost, so we "
                    "test that the ratio stays bounded (slope 0 in n) and report the largest ratio seen, and that "
                    "the distance decays with exponent −1/2."),
     assumptions=(A1, A2, SPECTRAL_SCOPE),

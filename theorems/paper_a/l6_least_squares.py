@@ -1,6 +1,6 @@
 r"""A.L6 — least-squares error (Goel, Soltanolkotabi, Bartlett 2026, Lemma 6).
 
-Statement (spec, reconstructed).  With probability at least ``1 - delta``, for ``n`` large enough,
+Statement (reconstructed).  With probability at least ``1 - delta``, for ``n`` large enough,
 
     ||What - W*||_op = O( sigma sqrt((d + log(1/delta)) / n) ).
 
@@ -8,14 +8,15 @@ An explicit version (ours; ``numerics.paper_a.experiments.lstsq_tail_bound``).  
 ``R R^T = X^T X`` and ``Z`` (r x d) iid N(0, 1) independent of ``X``; so ``||What - W*||_op <= sigma ||Z||_op /
 s_min(X)``, and ``s_min(X) >= lam_min(Sigma)^{1/2} s_min(G)`` for ``X = G Sigma^{1/2}``.  Gaussian concentration of the
 Lipschitz maps ``||Z||_op`` and ``s_min(G)`` around Gordon's bounds ``E||Z||_op <= sqrt r + sqrt d``,
-``E s_min(G) >= sqrt n - sqrt d`` (Vershynin 2010, Cor. 5.35, the seed's reference [14]) gives, with
+``E s_min(G) >= sqrt n - sqrt d`` (Vershynin 2010, Cor. 5.35, the source text's reference [14]) gives, with
 ``t = sqrt(2 log(2/delta))``, each of ``||Z||_op <= sqrt r + sqrt d + t`` and ``s_min(G) >= sqrt n - sqrt d - t``
 with probability ``>= 1 - delta/2``.  Hence, with probability ``>= 1 - delta``,
 
     ||What - W*||_op <= b(n, delta) = sigma (sqrt r + sqrt d + t) / ( sqrt(n lam_min(Sigma)) (1 - (sqrt d + t)/sqrt n) ),
 
-which is ``O(sigma sqrt((r + d + log(1/delta))/n))`` once ``n >> d + log(1/delta)``: the spec's form with ``r ~ d``.
-(The seed's proof goes through the maximum norm of the Gaussian noise columns instead; the rate is the same.)
+which is ``O(sigma sqrt((r + d + log(1/delta))/n))`` once ``n >> d + log(1/delta)``: our reconstruction's form with
+``r ~ d``.
+(The source text's proof goes through the maximum norm of the Gaussian noise columns instead; the rate is the same.)
 
 Evidence (exact sampling of ``X^T X``, ``X^T Y``, ``numerics.paper_a.experiments``):
 
@@ -42,7 +43,8 @@ as such rather than swapped for a mutant that bites.
 
 Symbolic: sympy proves the union bound's threshold (``e^{-t^2/2} = delta/2`` at ``t = sqrt(2 log(2/delta))``), that
 ``sqrt(n) b(n, delta)`` has a finite limit, the sum of squares behind ``(sqrt r + sqrt d + t)^2 <= 3(r + d + t^2)``
-(the spec's ``O(sigma sqrt((d + log(1/delta))/n))`` form), and the exact ``E(What - W*)^2 = sigma^2/(s(n - 2))`` in
+(our reconstruction's ``O(sigma sqrt((d + log(1/delta))/n))`` form), and the exact ``E(What - W*)^2 = sigma^2/(s(n -
+2))`` in
 ``d = r = 1``.  Control: ``t = sqrt(2 log(1/delta))``, the union bound's halving dropped.
 
 Probe: hypothesis draws ``d <= 4``, ``r <= d + 2``, ``Sigma`` (its scale over five decades: b is covariant under
@@ -318,7 +320,8 @@ def symbolic_derivation(threshold=union_threshold) -> Outcome:
 
 #: strata of the probe: (law of the design's and the noise's entries, range of c = n/(sqrt d + t)^2, where b(n, delta)
 #: is finite for c > 1).  Gaussian entries are the lemma's assumption; near the edge (c <= 2) the finite-n factor of
-#: s_min is large, which the fixed grid of the coverage check (n >= 50) never reaches; heavy-tailed (Student t, 3 degrees
+#: s_min is large, which the fixed grid of the coverage check (n >= 50) never reaches; heavy-tailed (Student t, 3
+#: degrees
 #: of freedom) and bounded (Rademacher) entries, both of unit variance, cross the Gaussian assumption near the edge,
 #: where a small sample's law matters most (c <= 5: explicit samples cost n (d + r) per draw)
 PROBE_STRATA = {
@@ -455,12 +458,12 @@ CLAIM = Claim(
     title="Least-squares error O(σ√((d + log 1/δ)/n)) with probability ≥ 1 − δ",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The spec reconstructs Lemma 6's rate; the explicit bound b(n, δ) is ours (Gordon's bounds and "
-                   "Gaussian concentration, the seed's reference [14]), derived in the module. It carries √r + √d "
-                   "where the spec writes d (r ~ d here: d = 4, r = 5). The coverage of this conservative bound can "
-                   "only catch a bound that is too small (wrong constant, missing factor, faster rate, worse "
-                   "estimator), not a loose one (the tightness q/b is reported); the rate is decided by the quantile "
-                   "exponent."),
+    fidelity_note=("Our reconstruction gives Lemma 6's rate; the explicit bound b(n, δ) is ours (Gordon's bounds and "
+                   "Gaussian concentration, the source text's reference [14]), derived in the module. It carries √r + "
+                   "√d where the reconstructed statement writes d (r ~ d here: d = 4, r = 5). The coverage of this "
+                   "conservative bound can only catch a bound that is too small (wrong constant, missing factor, "
+                   "faster rate, worse estimator), not a loose one (the tightness q/b is reported); the rate is "
+                   "decided by the quantile exponent."),
     assumptions=(A1,
                  Assumption("Gaussian design and noise", "x ~ N(0, Σ), ε ~ N(0, σ² I) independent"), SPECTRAL_SCOPE),
     checks=(

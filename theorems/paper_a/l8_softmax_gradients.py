@@ -1,6 +1,7 @@
 r"""A.L8 — gradients of the softmax weights (Lemma 8).
 
-Statement (spec).  For a query ``x`` and context ``x_1, ..., x_n`` with scores ``a_j = x^T K x_j`` and weights
+Statement (our reconstruction).  For a query ``x`` and context ``x_1, ..., x_n`` with scores ``a_j = x^T K x_j`` and
+weights
 ``s_j = e^{a_j} / sum_k e^{a_k}``:
 
     d s_j / d K = s_j x (x_j - xbar)^T,     xbar = sum_k s_k x_k.
@@ -8,9 +9,9 @@ Statement (spec).  For a query ``x`` and context ``x_1, ..., x_n`` with scores `
 Derivation.  ``d a_j / d K = x x_j^T``; ``d s_j = s_j (d a_j - sum_k s_k d a_k)``, so
 ``d s_j / d K = s_j (x x_j^T - sum_k s_k x x_k^T) = s_j x (x_j - xbar)^T``.
 
-The seed's Lemma 8 lists several "useful gradients" whose formulas are lost; the spec keeps the one above.  The
-Gaussian Poincare bounds of A.L10-A.L23 need the gradients with respect to the *covariates*; we derive and check
-them too (label: reconstructed):
+The source text's Lemma 8 lists several "useful gradients" whose formulas are lost; our reconstruction keeps the
+one above.  The Gaussian Poincare bounds of A.L10-A.L23 need the gradients with respect to the *covariates*; we derive
+and check them too (label: reconstructed):
 
     d s_k / d x_j = s_k (1[k = j] - s_j) K^T x        (context covariate, j in the context)
     d s_j / d x   = s_j K (x_j - xbar)                   (the query)
@@ -36,6 +37,7 @@ from hypothesis import strategies as st
 from numerics import DTYPE
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
+from theorems.paper_a.displays import barred
 from theorems.plots import new_figure
 from theorems.probe import probe_check
 from theorems.strategies import matrix, readable, tensor
@@ -49,8 +51,8 @@ STATEMENT = (
 )
 TITLE = "Softmax gradients: ∂s_j/∂K = s_j x (x_j − x̄)ᵀ"
 FIDELITY_NOTE = (
-    "The seed's Lemma 8 ('some useful gradients, verified by direct calculation') lost its formulas; "
-    "the spec keeps ∂s_j/∂K (exact in shape). The covariate gradients checked alongside are our "
+    "The source text's Lemma 8 ('some useful gradients, verified by direct calculation') lost its formulas; "
+    "our reconstruction keeps ∂s_j/∂K (exact in shape). The covariate gradients checked alongside are our "
     "reconstruction of what the Poincaré bounds (A.L10-A.L23) need."
 )
 
@@ -122,6 +124,12 @@ def jacobian_xbar(K, x, xs, variant: str = "correct"):
 # 1. Symbolic
 # ---------------------------------------------------------------------------
 
+#: display-only symbols (d = 2, n = 3): the query x, the context x_j, their weighted mean x̄, K and the weights s_j
+_X, _XBAR, _K = sp.MatrixSymbol("x", 2, 1), barred("x", 2, 1), sp.MatrixSymbol("K", 2, 2)
+_XS = [sp.MatrixSymbol(f"x_{j}", 2, 1) for j in (1, 2, 3)]
+_S = sp.symbols("s_1:4")
+
+
 def symbolic_derivation(variant: str = "correct") -> Outcome:
     """Total derivatives of the softmax weights with ``E_j = e^{a_j}`` kept as symbols: for any expression
     ``F(E, y)``, ``dF/dv = dF/dv|_E + sum_k dF/dE_k E_k da_k/dv`` (the only property of ``exp`` used is
@@ -150,8 +158,10 @@ def symbolic_derivation(variant: str = "correct") -> Outcome:
         claim = s[j] * x * right.T
         if variant == "transposed":
             claim = claim.T
+        shown = sp.MatMul(_S[j], _X, sp.Transpose(_XS[j] if variant == "dropped_xbar" else _XS[j] - _XBAR))
         D.prove_zero(f"∂s_{j + 1}/∂K = s_{j + 1} x (x_{j + 1} − x̄)ᵀ", zero(dK - claim),
-                     sp.Eq(sp.Symbol(f"∂s{j + 1}/∂K"), sp.Symbol(f"s{j + 1} x (x{j + 1} − x̄)ᵀ"), evaluate=False))
+                     sp.Eq(sp.Derivative(_S[j], _K), sp.Transpose(shown) if variant == "transposed" else shown,
+                           evaluate=False))
     if variant != "correct":  # the controls change only the K-gradient
         return D.outcome("∂s/∂K")
     # covariate gradients (used by the Poincare bounds)
@@ -160,13 +170,16 @@ def symbolic_derivation(variant: str = "correct") -> Outcome:
         g = sp.Matrix([total(s[k], v) for v in xs[j]])
         D.prove_zero(f"∂s_{k + 1}/∂x_{j + 1} = s_{k + 1}(1[k=j] − s_{j + 1}) Kᵀx",
                      zero(g - s[k] * ((1 if k == j else 0) - s[j]) * Ktx),
-                     sp.Eq(sp.Symbol(f"∂s{k + 1}/∂x{j + 1}"), sp.Symbol(f"s{k + 1}(δ − s{j + 1})Kᵀx"), evaluate=False))
+                     sp.Eq(sp.Derivative(_S[k], _XS[j]),
+                           sp.MatMul(_S[k] * ((1 if k == j else 0) - _S[j]), _K.T, _X), evaluate=False))
     gq = sp.Matrix([total(s[0], v) for v in x])
     D.prove_zero("∂s₁/∂x = s₁ K (x₁ − x̄)", zero(gq - s[0] * K * (xs[0] - xbar)),
-                 sp.Eq(sp.Symbol("∂s1/∂x"), sp.Symbol("s1 K (x1 − x̄)"), evaluate=False))
+                 sp.Eq(sp.Derivative(_S[0], _X), sp.MatMul(_S[0], _K, _XS[0] - _XBAR), evaluate=False))
     Jx = sp.Matrix(d, d, lambda p, q: total(xbar[p], xs[0][q]))
     D.prove_zero("∂x̄/∂x₁ = s₁ [I + (x₁ − x̄)(Kᵀx)ᵀ]", zero(Jx - s[0] * (sp.eye(d) + (xs[0] - xbar) * Ktx.T)),
-                 sp.Eq(sp.Symbol("∂x̄/∂x1"), sp.Symbol("s1 [I + (x1 − x̄)(Kᵀx)ᵀ]"), evaluate=False))
+                 sp.Eq(sp.Derivative(_XBAR, _XS[0]),
+                       sp.MatMul(_S[0], sp.Identity(2) + sp.MatMul(_XS[0] - _XBAR, sp.Transpose(_K.T * _X))),
+                       evaluate=False))
     return D.outcome("softmax gradients derived")
 
 

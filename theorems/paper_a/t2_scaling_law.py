@@ -1,6 +1,7 @@
 r"""A.T2 — data-compute scaling law (Goel, Soltanolkotabi, Bartlett 2026, Theorem 2).
 
-Statement (spec: qualitative; exponents exact, constants lost).  With probability ``>= 1 - delta`` over the training
+Statement (reconstructed: qualitative; exponents exact, constants lost).  With probability ``>= 1 - delta`` over the
+training
 data, for ``eta`` small enough and ``n >= n0(delta)``, Algorithm 1 (spectral init, preconditioner ``Sigmahat``,
 oracle gradients ``E grad(Lhat_n + lambda Rhat)`` over fresh batches of ``n``) satisfies
 
@@ -85,13 +86,14 @@ What we expect beyond the envelope (derived, reported, not decided): the oracle'
 ``E Lhat_n - L = c(theta)/(n-1)``, differentiated; A.T3 measures the squared bias O(n^{-2})), the fixed point
 moves O(1/n) from Mfold and the excess is quadratic in that: the exact-oracle floor is O(n^{-2}); ``n^2 floor`` is
 fitted to ``a + b/n``.
-The ``1/n`` floor the spec's note reports for minibatch training is the *noise* floor of a stochastic oracle:
+The ``1/n`` floor our reconstruction's note reports for minibatch training is the *noise* floor of a stochastic oracle:
 with one fresh batch per step the stationary excess is ``~ eta tr(...)/n``; it is measured too (reported).
 
 Negative controls: (rate) Algorithm 1 without the preconditioner (plain GD on ``L_lambda``): a different rate;
 (k-block-mode) the one-sided preconditioner (it is NOT a rate control: the slowest mode lives in the value block,
 which both preconditioners treat alike, and the rates coincide); (floor) contexts of fixed size 8 (more batches
-instead of larger contexts, the spec note's pitfall): the floor stays at its ``n = 8`` value; (probe) the envelope
+instead of larger contexts, the pitfall noted in our reconstruction): the floor stays at its ``n = 8`` value; (probe)
+the envelope
 for the distance to the ``Q = I`` point of Mfold in place of the Procrustes projection (the iteration contracts towards
 Mfold, not towards a fixed point of it: the tangent offset does not decay).  A contraction "four times faster than
 the envelope's" would be a rescaled constant, not a mutant.  Tried first and not rejected at quick seed
@@ -661,7 +663,8 @@ def _floor_figure(ns, fl, se, fit, z, fixed_context, fresh, eta: float):
 # ---------------------------------------------------------------------------
 #
 # The proof of the optimization term (exact gradients, Algorithm 1's step u with the training set's Sigmahat) is one
-# line: dist_{t+1}^2 <= ||theta_t - eta u - P(theta_t)||^2 <= (1 - 2 eta (alpha - kappa sqrt(beta)) + eta^2 (1 + kappa)^2
+# line: dist_{t+1}^2 <= ||theta_t - eta u - P(theta_t)||^2 <= (1 - 2 eta (alpha - kappa sqrt(beta)) + eta^2 (1 +
+# kappa)^2
 # beta) dist_t^2, by A.L4's (3a), (4a) with eps = 0 (A.T1.3's (3), (4) and ||T - I|| <= kappa = 2e + e^2) while
 # dist_t <= rho'.  The probe draws instances on both sides of each assumption that line uses (A3: rho' > 0; Lemma 3's
 # event: initial distance <= rho' and e <= e0; step eta <= alpha/beta) and checks the envelope at every step.  Outside
@@ -726,7 +729,8 @@ def probe_run(inst) -> dict:
              lambda p, info: {"V": p[0][0], "K": p[1][0]}, range(PROBE_T + 1))
     dist = ge.dist_to_manifold(tr["V"], tr["K"], Sigma[0], W[0]).numpy()  # every step at once
     dist_q_i = ge.dist_to_manifold(tr["V"], tr["K"], Sigma[0], W[0], "identity").numpy()  # the control's projection
-    # Lemma 4 with eps = 0 (exact gradients): <u, Delta> >= (alpha - kappa sqrt(beta)) D^2, ||u|| <= (1 + kappa) sqrt(beta) D
+    # Lemma 4 with eps = 0 (exact gradients): <u, Delta> >= (alpha - kappa sqrt(beta)) D^2, ||u|| <= (1 + kappa)
+    # sqrt(beta) D
     q = 1 - 2 * eta * (a - kappa * sb) + eta**2 * (1 + kappa) ** 2 * sb**2
     return {"dist": dist, "q": q, "rho": rho, "e": e, "e0": c["e0"], "dist_q_i": dist_q_i}
 
@@ -773,7 +777,7 @@ CLAIM = Claim(
     title="Data-compute scaling law: Õ(1/n) + C e^{−cT}",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("Exponents exact in the seed, constants lost. The predicted rate (linearization in factor "
+    fidelity_note=("Exponents exact in the source text, constants lost. The predicted rate (linearization in factor "
                    "coordinates; = 2ησ_d(M*) per step for the displacement when Σ̂ = Σ) and the envelope from A.T1.3's "
                    "constants (with A.L4's κ for Σ̂) are ours. The floor is tested against the Õ(1/n) envelope (an "
                    "upper bound, interval no wider than 0.5); the exact oracle's floor is measured to decay like n⁻² "

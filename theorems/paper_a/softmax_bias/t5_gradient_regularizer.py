@@ -1,9 +1,10 @@
 r"""A.T5 — the expected empirical regularizer gradient approximates the population one (Theorem 5).
 
-Statement (seed, shape exact).  ``Rhat(theta) = R(theta; Sigmahat)``, ``Sigmahat = (1/n) sum_k x_k x_k^T``, satisfies
+Statement (the source text's, shape exact).  ``Rhat(theta) = R(theta; Sigmahat)``, ``Sigmahat = (1/n) sum_k x_k
+x_k^T``, satisfies
 ``|| E grad Rhat(theta) - grad R(theta) ||_F^2 = O(1/n)``.
 
-The seed's proof bounds each V- and K-gradient difference by Jensen's inequality and the second moments of
+The source text's proof bounds each V- and K-gradient difference by Jensen's inequality and the second moments of
 ``Sigmahat - Sigma``, which gives the O(1/n) bound on the *squared* error.  The bias itself is O(1/n):
 
 Derivation (ours; label: reconstructed).  ``f(S) = grad R(theta; S)`` is a polynomial of degree 4 in ``S``
@@ -75,8 +76,8 @@ ID = "A.T5"
 STATEMENT = r"\left\|\mathbb{E}\,\nabla\hat R(\theta)-\nabla R(\theta)\right\|_F^2=O\!\left(\frac{1}{n}\right)"
 TITLE = "Expected empirical gradient ≈ population gradient (regularizer part)"
 FIDELITY_NOTE = (
-    "Shape exact (spec: exact (shape)); Frobenius norm as in the seed's proof. The exact bias "
-    "c_R/n + O(n⁻²) and hence the squared-error exponent −2 are our derivation (reconstructed); the checks "
+    "Shape exact (the reconstructed statement is exact in shape); Frobenius norm as in the source text's proof. The "
+    "exact bias c_R/n + O(n⁻²) and hence the squared-error exponent −2 are our derivation (reconstructed); the checks "
     "decide them (the paper's O(1/n) envelope on the squared error is reported beside the exponent)."
 )
 #: what we found beyond the verdict (``verify readme`` lists it)

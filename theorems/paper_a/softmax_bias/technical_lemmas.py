@@ -1,6 +1,6 @@
 r"""A.L11-A.L22 — conditional mean and mean-squared-error bounds for the softmax-weighted sums (Appendix D).
 
-What survives in the seed.  Appendix D is organised by the object bounded: "D.2 conditional mean and conditional
+What survives in the source text.  Appendix D is organised by the object bounded: "D.2 conditional mean and conditional
 variance of [xbar]" (Lemmas 11-14), "D.3 ... of [xbar xbar^T]" (15-19), "D.4 ... of [sum_j s_ij x_j x_j^T]"
 (20-23), where ``xbar_i = sum_{j != i} s_ij x_j``.  The last lemma of each section is a Gaussian Poincare
 variance bound (``poincare_bounds.py``).  The proof words pin down three objects: Lemma 11 bounds
@@ -80,6 +80,7 @@ from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, a3
+from theorems.paper_a.displays import NORMAL, expect, norm, scalar
 from theorems.paper_a.softmax_bias.coefficients import (ALTERNATIVE_LIMITS, std_normal_expectation, tilted_limits,
                                                         untilted_limits)
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LIMIT_ORDER, SquaredNorm,
@@ -118,9 +119,15 @@ def _frob2(M):
     return sum(v**2 for v in M)
 
 
-def _display(name: str, matrix) -> sp.Eq:
-    """``name = matrix`` as an unevaluated equation (evaluated, sympy's ``Eq(Symbol, Matrix)`` is ``False``)."""
-    return sp.Eq(sp.Symbol(name), sp.ImmutableMatrix(matrix), evaluate=False)
+#: display-only symbols (d = 2): the covariate x, the mean μ, the covariance Σ, the tilted law N(2μ, Σ)
+_XS, _MUS, _SIGS = sp.MatrixSymbol("x", 2, 1), sp.MatrixSymbol("mu", 2, 1), sp.MatrixSymbol("Sigma", 2, 2)
+_N1, _N2 = NORMAL(_MUS, _SIGS), NORMAL(2 * _MUS, _SIGS)
+_XC = sp.MatAdd(_XS, -_MUS)  # x − μ
+
+
+def _display(lhs, rhs) -> sp.Eq:
+    """``lhs = rhs`` as an unevaluated equation."""
+    return sp.Eq(lhs, rhs, evaluate=False)
 
 
 def symbolic_constant(lemma: str, tilt: int = 2) -> Outcome:
@@ -135,24 +142,34 @@ def symbolic_constant(lemma: str, tilt: int = 2) -> Outcome:
     E = lambda expr: std_normal_expectation(expr, z)  # noqa: E731
     mm = mu * mu.T
     if lemma == "A.L11":
-        D.prove_equal("E_{N(2μ,Σ)}‖x − μ‖² = t + ‖μ‖²", E(_frob2(x - mu)), sp.expand(t + m2))
+        D.prove_equal("E_{N(2μ,Σ)}‖x − μ‖² = t + ‖μ‖²", E(_frob2(x - mu)), sp.expand(t + m2),
+                      shown=_display(expect(norm(_XC) ** 2, _N2), sp.Trace(_SIGS) + norm(_MUS) ** 2))
     elif lemma == "A.L15":
         D.prove_equal("E_{N(2μ,Σ)}‖(x−μ)μᵀ + μ(x−μ)ᵀ‖² = 4‖μ‖⁴ + 2‖μ‖²t + 2μᵀΣμ",
-                      E(_frob2((x - mu) * mu.T + mu * (x - mu).T)), sp.expand(4 * m2**2 + 2 * m2 * t + 2 * mSm))
+                      E(_frob2((x - mu) * mu.T + mu * (x - mu).T)), sp.expand(4 * m2**2 + 2 * m2 * t + 2 * mSm),
+                      shown=_display(expect(norm(_XC * _MUS.T + _MUS * sp.Transpose(_XC), True) ** 2, _N2),
+                                     4 * norm(_MUS) ** 4 + 2 * norm(_MUS) ** 2 * sp.Trace(_SIGS)
+                                     + 2 * scalar(_MUS.T * _SIGS * _MUS)))
     elif lemma == "A.L20":
         D.prove_equal("E_{N(2μ,Σ)}‖xxᵀ − Σ − μμᵀ‖² = 9‖μ‖⁴ + 8‖μ‖²t + 8μᵀΣμ + t² + ‖Σ‖²_F",
-                      E(_frob2(x * x.T - Sig - mm)), sp.expand(9 * m2**2 + 8 * m2 * t + 8 * mSm + t**2 + F))
+                      E(_frob2(x * x.T - Sig - mm)), sp.expand(9 * m2**2 + 8 * m2 * t + 8 * mSm + t**2 + F),
+                      shown=_display(expect(norm(_XS * _XS.T - _SIGS - _MUS * _MUS.T, True) ** 2, _N2),
+                                     9 * norm(_MUS) ** 4 + 8 * norm(_MUS) ** 2 * sp.Trace(_SIGS)
+                                     + 8 * scalar(_MUS.T * _SIGS * _MUS) + sp.Trace(_SIGS) ** 2
+                                     + norm(_SIGS, True) ** 2))
     elif lemma == "A.L13":
         D.prove_zero("G − G₂ = E_{N(μ,Σ)}x − E_{N(2μ,Σ)}x = −μ",
-                     (mu - x.applyfunc(E)) + mu, shown=_display("G - G_2", -mu))
+                     (mu - x.applyfunc(E)) + mu, shown=_display(expect(_XS, _N1) - expect(_XS, _N2), -_MUS))
     elif lemma == "A.L18":
         cov = ((x - mu) * (x - mu).T).applyfunc(E)  # n' Cov(xbar) -> e^q E_{N(2mu)}(x-mu)(x-mu)^T
         D.prove_zero("n'(E x̄x̄ᵀ − μμᵀ)/e^q → E_{N(2μ,Σ)}(x−μ)(x−μ)ᵀ − 2μμᵀ = Σ − μμᵀ",
-                     (cov - 2 * mm - (Sig - mm)).applyfunc(sp.expand), shown=_display("limit/e^q", Sig - mm))
+                     (cov - 2 * mm - (Sig - mm)).applyfunc(sp.expand),
+                     shown=_display(expect(_XC * sp.Transpose(_XC), _N2) - 2 * _MUS * _MUS.T, _SIGS - _MUS * _MUS.T))
     elif lemma == "A.L22":
         G2m = (x * x.T).applyfunc(E)
         D.prove_zero("G − G₂ = (Σ + μμᵀ) − E_{N(2μ,Σ)}xxᵀ = −3μμᵀ",
-                     (Sig + mm - G2m + 3 * mm).applyfunc(sp.expand), shown=_display("G - G_2", -3 * mm))
+                     (Sig + mm - G2m + 3 * mm).applyfunc(sp.expand),
+                     shown=_display((_SIGS + _MUS * _MUS.T) - expect(_XS * _XS.T, _N2), -3 * _MUS * _MUS.T))
     else:
         raise ValueError(lemma)
     return D.outcome(f"{lemma}: leading constant derived")
@@ -419,7 +436,7 @@ _TITLES = {
     "A.L22": "Conditional bias of the softmax second moment",
 }
 
-_NOTE = ("Statement reconstructed (spec: technical bound, verify a representative subset). The seed keeps the "
+_NOTE = ("Statement reconstructed (a technical bound; a representative subset is checked). The source text keeps the "
          "proof words but no formula; the object bounded is read from Appendix D's section titles and the proof "
          "steps, the paper's constant is lost, and the exact leading constant is our derivation (delta method).")
 
@@ -500,18 +517,18 @@ def _claim(lemma: str) -> Claim:
 
 def _lost(lemma: str, why: str) -> Claim:
     return Claim(id=lemma, title=f"Technical bound ({lemma.split('.')[1]}): statement lost",
-                 statement=r"\text{technical mean/variance bound of Appendix D; formula lost in the seed}",
+                 statement=r"\text{technical mean/variance bound of Appendix D; formula lost from the source text}",
                  fidelity="qualitative", fidelity_note="Only its position in Appendix D survives; see not_checked.",
                  not_checked=why)
 
 
 CLAIMS = [
     _claim("A.L11"),
-    _lost("A.L12", "Statement and proof text lost (the seed keeps only the header between Lemmas 11 and 13); "
+    _lost("A.L12", "Statement and proof text lost (the source text keeps only the header between Lemmas 11 and 13); "
                    "by position, a moment bound on x̄ᵢ. Nothing identifies the object or the power."),
     _claim("A.L13"),
     _claim("A.L15"),
-    _lost("A.L16", "The seed keeps only 'applying Lemma 11 and Hölder's inequality ... both of these terms are "
+    _lost("A.L16", "The source text keeps only 'applying Lemma 11 and Hölder's inequality ... both of these terms are "
                    "O(1/n)'; the object (a higher moment of x̄ᵢ − μᵢ or a product term of D.3) cannot be recovered."),
     _lost("A.L17", "Statement and proof lost (header only, Section D.3)."),
     _claim("A.L18"),
