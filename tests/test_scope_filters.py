@@ -100,6 +100,9 @@ def test_each_declared_filter_is_reported_by_a_check_in_a_quick_record(claim):
     from test_claims import claim_record
 
     rec = claim_record(claim.id, "quick")
+    declared = {a.name for a in claim.assumptions if isinstance(a, ScopeFilter) and a.unit}
+    reported = {a["name"] for a in rec["claim"]["assumptions"] if a.get("scope") and a["unit"]}
+    assert declared and reported == declared, f"{claim.id}: the record lists {reported}, the claim declares {declared}"
     for a in rec["claim"]["assumptions"]:
         if a.get("scope") and a["unit"]:
             assert a["checks"] and a["total"] > 0, f"{claim.id}: no check reported the scope filter {a['name']!r}"
