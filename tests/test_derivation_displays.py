@@ -22,19 +22,6 @@ from verify import registry
 NAME = re.compile(r"^[^\W\d_]+\d*(_\{?[\w,]+\}?)?$")
 BAD_PARTS = ("sqrt", "^", " ", "{", "}", "(", ")", "/", "*", "+")
 KNOWN: dict[str, str] = {
-    "B.A4": "3 formula strings as symbol names, 7 steps shown as X = X",
-    "B.C1": "3 steps shown as X = X",
-    "B.E5": "5 formula strings as symbol names",
-    "B.L1": "1 formula strings as symbol names",
-    "B.L2": "1 steps shown as X = X",
-    "B.L3": "1 steps shown as X = X",
-    "B.L7": "5 formula strings as symbol names",
-    "B.L9": "1 steps shown as X = X",
-    "B.L10": "3 steps shown as X = X",
-    "B.L12": "1 formula strings as symbol names, 1 steps shown as X = X",
-    "B.S33": "3 formula strings as symbol names, 7 steps shown as X = X",
-    "B.T2": "2 steps shown as X = X, 1 formula strings as symbol names",
-    "B.T7": "2 formula strings as symbol names, 1 steps shown as X = X",
 }
 CLAIMS = [c for c in registry.all_claims() if any(ch.kind == "symbolic" for ch in c.checks) and not c.not_checked]
 

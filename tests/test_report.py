@@ -279,6 +279,20 @@ def test_bad_latex_and_leaked_latex_do_not_break_the_report():
     assert "<math" in out and "\\mathbb" not in out
 
 
+def test_derivation_steps_render_from_their_latex_as_the_statements_do():
+    """sympy's MathML printer lowercases function names and spells Greek ones; the step is rendered from its LaTeX."""
+    import sympy as sp
+
+    W = sp.Symbol("W")
+    expr = sp.Eq(sp.Function("L")(W), sp.Function("Delta")(W), evaluate=False)
+    step = {"text": "t", "latex": sp.latex(expr), "mathml": sp.mathml(expr, printer="presentation")}
+    assert "<mi>l</mi>" in step["mathml"]  # the printer's slip this guards against
+    out = str(mathml.step_mathml(step))
+    assert "<mi>L</mi>" in out and "&#x00394;" in out and "<mi>l</mi>" not in out and "delta" not in out
+    odd = {"text": "t", "latex": r"\quadZ", "mathml": "<math><mi>Z</mi></math>"}  # LaTeX the converter cannot read
+    assert str(mathml.step_mathml(odd)) == odd["mathml"]
+
+
 def test_long_statements_split_at_top_level_quad_and_typos_are_flagged():
     assert mathml.split_top_level(r"a\quad b\qquad c\\ d") == ["a", "b", "c", "d"]
     assert mathml.split_top_level(r"\left(a \quad b\right) \quad {x \quad y}") == [

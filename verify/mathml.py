@@ -106,12 +106,12 @@ _LEAKED_TEX = re.compile(r"<(mi|mo|mtext)[^>]*>[^<]*\\[A-Za-z|{]")
 
 
 def step_mathml(step: dict) -> Markup:
-    """A derivation step's MathML; when sympy leaked raw LaTeX into a token, re-render from the LaTeX."""
-    ml = step.get("mathml") or ""
-    if ml and step.get("latex") and _LEAKED_TEX.search(ml):
-        return statement_mathml(step["latex"])
-    if ml:
-        return Markup(ml)
-    if step.get("latex"):
-        return statement_mathml(step["latex"])
-    return Markup("")
+    """A derivation step's MathML, from its LaTeX by the same converter as the statements: sympy's own MathML printer
+    lowercases function names (``L(W)`` as "l"), spells Greek function names ("delta") and drops accents ("Wbar"),
+    which its LaTeX printer gets right.  sympy's MathML only where the converter does not understand the LaTeX."""
+    ml, tex = step.get("mathml") or "", step.get("latex") or ""
+    if tex:
+        rendered, unknown = _one_mathml(tex)
+        if not unknown or not ml or _LEAKED_TEX.search(ml):
+            return statement_mathml(tex)
+    return Markup(ml)

@@ -1,6 +1,6 @@
 r"""B.S33 (Section 3.3: NGD beats GD) and B.A4 (Appendix A.4: Theorem 1's rate is not tight), two-token example.
 
-Data (spec's reconstruction; the seed's vectors are lost but its words survive: "Ass. 2 holds since there is
+Data (our reconstruction; the source text's vectors are lost but its words survive: "Ass. 2 holds since there is
 only two tokens", "Ass. 1 holds trivially", W_mm "in closed form"): n = 1, T = 2, d = 2, ``x_1 = e_1`` (query
 and opt token), ``x_2 = e_2``, ``u = e_1``, ``y = 1``, exp loss (``numerics.paper_b.data.two_token``).
 
@@ -24,11 +24,11 @@ stays at its initial value, and ``1 - <Wbar_t, Wbar_mm> = 1 - p/sqrt(p^2 + r^2) 
   below the asymptotic one (z_0 = -5.1 at quick: -7.0 in log t), so the rates are measured on draws whose transient
   ends well before the window (``TRANSIENT_MAX``).
 
-Against the seed's words.  Sec. 3.3 (around its eq. (3)): GD's correlation "is upper bounded by" [lost],
+Against the source text's words.  Sec. 3.3 (around its eq. (3)): GD's correlation "is upper bounded by" [lost],
 "||W_t|| = O(log t)" ("the (1,1) entry of the initialization" enters the argument), "(3) Thus, [..], or
 equivalently [..]" — consistent with our ``corr <= 1 - Omega(1/log^2 t)`` / ``||Wbar_t - Wbar_mm|| >=
 Omega(1/log t)``; A.4 derives from eq. (3) a bound for NGD and concludes "the rate in Th. 1 may not be the
-optimal rate": our exact ``Theta(t^{-2})`` is faster than Theorem 1's ``polylog(t)/t`` (B.T1), as the seed says.
+optimal rate": our exact ``Theta(t^{-2})`` is faster than Theorem 1's ``polylog(t)/t`` (B.T1), as the source text says.
 The exponents are ours: 1/log^2 t for GD, t^{-2} for NGD.
 
 Numerics: torch runs of the log-domain engine from random ``W_0`` (iid N(0, 1) entries, so r > 0, conditioned on
@@ -148,41 +148,55 @@ def symbolic_derivation(o: dict, gd_factor: int = 2, ngd_factor: int = 2) -> Out
     2 and 2; controls pass 1)."""
     D = Derivation()
     (w11, w21), grad, c, z, eta, r = o["w"], o["grad"], o["c"], o["z"], o["eta"], o["r"]
-    Amat = o["Amat"]
+    Amat, p, t, p0 = o["Amat"], o["p"], o["t"], o["p0"]
+    sig, Delta = sp.Function("sigma")(z), sp.Function("Delta")
     D.say("Logits a = X W x₁ = (W₁₁, W₂₁); u = e₁ gives γ = (1, 0), margin m = s₁ = σ(z), z = W₁₁ − W₂₁, "
           "and L(W) = exp(−σ(z)).")
     D.prove_zero("∇L = −e^{−σ(z)} σ(z)(1 − σ(z)) (E₁₁ − E₂₁): every gradient is parallel to E₁₁ − E₂₁ "
                  "(∇L by sympy's differentiation of exp(−softmax(XWx₁)₁))", o["grad_residual"],
-                 shown=sp.Eq(sp.Symbol("∇L"), -sp.Symbol("c(z)") * Amat, evaluate=False))
+                 shown=sp.Eq(sp.Derivative(sp.Symbol("L"), sp.Symbol("W")),
+                             sp.MatMul(-sp.exp(-sig) * sig * (1 - sig), sp.ImmutableMatrix(Amat), evaluate=False),
+                             evaluate=False))
     al = sp.Symbol("alpha", positive=True)
     alpha = sp.solve(sp.Eq(sum(Amat.multiply_elementwise(al * Amat)), 1), al)[0]
+    W_mm = sp.Matrix([[sp.Rational(1, 2), 0], [-sp.Rational(1, 2), 0]])
     D.prove_equal("W-SVM (one constraint W₁₁ − W₂₁ ≥ 1): KKT W = αA, ⟨A, αA⟩ = 1 ⇒ α = 1/2 > 0, "
-                  "W_mm = (E₁₁ − E₂₁)/2", alpha * Amat, sp.Matrix([[sp.Rational(1, 2), 0], [-sp.Rational(1, 2), 0]]))
+                  "W_mm = (E₁₁ − E₂₁)/2", alpha * Amat, W_mm,
+                  shown=sp.Eq(sp.MatMul(alpha, sp.ImmutableMatrix(Amat), evaluate=False), W_mm, evaluate=False))
     cp = sp.Symbol("c", positive=True)
     g = -cp * Amat
+    g_norm = sp.Pow(sum(g.multiply_elementwise(g)), sp.Rational(1, 2), evaluate=False)
     D.prove_equal("NGD direction: −∇L/‖∇L‖ = W̄mm = (E₁₁ − E₂₁)/√2 (c > 0)",
-                  -g / sp.sqrt(sum(g.multiply_elementwise(g))), Amat / sp.sqrt(2))
+                  -g / sp.sqrt(sum(g.multiply_elementwise(g))), Amat / sp.sqrt(2),
+                  shown=sp.Eq(sp.MatMul(sp.Pow(g_norm, -1, evaluate=False), sp.ImmutableMatrix(-g), evaluate=False),
+                              Amat / sp.sqrt(2), evaluate=False))
     D.say("Write W = p W̄mm + W_⊥ (p = ⟨W, W̄mm⟩ = z/√2, r = ‖W_⊥‖): no step changes W_⊥, so r is constant and "
-          "1 − ⟨W̄, W̄mm⟩ = 1 − p/√(p² + r²).", sp.Eq(sp.Symbol("1 - corr"), o["omc"], evaluate=False))
-    D.prove_equal("lim_{p→∞} p² (1 − corr) = r²/2", o["lim_p"], r**2 / 2)
+          "1 − ⟨W̄, W̄mm⟩ = 1 − p/√(p² + r²).", sp.Eq(1 - sp.Symbol("corr"), o["omc"], evaluate=False))
+    D.prove_equal("lim_{p→∞} p² (1 − corr) = r²/2", o["lim_p"], r**2 / 2,
+                  shown=sp.Eq(sp.Limit(p**2 * o["omc"], p, sp.oo), r**2 / 2, evaluate=False))
     D.say("NGD: p_{t+1} = p_t + η, so p_t = p₀ + ηt exactly.")
     target = r**2 / (ngd_factor * eta**2)
     D.prove_equal("NGD: lim_{t→∞} t² (1 − corr_t) = r²/(2η²) (p = p₀ + ηt): 1 − corr = Θ(t⁻²) for r > 0 (B.A4)"
-                  + ("" if ngd_factor == 2 else " [control: wrong constant]"), o["lim_ngd"], target)
+                  + ("" if ngd_factor == 2 else " [control: wrong constant]"), o["lim_ngd"], target,
+                  shown=sp.Eq(sp.Limit(t**2 * o["omc"].subs(p, p0 + eta * t), t, sp.oo), target, evaluate=False))
     dz = -eta * (grad[0, 0] - grad[1, 0])
     D.prove_equal("GD: z_{t+1} − z_t = −η(∂₁₁L − ∂₂₁L) = 2η e^{−σ(z)} σ(z)(1 − σ(z)) =: Δ(z) > 0",
                   dz, (2 * eta * c).subs(z, w11 - w21))
     D.prove_equal("GD: lim_{z→∞} e^{z}(e^{Δ(z)} − 1) = 2η/e (w = e^{−z} → 0⁺); with Stolz–Cesàro e^{z_t}/t → 2η/e, "
                   "z_t = log t + log(2η/e) + o(1)" + ("" if gd_factor == 2 else " [control: factor 2 dropped]"),
-                  o["lim_stolz"], gd_factor * eta / sp.E)
+                  o["lim_stolz"], gd_factor * eta / sp.E,
+                  shown=sp.Eq(sp.Limit(sp.exp(z) * (sp.exp(Delta(z)) - 1), z, sp.oo), gd_factor * eta / sp.E,
+                              evaluate=False))
     D.say("Δ(z) > 0 is continuous, so z_t increases and cannot stop at a finite value: z_t → ∞ and the limit "
           "above applies.")
     D.prove_equal("GD's transient: lim_{z→−∞} e^{−z}(1 − e^{−Δ(z)}) = 2η (w = e^{z} → 0⁺): e^{−z_t} falls by about 2η "
                   "per step, so z needs τ(z₀) = (e^{−z₀} − 1)/(2η) steps to climb from z₀ < 0 to 0; the draws of W₀ "
-                  "are conditioned on τ(z₀) ≤ N/100", o["lim_transient"], 2 * eta)
+                  "are conditioned on τ(z₀) ≤ N/100", o["lim_transient"], 2 * eta,
+                  shown=sp.Eq(sp.Limit(sp.exp(-z) * (1 - sp.exp(-Delta(z))), z, -sp.oo), 2 * eta, evaluate=False))
     D.prove_equal("GD: ‖W_t‖² = z_t²/2 + r², so ‖W_t‖ = log t/√2 + O(1) = O(log t); "
                   "lim z²(1 − corr) = r² (p = z/√2): 1 − corr = Θ(1/log²t), i.e. corr ≤ 1 − Ω(1/log²t) (B.S33)",
-                  o["lim_gd"], r**2)
+                  o["lim_gd"], r**2,
+                  shown=sp.Eq(sp.Limit(z**2 * o["omc"].subs(p, z / sp.sqrt(2)), z, sp.oo), r**2, evaluate=False))
     D.say("Ratio: (1 − corr_GD)/(1 − corr_NGD) ~ 2η²t²/log²t → ∞: NGD is faster; and NGD's t⁻² beats Theorem 1's "
           "polylog(t)/t, which is therefore not tight (A.4).")
     return D.outcome("two-token dynamics in closed form")
@@ -580,12 +594,12 @@ S33 = Claim(
     statement=(r"\text{GD: }\|W_t\|=O(\log t),\ \ \langle\bar W_t,\bar W_{mm}\rangle\le1-\Omega\!\left(\frac{1}"
                r"{\log^2 t}\right);\qquad\text{NGD: }1-\langle\bar W_t,\bar W_{mm}\rangle=\Theta(t^{-2})"),
     fidelity="reconstructed",
-    fidelity_note=("The example's vectors are the spec's reconstruction (the seed's words fit: two tokens, Ass. 1-2 "
+    fidelity_note=("The example's vectors are our reconstruction (the source text's words fit: two tokens, Ass. 1-2 "
                    "trivial, W_mm in closed form). The exponents are derived here in closed form (sympy): GD "
-                   "1 − corr = r²/z_t²(1 + o(1)) with z_t = log t + log(2η/e) + o(1); this matches the seed's "
+                   "1 − corr = r²/z_t²(1 + o(1)) with z_t = log t + log(2η/e) + o(1); this matches the source text's "
                    "'||W_t|| = O(log t)' and its eq. (3) reading corr ≤ 1 − Ω(1/log²t)."),
     findings=(
-        "The seed's GD statements for the two-token example (‖W_t‖ = O(log t), corr ≤ 1 − Ω(1/log²t)) match our "
+        "The source text's GD statements for the two-token example (‖W_t‖ = O(log t), corr ≤ 1 − Ω(1/log²t)) match our "
         "closed forms; both need an initial component orthogonal to W_mm (from W₀ = 0 both GD and NGD give corr ≡ 1).",
     ),
     assumptions=(TRANSIENT_SCOPE,),

@@ -40,8 +40,8 @@ def sigma0(ds, eps: float = EPS, delta: float = DELTA, r_power: int = 2) -> floa
 # ---------------------------------------------------------------------------
 #
 # Ass 1 is defined here, once, for every fixed-head claim of paper B (B.L3-B.L7, B.T1, B.L1, B.T7, B.T6, B.Fig2,
-# B.L6): the paper's inequality is lost (spec: "define a measurable near-orthogonality parameter nu"), and the only
-# level the suite derives is B.L3's sufficient one,
+# B.L6): the paper's inequality is lost (our reconstruction defines a measurable near-orthogonality parameter nu), and
+# the only level the suite derives is B.L3's sufficient one,
 #
 #     Ass 1 (ours):  nu / (1 - 3 nu) <= nu*(data, b)     (and nu < 1/3),
 #     nu* = q^2 b (1 - b/e) min_i(e^{-gamma_io} Delta_i) / (e (n-1) R^2 max_j(e^{-gammabar_j} Delta_j)),

@@ -1,11 +1,11 @@
 r"""B.C1 — initializing along a "bad" stationary direction: with a small init norm GD and NGD still converge to W_mm.
 
-Statement (spec, exact in shape; Appendix C.1).  Let Wbar_0 violate a W-SVM constraint of some sample, so that
-along the ray R Wbar_0 that sample's opt score s_{i,opt} -> 0 as R -> infinity (the gradient vanishes there: an
+Statement (our reconstruction, exact in shape; Appendix C.1).  Let Wbar_0 violate a W-SVM constraint of some sample, so
+that along the ray R Wbar_0 that sample's opt score s_{i,opt} -> 0 as R -> infinity (the gradient vanishes there: an
 asymptotically stationary, "bad" direction).  Started at W_0 = r Wbar_0 with a small norm r, GD and NGD still
 converge in direction to W_mm and the training loss still goes down to L*.
 
-Data (``numerics.paper_b.data.bad_init``; the seed's vectors are lost, these are the suite's): d = n = T = 2,
+Data (``numerics.paper_b.data.bad_init``; the source text's vectors are lost, these are the suite's): d = n = T = 2,
 head u = e_1; sample 0 (y = +1): query/opt x_01 = (1, 1/2), other x_02 = (-1/5, 1); sample 1 (y = -1): query
 x_11 = (3/10, 1), opt x_12 = (-1, 2/5).  Wbar_0 is the unit min-norm W with <A_0, W> = -1, <A_1, W> = +1,
 A_i = (x_{i,opt} - x_{i,other}) x_i1^T.
@@ -78,7 +78,9 @@ def derivation() -> Outcome:
     k = 1 / wnorm
     D.prove_equal("constraint values along W̄₀ (exact, min-norm solution of ⟨A₀,W⟩ = −1, ⟨A₁,W⟩ = 1, normalized): "
                   "⟨A₀, W̄₀⟩ = −1/‖w‖ < 0 (sample 0 violated), ⟨A₁, W̄₀⟩ = +1/‖w‖",
-                  sp.Matrix([(A[0] * wbar)[0], (A[1] * wbar)[0]]), sp.Matrix([-k, k]))
+                  sp.Matrix([(A[0] * wbar)[0], (A[1] * wbar)[0]]), sp.Matrix([-k, k]),
+                  shown=sp.Eq(sp.MatMul(sp.ImmutableMatrix.vstack(*A), sp.MatrixSymbol("wbar_0", 4, 1)),
+                              sp.Matrix([-k, k]), evaluate=False))
     R = sp.Symbol("R", positive=True)
     gamma = [[Y[i] * X[i][t][0] for t in range(2)] for i in range(2)]        # u = e_1
     W = (R * wbar).reshape(2, 2)
@@ -92,16 +94,23 @@ def derivation() -> Outcome:
         s_opt.append(so)
         c.append(sp.exp(-m) * so * (1 - so) * (gamma[i][o] - gamma[i][t]))
         L += sp.exp(-m) / 2
+    Wbar0 = sp.Symbol("Wbar_0")
     D.prove_equal("along R W̄₀ the logit gap of sample 0 is −R/‖w‖: s_{0,opt}(R W̄₀) = 1/(1 + e^{R/‖w‖})", s_opt[0],
-                  1 / (1 + sp.exp(R * k)))
-    D.prove_zero("lim_{R→∞} s_{0,opt}(R W̄₀) = 0", sp.limit(s_opt[0], R, sp.oo))
-    D.prove_zero("lim_{R→∞} s_{1,opt}(R W̄₀) = 1", sp.limit(s_opt[1], R, sp.oo) - 1)
+                  1 / (1 + sp.exp(R * k)), shown=sp.Eq(sp.Function("s_0,opt")(R * Wbar0), 1 / (1 + sp.exp(R * k)),
+                                                      evaluate=False))
+    D.prove_zero("lim_{R→∞} s_{0,opt}(R W̄₀) = 0", sp.limit(s_opt[0], R, sp.oo),
+                 shown=sp.Eq(sp.Limit(sp.Function("s_0,opt")(R * Wbar0), R, sp.oo), 0, evaluate=False))
+    D.prove_zero("lim_{R→∞} s_{1,opt}(R W̄₀) = 1", sp.limit(s_opt[1], R, sp.oo) - 1,
+                 shown=sp.Eq(sp.Limit(sp.Function("s_1,opt")(R * Wbar0), R, sp.oo), 1, evaluate=False))
     D.prove_zero("the one-direction coefficients c_i = e^{−m_i} s_io(1 − s_io)Δ_i of −∇L (B.E5; T = 2) vanish: "
                  "lim c₀ = lim c₁ = 0, so ∇L(R W̄₀) → 0 (asymptotically stationary)",
-                 sp.limit(c[0], R, sp.oo) + sp.limit(c[1], R, sp.oo))
+                 sp.limit(c[0], R, sp.oo) + sp.limit(c[1], R, sp.oo),
+                 shown=sp.Eq(sp.Limit(sp.Function("c_0")(R * Wbar0) + sp.Function("c_1")(R * Wbar0), R, sp.oo), 0,
+                             evaluate=False))
     L_lim = sp.limit(L, R, sp.oo)
-    D.prove_equal("the loss along the ray tends to (e^{1/5} + e^{−1})/2, not to L* = e^{−1}", L_lim,
-                  (sp.exp(sp.Rational(1, 5)) + sp.exp(-1)) / 2)
+    L_star = (sp.exp(sp.Rational(1, 5)) + sp.exp(-1)) / 2
+    D.prove_equal("the loss along the ray tends to (e^{1/5} + e^{−1})/2, not to L* = e^{−1}", L_lim, L_star,
+                  shown=sp.Eq(sp.Limit(sp.Function("L")(R * Wbar0), R, sp.oo), L_star, evaluate=False))
     D.say("So R W̄₀ is a bad asymptotically stationary direction: the loss plateaus above L* while the gradient "
           "vanishes. From a small init norm the gradient is not yet small, and (B.L3/B.L4) steers W towards W_mm.")
     return D.outcome("bad stationary direction established")
@@ -285,8 +294,8 @@ CLAIM = Claim(
     title="Bad stationary init direction: GD/NGD still converge to W_mm from a small norm",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("Exact in shape (Appendix C.1 and the spec). The data and the direction are the suite's "
-                   "(numerics.paper_b.data.bad_init; the seed's vectors are lost); thresholds 1e−3 (alignment) "
+    fidelity_note=("Exact in shape (Appendix C.1 and our reconstruction). The data and the direction are the suite's "
+                   "(numerics.paper_b.data.bad_init; the source text's vectors are lost); thresholds 1e−3 (alignment) "
                    "and e³ (loss reduction) at the horizon are ours."),
     assumptions=(Assumption("bad direction", "W̄₀ violates a W-SVM constraint"),
                  Assumption("small init norm", "‖W₀‖ ≤ 1 (here 10^U(−2, 0))")),

@@ -31,7 +31,7 @@ from theorems.fixture import fixture, per_budget
 from theorems.paper_b.fixed_head.assumptions import ass1
 
 # ---------------------------------------------------------------------------
-# Constants (the seed lost the paper's; ours)
+# Constants (the source text lost the paper's; ours)
 # ---------------------------------------------------------------------------
 
 SIZES = dict(n=4, T=3, d=16)  # Example 1: d >> n T keeps the tokens nearly orthogonal (the paper's Ass. 1 reading)

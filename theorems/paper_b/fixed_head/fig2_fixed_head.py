@@ -5,7 +5,7 @@ The paper plots the train loss, ``||W_t||``, the mean opt softmax score and ``<W
 beginning, then slows down once the cap binds (it is then GD with step eta_max); NGD + momentum gives a
 further boost; (iii) the alignment is "closely predicted by Thm. 1" and the saturation by Lem. 1.
 
-Constants (the seed lost all of them; ours, also in ``details["constants"]``): Example 1 with n = 4, T = 3,
+Constants (the source text lost all of them; ours, also in ``details["constants"]``): Example 1 with n = 4, T = 3,
 d = 16, gamma_opt = 1, gamma_other = 0; ``||W_0|| = 0.5`` (random and adversarial directions); NGD and GD
 eta = 1; NGD + momentum eta = 1, beta = 0.9; PS cap eta_max = 1e4 (with cap 1 PS is GD from the first step
 on this data: "PS fastest early" needs a large cap, and 1e4 was chosen knowing that); NGD uncapped.  The runs are
@@ -24,7 +24,7 @@ Over that window PS must beat NGD and GD on all four metrics: per run, the large
 those steps, interval of its mean below 0 (strictly: a tie, exactly 0, is not a win).
 
 Free choices (``Claim.free_choices``; ``verify sensitivity`` decides the claim at other values of each).  The cap:
-the seed says a threshold eta_max is used and gives no value; ours is 1e4 (``example1_suite.PS_CAP``, chosen
+the source text says a threshold eta_max is used and gives no value; ours is 1e4 (``example1_suite.PS_CAP``, chosen
 knowing that "PS fastest early" needed a large cap), its range ``CAP_RANGE = (1e2, 1e6)``, two decades
 either side.  What the verdict depends on: where the cap first binds (after that PS is GD with step eta_max) against
 where NGD, whose logit gaps grow by a fixed amount per step, overtakes a capped GD step; both are reported.  The early
@@ -75,8 +75,8 @@ PS_CAP1_RUN = suite_run.bind(algorithm=A.Algorithm("Polyak (cap 1)", A.polyak(1.
 #: 'early' = "in the beginning" of the figure's time axis: its first tenth, t = 1 .. 50 of the quick suite's 500
 #: steps (the horizon the figure is drawn over), the same at every budget; names neither the cap nor NGD's overtaking
 EARLY_END = 50
-#: the cap is a free choice (the seed gives no value): its plausible range, two decades either side of the suite's
-#: 1e4 (large against GD's step 1, as "much faster in the beginning" needs)
+#: the cap is a free choice (the source text gives no value): its plausible range, two decades either side of the
+#: suite's 1e4 (large against GD's step 1, as "much faster in the beginning" needs)
 CAP_RANGE = (1e2, 1e6)
 
 
@@ -230,14 +230,14 @@ CLAIM = Claim(
     title="Figure 2: NGD ≫ GD, PS fastest early, rates as Theorem 1 / Lemma 1 (Example 1, fixed head)",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps the plotted quantities and the qualitative reading; every constant (n, T, d, "
+    fidelity_note=("The source text keeps the plotted quantities and the qualitative reading; every constant (n, T, d, "
                    "SNR, step sizes, caps, momentum) is lost and ours (details['constants']). 'Far faster' = 10× is "
                    "our threshold; 'early' is 'in the beginning' of the figure: its first tenth, t ≤ 50, from the "
                    "paper's 'in the beginning', chosen knowing where NGD overtakes PS (history: the ledger's "
                    "EARLY_END). The PS cap is "
                    "lost: ours is 1e4 (chosen so that PS is fast early). The cap, the early window and the 10× are free "
                    "choices: verify sensitivity decides the claim over their ranges. NGD + momentum (β = 0.9) overtakes PS after "
-                   "a few steps on our data: PS is fastest against NGD and GD, which is the seed's comparison."),
+                   "a few steps on our data: PS is fastest against NGD and GD, which is the source text's comparison."),
     findings=(
         "'PS fastest early', read as the first tenth of the figure (t ≤ 50), is not reproduced: PS beats GD on all "
         "four metrics but NGD overtakes it (median, t ≈ 16 at cap 1e4; the cap binds at t ≈ 8). The sensitivity map "
@@ -268,8 +268,8 @@ CLAIM = Claim(
                 {"envelope_run": GD_ENVELOPE, "run": GD_RUN}),
     ),
     free_choices=(
-        FreeChoice("PS cap", PS_CAP, "the seed gives no value; 1e2-1e6 spans two decades either side of 1e4, all "
-                   "large against GD's step 1 as 'much faster in the beginning' needs",
+        FreeChoice("PS cap", PS_CAP, "the source text gives no value; 1e2-1e6 spans two decades either side of 1e4, "
+                   "all large against GD's step 1 as 'much faster in the beginning' needs",
                    {"ps-fastest-early": lambda v: {"ps": ps_run(v)}}, low=CAP_RANGE[0], high=CAP_RANGE[1],
                    scale="log"),
         FreeChoice("early window", EARLY_END, "'much faster in the beginning' fixes no window: t ≤ 5 .. 100, the "

@@ -1,6 +1,6 @@
 r"""B.Fig8 — Figure 8 (Appendix C.1): initializing in a bad stationary direction, GD still converges globally.
 
-The seed describes four panels: (left) the tokens and the init direction, "the W0 line correlates more with
+The source text describes four panels: (left) the tokens and the init direction, "the W0 line correlates more with
 the non-opt token than the opt one"; (plot 2) along R Wbar_0 the opt softmax score of the violated sample goes
 to 0 and the other sample's to 1; (plots 3-4) "GD still globally converges to W_mm, and minimizes the train
 loss".  The numbers are lost; ours are in ``outcome.details["constants"]`` (data: ``data.bad_init``, the same
@@ -120,8 +120,8 @@ CLAIM = Claim(
     title="Figure 8: global convergence despite a bad stationary init direction",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("Figure claim: the seed describes the panels in words; data, init norm, step sizes and horizon "
-                   "are ours (outcome.details['constants'])."),
+    fidelity_note=("Figure claim: the source text describes the panels in words; data, init norm, step sizes and "
+                   "horizon are ours (outcome.details['constants'])."),
     checks=(Check("figure", "numeric", "Reproduce the four panels and check statements S1-S3", check_figure,
                   stochastic=False, uses={"problem": bad_init_problem}),),
     controls=(Control("init norm 30", "figure", "GD from W₀ = 30 W̄₀: no alignment, loss stuck",

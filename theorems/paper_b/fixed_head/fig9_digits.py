@@ -1,12 +1,12 @@
 r"""B.Fig9 — Figure 9 (Appendix C.2): binary digits; W aligns with W_mm and NGD beats GD.
 
-Seed: "each input consists of multiple patches, one patch containing either a 0 or 1 digit (the 'signal' patch)
+Source text: "each input consists of multiple patches, one patch containing either a 0 or 1 digit (the 'signal' patch)
 and the remaining patches containing Gaussian noise ... a fixed linear classifier (pre-trained on 0/1
 classification) ... (1) the self-attention parameters converge in direction to W_mm, and (2) normalized gradient
 descent achieves faster convergence than standard gradient descent."  MNIST is replaced by sklearn's bundled
 8x8 digits (``numerics.paper_b.data.digits``: d = 64, head = logistic regression on the centred 0/1 images
 rescaled to mean margin 1; the signal patch is the opt token; the noise patches' scores differ slightly, so
-Ass 2 holds only approximately, as the seed says).
+Ass 2 holds only approximately, as the source text says).
 
 Constants (ours; also in ``details["constants"]``): n = 16 sequences, T = 4 patches, noise 0.1, W_0 at Lemma 2's
 scale (B.L2), GD eta = 1, NGD eta = 0.1, horizon 300 (quick) steps.
@@ -43,7 +43,7 @@ STATEMENT = (
     r"\text{digits: }1-\langle\bar W_t,\bar W_{mm}\rangle\to0\ \text{(GD, NGD)},\quad "
     r"\big(1-\langle\bar W_T,\bar W_{mm}\rangle\big)_{NGD}<\big(\cdot\big)_{GD},\ (L-L^*)_{NGD}<(L-L^*)_{GD}"
 )
-#: the figure's constants (ours; the seed's are lost): sequences, patches, noise level, step sizes, init, and the
+#: the figure's constants (ours; the source text's are lost): sequences, patches, noise level, step sizes, init, and the
 #: alignment thresholds 1 - corr <= 0.05 at the horizon for both algorithms
 CONSTANTS = dict(n=16, T=4, noise=0.1, gd_eta=1.0, ngd_eta=0.1, init="Lemma 2 scale (B.L2, eps=1/4, delta=0.05)",
                  ngd_tol=0.05, gd_tol=0.05)

@@ -1,9 +1,9 @@
 r"""B.L2 — a small Gaussian init keeps every logit small w.h.p. (Lemma 2).
 
-Seed (formulas lost): "Let [W_0 iid Gaussian] for all [entries], with the initialization scale [...] for some
+Source text (formulas lost): "Let [W_0 iid Gaussian] for all [entries], with the initialization scale [...] for some
 [delta], and absolute constant [c].  Further, if [||x_it|| <= R] for any [i, t], then with probability at least
 [1 - delta], we have [...] for every [i, t]."  Proof: "for any [i, t] ... with probability at least [1 - delta] we
-have [a Gaussian tail bound] ... Also, [a norm bound]."  Spec: qualitative.
+have [a Gaussian tail bound] ... Also, [a norm bound]."  Our reconstruction: qualitative.
 
 Our reconstruction (derived here).  W_0 has iid N(0, sigma^2) entries.  For fixed tokens,
 a_it(W_0) = x_it^T W_0 x_i1 = sum_jk x_it,j x_i1,k W_jk is N(0, sigma^2 ||x_it||^2 ||x_i1||^2), with standard deviation
@@ -14,7 +14,7 @@ at most sigma R^2.  With the tail bound P(|N(0,1)| > u) <= 2 e^{-u^2/2} and a un
     max_{i,t} |a_it(W_0)| <= eps   and   ||W_0||_F <= sigma (d + sqrt(2 log(2/delta))),
 
 so every opt score starts at s_io(W_0) = 1/(1 + sum_{t != o} e^{a_it - a_io}) >= 1/(1 + (T - 1) e^{2 eps}).
-The norm threshold sigma_0 (d + sqrt(2 log(2/delta))) is the "data-dependent threshold" of the spec
+The norm threshold sigma_0 (d + sqrt(2 log(2/delta))) is the "data-dependent threshold" of our reconstruction
 (through R, n, T).  Constants used: eps = 1/4, delta = 0.05 (free choices of the event check: ``verify sensitivity``
 decides it over eps in 0.05-1 and delta in 0.01-0.1).
 
@@ -106,7 +106,9 @@ def derivation(wrong_variance: bool = False) -> Outcome:
     n, T, delta = sp.symbols("n T delta", positive=True)
     sol = sp.solve(sp.Eq(n * T * 2 * sp.exp(-u**2 / 2), delta / 2), u)
     D.prove_equal("union bound over nT logits with budget δ/2: nT·2e^{−u²/2} = δ/2 at u = √(2 log(4nT/δ))",
-                  sol[0], sp.sqrt(2 * sp.log(4 * n * T / delta)))
+                  sol[0], sp.sqrt(2 * sp.log(4 * n * T / delta)),
+                  shown=sp.Eq(n * T * 2 * sp.exp(-sp.UnevaluatedExpr(sp.sqrt(2 * sp.log(4 * n * T / delta))) ** 2 / 2),
+                              delta / 2, evaluate=False))
     v = sp.Symbol("v", positive=True)
     D.prove_zero("tail bound erfc(v) ≤ e^{−v²} (i.e. P(|Z| > u) ≤ 2e^{−u²/2}, v = u/√2): f = e^{−v²} − erfc(v) has "
                  "f(0) = 0, f(∞) = 0 and f′ = e^{−v²}(2/√π − 2v), one sign change, so f ≥ 0",
@@ -252,10 +254,10 @@ CLAIM = Claim(
     title="Small Gaussian initialization: all initial logits small with high probability",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps only the shape (Gaussian init below a data-dependent scale; an event for every "
-                   "(i, t) with probability ≥ 1 − δ; 'Also' a norm bound). The scale σ₀, the logit bound ε, the "
-                   "norm threshold and the opt-score floor are our derivation (union bound + Gaussian tail + "
-                   "Lipschitz concentration), written in this module; ε = 1/4, δ = 0.05 are our choices."),
+    fidelity_note=("The source text keeps only the shape (Gaussian init below a data-dependent scale; an event for "
+                   "every (i, t) with probability ≥ 1 − δ; 'Also' a norm bound). The scale σ₀, the logit bound ε, the "
+                   "norm threshold and the opt-score floor are our derivation (union bound + Gaussian tail + Lipschitz "
+                   "concentration), written in this module; ε = 1/4, δ = 0.05 are our choices."),
     assumptions=(Assumption("token norms", "‖x_it‖ ≤ R"), Assumption("init", "W₀ iid N(0, σ²) with σ ≤ σ₀")),
     checks=(
         Check("derivation", "symbolic", "Variance of xᵀW₀y, union-bound quantile, tail bound, opt-score floor",

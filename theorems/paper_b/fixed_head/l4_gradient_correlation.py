@@ -3,7 +3,7 @@ r"""B.E5 — the one-direction gradient form under Ass 2 (eqs. (5)/(14)); B.L4 �
 Setting (fixed head u, exp loss).  a_i = X_i W x_i1, s_i = softmax(a_i), gamma_it = y_i u^T x_it,
 m_i = sum_t s_it gamma_it, L(W) = (1/n) sum_i e^{-m_i}.
 
-B.E5 (reconstructed; the spec: "checked against autograd while writing; derive it symbolically").
+B.E5 (our reconstruction; the source text lost the formula: derived here symbolically, checked against autograd).
 The softmax Jacobian is diag(s) - s s^T, so d m_i / d a_it = s_it (gamma_it - m_i), and with
 d a_it / d W = x_it x_i1^T,
 
@@ -90,18 +90,6 @@ MIN_DECIDED = 10
 PROBE_EXAMPLES = (80, 120, 300)
 
 
-class TeX(sp.Symbol):
-    """A display-only symbol whose LaTeX is its name verbatim (the report renders it with latex2mathml)."""
-
-    def _latex(self, printer):
-        return self.name
-
-    def _mathml_presentation(self, printer):
-        el = printer.dom.createElement("mi")
-        el.appendChild(printer.dom.createTextNode(self.name))
-        return el
-
-
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivations
 # ---------------------------------------------------------------------------
@@ -139,6 +127,18 @@ def ass2_collapse(T: int = 4, form=collapsed_form):
     return lhs, form(s_o, s_rest, x_o, x_rest, g_o, g_bar)
 
 
+def token_sum(x_t, T: int):
+    """The display of ``sum_t s_t (gamma_t - m) x_t`` over T tokens (``x_t`` a symbol or a token matrix)."""
+    t = sp.Symbol("t", integer=True, positive=True)
+    return sp.Sum(sp.Symbol("s_t") * (sp.Symbol("gamma_t") - sp.Symbol("m")) * x_t, (t, 1, T))
+
+
+def form_display(form):
+    """``form`` written with the mean xbar of the non-opt tokens (their one weight 1 - s_o, their one token xbar)."""
+    s_o = sp.Symbol("s_o")
+    return form(s_o, (1 - s_o,), sp.Symbol("x_o"), (sp.Symbol("xbar"),), sp.Symbol("gamma_o"), sp.Symbol("gammabar"))
+
+
 def _gradient_steps(D: Derivation) -> None:
     """The form-independent part of the B.E5 derivation: softmax Jacobian, -d e^{-m}/da, the W-gradient (G)."""
     T = 3
@@ -147,8 +147,8 @@ def _gradient_steps(D: Derivation) -> None:
     Jc = sp.Matrix(T, T, lambda t, k: (s[t] if t == k else 0) - s[t] * s[k])
     S = sp.MatrixSymbol("s", T, 1)
     D.prove_zero("softmax Jacobian: ∂s/∂a = diag(s) − s sᵀ (T = 3, entrywise)", J - Jc,
-                 shown=sp.Eq(TeX(r"\partial s/\partial a"), sp.diag(*[sp.Symbol(f"s_{k}") for k in range(1, T + 1)])
-                             - S * S.T, evaluate=False))
+                 shown=sp.Eq(sp.Derivative(sp.Symbol("s"), sp.Symbol("a")),
+                             sp.diag(*[sp.Symbol(f"s_{k}") for k in range(1, T + 1)]) - S * S.T, evaluate=False))
     res = sp.Matrix([-sp.diff(sp.exp(-m), a[k]) - sp.exp(-m) * s[k] * (g[k] - m) for k in range(T)])
     D.prove_zero("hence −∂e^{−m}/∂a_t = e^{−m} s_t (γ_t − m),  m = Σ_t s_t γ_t", res,
                  shown=sp.Eq(-sp.Derivative(sp.exp(-sp.Symbol("m")), sp.Symbol("a_t")),
@@ -167,8 +167,10 @@ def _gradient_steps(D: Derivation) -> None:
     D.prove_zero("with a = X W x₁ (T = 3 tokens in d = 2, symbolic X, W): "
                  "−∇_W e^{−m} = e^{−m} Σ_t s_t(γ_t − m) x_t x₁ᵀ",
                  (grad - form_G).applyfunc(sp.expand),
-                 shown=sp.Eq(-TeX(r"\nabla_W e^{-m}"),
-                             TeX(r"e^{-m}\sum_t s_t(\gamma_t-m)\,x_t x_1^\top"), evaluate=False))
+                 shown=sp.Eq(-sp.Derivative(sp.exp(-sp.Symbol("m")), sp.Symbol("W")),
+                             sp.exp(-sp.Symbol("m")) * token_sum(sp.MatrixSymbol("x_t", d, 1)
+                                                                 * sp.MatrixSymbol("x_1", d, 1).T, T),
+                             evaluate=False))
 
 
 def derivation_e5(form=collapsed_form) -> Outcome:
@@ -178,8 +180,7 @@ def derivation_e5(form=collapsed_form) -> Outcome:
     lhs, rhs = ass2_collapse(4, form)
     D.prove_equal("Ass 2 (γ_t = γ̄ for t ≠ o), s_o = 1 − Σ_{t≠o} s_t, T = 4: the token sum collapses onto "
                   "x_o − x̄, x̄ = Σ_{t≠o} s_t x_t/(1 − s_o)", lhs, rhs,
-                  shown=sp.Eq(TeX(r"\sum_t s_t(\gamma_t-m)x_t"),
-                              TeX(r"s_o(1-s_o)(\gamma_o-\bar\gamma)(x_o-\bar x)"), evaluate=False))
+                  shown=sp.Eq(token_sum(sp.Symbol("x_t"), 4), form_display(form), evaluate=False))
     D.say("Summing over samples with weight 1/n gives (5)/(14).")
     return D.outcome("gradient form (5)/(14) derived")
 
@@ -483,8 +484,8 @@ CLAIMS = [
         title="One-direction gradient form under Ass 2 (eq. (5)/(14))",
         statement=STATEMENT_E5,
         fidelity="reconstructed",
-        fidelity_note=("The seed keeps only the words around (5) and (14) ('under Assumption 2, for any W ... "
-                       "where ...'); the formula is the spec's reconstruction, derived here by sympy from the model "
+        fidelity_note=("The source text keeps only the words around (5) and (14) ('under Assumption 2, for any W ... "
+                       "where ...'); the formula is our reconstruction, derived here by sympy from the model "
                        "and the softmax Jacobian, and checked against float64 autograd."),
         assumptions=(ASS2, Assumption("exp loss", "ℓ(z) = e^{−z}, fixed head u")),
         checks=(
@@ -514,9 +515,10 @@ CLAIMS = [
         title="The negative gradient correlates positively with W_mm",
         statement=STATEMENT_L4,
         fidelity="exact",
-        fidelity_note=("Exact in shape (spec: ⟨−∇L(W), W̄_mm⟩ > 0 for every W reached; the paper's quantitative bound "
-                       "is lost). The lower bound LB(W) and the normalized floor 1/(2R²‖W_mm‖) are our derivation from "
-                       "(5) (reconstructed); they need Ass 2 only, no near-orthogonality and no init condition."),
+        fidelity_note=("Exact in shape (our reconstruction: ⟨−∇L(W), W̄_mm⟩ > 0 for every W reached; the paper's "
+                       "quantitative bound is lost). The lower bound LB(W) and the normalized floor 1/(2R²‖W_mm‖) are "
+                       "our derivation from (5) (reconstructed); they need Ass 2 only, no near-orthogonality and no "
+                       "init condition."),
         assumptions=(ASS2, Assumption("W-SVM feasible", "some W separates every opt token with margin 1")),
         checks=(
             Check("derivation", "symbolic", "⟨−∇L, W_mm⟩ = LB + nonnegative remainder, by sympy", derivation_l4),

@@ -1,6 +1,6 @@
 r"""B.L5 — NGD iterate norms grow linearly: c eta t - ||W_0|| <= ||W_t|| <= ||W_0|| + eta t (Lemma 5, eq. (9)).
 
-Derivation (the seed keeps the proof's words: "the upper bound follows by Cauchy-Schwarz; for the lower
+Derivation (the source text keeps the proof's words: "the upper bound follows by Cauchy-Schwarz; for the lower
 bound write the iterate using its gradient updates, use the dual norm characterization and select the
 direction Wbar_mm ... the gradient correlates positively with W_mm (Lem. 4)").  NGD: W_{t+1} = W_t - eta d_t
 with d_t = grad L(W_t)/||grad L(W_t)||, a unit vector, so
@@ -9,7 +9,7 @@ with d_t = grad L(W_t)/||grad L(W_t)||, a unit vector, so
     lower:  ||W_t|| >= <W_t, Wbar_mm> = <W_0, Wbar_mm> + eta sum_{s<t} <-d_s, Wbar_mm>           (dual norm)
                     >= -||W_0|| + c eta t,        c = inf_s <-d_s, Wbar_mm>.
 
-The constant c (lost in the seed) is ours, from B.L4's derivation: under Ass 2 every W has
+The constant c (lost in the source text) is ours, from B.L4's derivation: under Ass 2 every W has
 <-grad L/||grad L||, Wbar_mm> >= 1/(2 R^2 ||W_mm||), so c = 1/(2 R^2 ||W_mm||) works for every
 trajectory, with no condition on the init (the lemma is stated under Lemma 2's conditions; our c
 does not need them).  We also measure the best constant on the runs,

@@ -1,9 +1,9 @@
 r"""B.L6 — Example 1 satisfies Assumptions 1-2 with high probability when d is large (Lemma 6).
 
-Seed: "Using [d >= ...] and [...], data generated as per Example 1 satisfies Ass. 1 and 2 with probability at
+Source text: "Using [d >= ...] and [...], data generated as per Example 1 satisfies Ass. 1 and 2 with probability at
 least [1 - delta], for any [delta]."  Proof: Bernstein bounds on token inner products and norms, a union bound;
-"in order to satisfy Assumption 1, ignoring the log factors, we require [...]".  Spec: qualitative (d >> n, T up
-to logs); Ass 1's inequality is lost, its parameter is nu = max |<x, x'>| / min_i ||x_io||^2 over distinct token
+"in order to satisfy Assumption 1, ignoring the log factors, we require [...]".  Our reconstruction: qualitative (d >>
+n, T up to logs); Ass 1's inequality is lost, its parameter is nu = max |<x, x'>| / min_i ||x_io||^2 over distinct token
 pairs with a non-opt member.
 
 Which Ass 1.  The one of ``assumptions`` (``ASS1``, defined once for every fixed-head claim): B.L3's
@@ -370,10 +370,10 @@ CLAIM = Claim(
     title="Example 1 satisfies Assumptions 1-2 w.h.p. for large d",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("Qualitative (spec). Ass 1 is the suite's one definition (fixed_head_assumptions: B.L3's derived "
-                   "sufficient level ν/(1−3ν) ≤ ν*, ν* ≈ 1.5e-3 here); the d that suffices, d₁(δ), is our "
-                   "derivation (Laurent-Massart norms + a Gaussian union bound over pairs), decided at δ = 0.05 and "
-                   "0.01 by Monte Carlo through the token Gram matrix (d ~ 2·10⁶). Ass 2 holds by construction "
+    fidelity_note=("Qualitative (our reconstruction). Ass 1 is the suite's one definition (fixed_head_assumptions: "
+                   "B.L3's derived sufficient level ν/(1−3ν) ≤ ν*, ν* ≈ 1.5e-3 here); the d that suffices, d₁(δ), is "
+                   "our derivation (Laurent-Massart norms + a Gaussian union bound over pairs), decided at δ = 0.05 "
+                   "and 0.01 by Monte Carlo through the token Gram matrix (d ~ 2·10⁶). Ass 2 holds by construction "
                    "(noise ⟂ u): reported, not verified. The d^{-1/2} decay of ν is our Bernstein reading of the "
                    "proof."),
     assumptions=(Assumption("Example 1", "data.example1: σ = 1/√d, noise ⟂ u = e₁, γ_opt = 1, γ_other = 0, "

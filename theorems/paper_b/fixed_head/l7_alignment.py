@@ -1,7 +1,7 @@
 r"""B.L7 — eq. (4): for large norms the negative gradient is more aligned with W_mm than with W itself (Lemma 7).
 
-Statement (spec, exact in shape).  For every eps > 0 there is R_eps such that every W in the lemma's domain
-with ||W|| >= R_eps satisfies
+Statement (our reconstruction, exact in shape).  For every eps > 0 there is R_eps such that every W in the lemma's
+domain with ||W|| >= R_eps satisfies
 
     <-grad L(W), Wbar_mm> >= (1 - eps) <-grad L(W), Wbar>.                                            (4)
 
@@ -259,9 +259,11 @@ def derivation(coefficients=centered_coefficients) -> Outcome:
             form += sp.exp(-m) / 2 * k * x * X[0].T
     grad = -sp.Matrix(4, 4, lambda i, j: sp.diff(L, W[i, j]))
     i, t = sp.symbols("i t", integer=True)
-    s_i, g_t, m_i, x_ = sp.IndexedBase("s"), sp.IndexedBase("gamma"), sp.IndexedBase("m"), sp.IndexedBase("x")
-    shown_form = sp.Rational(1, 2) * sp.Sum(sp.exp(-m_i[i]) * sp.Sum(s_i[i, t] * (g_t[t] - m_i[i]) * x_[i, t]
-                                                                      * x_[i, 1], (t, 1, 2)), (i, 1, 2))
+    # display-only subscripted symbols (an Indexed entry is named s[i, t], not a symbol of the formula)
+    s_it, g_t, m_i = sp.Symbol("s_i,t"), sp.Symbol("gamma_t"), sp.Symbol("m_i")
+    x_it, x_i1 = sp.MatrixSymbol("x_i,t", 4, 1), sp.MatrixSymbol("x_i,1", 4, 1)
+    shown_form = sp.Rational(1, 2) * sp.Sum(sp.exp(-m_i) * sp.Sum(s_it * (g_t - m_i) * x_it * x_i1.T, (t, 1, 2)),
+                                            (i, 1, 2))
     D.prove_zero("the gradient of L = (e^{−m₁} + e^{−m₂})/2 (sympy's differentiation, every entry of W) is "
                  "−∇L = ½ Σ_i e^{−m_i} Σ_t s_it(γ_t − m_i) x_it x_i1ᵀ", (grad - form).applyfunc(sp.simplify),
                  shown=sp.Eq(-sp.Derivative(sp.Symbol("L"), sp.Symbol("W")), shown_form, evaluate=False))
@@ -390,10 +392,10 @@ CLAIM = Claim(
     title="For large norms −∇L is more aligned with W_mm than with W (eq. (4))",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("Exact in shape (spec). The paper's R_ε is lost; we measure it on the Lemma 3 domain (iterates "
-                   "of GD/NGD/Polyak and sampled W at every angle to W_mm with every opt score ≥ 0.2) and report it "
-                   "per ε; the decision only fails (4) in the top half of the norms examined. Ass 1 (ours) holds on "
-                   "the orthogonal-token instance only (Example 1 at d = 32 is far outside it)."),
+    fidelity_note=("Exact in shape (our reconstruction). The paper's R_ε is lost; we measure it on the Lemma 3 domain "
+                   "(iterates of GD/NGD/Polyak and sampled W at every angle to W_mm with every opt score ≥ 0.2) and "
+                   "report it per ε; the decision only fails (4) in the top half of the norms examined. Ass 1 (ours) "
+                   "holds on the orthogonal-token instance only (Example 1 at d = 32 is far outside it)."),
     assumptions=(ASS1, ASS2, DOMAIN_SCOPE),
     checks=(
         Check("derivation", "symbolic", "The gradient by sympy, and on two orthogonal samples the limit of "

@@ -45,14 +45,14 @@ from theorems.paper_b.fixed_head.inscope import record_scope, suite_scope
 from theorems.plots import new_figure
 
 # ---------------------------------------------------------------------------
-# Constants (the seed lost the paper's; ours)
+# Constants (the source text lost the paper's; ours)
 # ---------------------------------------------------------------------------
 
 POLYLOG_K = 2          # allowed polylog degree in the envelope C log^k(t) / t: the proof's eps_t sum gives log^2
 #: an exponent interval wider than 0.25 cannot tell t^-1 from t^-3/4 (or t^-5/4)
 MAX_WIDTH = 0.25
 #: a window whose log^2 allowance exceeds 0.3 puts the effective bound above -0.7: it cannot tell C log^2 t / t from
-#: t^-2/3 (the audit's example t^-0.65 passed the old quick window): such a decision is inconclusive
+#: t^-2/3 (t^-0.65 passes at a window [50, 500]): such a decision is inconclusive
 MAX_ALLOWANCE = 0.3
 #: B.L1's slope -1 (c_t -> 1, ||W_t|| growing by eta per step) against -1/2, the nearest rate the slope must exclude:
 #: c = 1/2 (the lemma's constant off by a factor 2, B.L1's C0), or NGD's norm growing by only eta/2 per step (a

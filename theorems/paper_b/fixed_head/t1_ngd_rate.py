@@ -1,12 +1,12 @@
 r"""B.T1 — implicit-bias rate of normalized GD (Vasudeva, Deora, Thrampoulidis; Theorem 1).
 
-Statement (spec: qualitative; exponent reconstructed).  Under Ass. 1-2, from any initial direction with a
+Statement (our reconstruction: qualitative; exponent reconstructed).  Under Ass. 1-2, from any initial direction with a
 small initial norm, NGD ``W_{t+1} = W_t - eta grad L / ||grad L||`` on the fixed-head model satisfies, for
 ``t >= t_0``,
 
     1 - <Wbar_t, Wbar_mm> <= C polylog(t) / t        (equivalently ||Wbar_t - Wbar_mm|| = O~(t^{-1/2})).
 
-The seed lost the formula; the spec rebuilds the exponent from the proof's structure (norm ~ eta t, the
+The source text lost the formula; our reconstruction rebuilds the exponent from the proof's structure (norm ~ eta t, the
 Lemma-7 slack eps_t ~ log t / t summed over t) and a third-party summary quoting O(t^{-1/2}).
 
 How the envelope is decided (ours).  ``1 - corr`` is fitted as a power of t over a late window
@@ -27,7 +27,7 @@ and, exactly, every run's own exponent must be <= -1 + s_2 (the claim is per run
 Treating the degree k in [0, 2] as a nuisance of the fit ``log(1 - corr) = a + b log t + k log log t`` gives the
 same rule (the claim's best case is k = 2, which moves b by the LS slope of log log t on log t); the rule is only
 as sharp as the window is late, hence the cap s_2 <= 0.3 (``MAX_ALLOWANCE``: above it the effective bound is
-above -0.7 and t^{-2/3} would pass, as t^{-0.65} did at the old quick window [50, 500], effective bound -0.60).
+above -0.7 and t^{-2/3} would pass, as t^{-0.65} does at a window [50, 500], effective bound -0.60).
 
 Why per-run slopes and not one WLS fit of the mean curve: every run contributes to every time point, so
 the errors of a mean curve are perfectly correlated across t and a WLS fit treating them as independent
@@ -44,8 +44,8 @@ Oscillations.  Once saturated, NGD with a large step can zigzag with period 2 be
 so every fit uses the upper envelope ``U_t = max_{s >= t} (1 - corr_s)`` over recorded steps, and the
 records include each log-spaced step's successor so both phases are seen (``rates``).
 
-Instances (ours; the seed's constants are lost).  The rate check and global convergence run inside the assumptions
-as we reconstruct them: the in-scope family of ``inscope`` (n = 4, T = 3, d = 14: exactly orthonormal
+Instances (ours; the source text's constants are lost).  The rate check and global convergence run inside the
+assumptions as we reconstruct them: the in-scope family of ``inscope`` (n = 4, T = 3, d = 14: exactly orthonormal
 noise tokens perturbed until each data set sits at half our Ass 1's level, nu/(1 - 3 nu) = nu*/2 at NGD's step,
 nu ~ 3e-4; Example 1's scores, so Ass 2 holds; ``||W_0|| = 1/(4 R^2)``, Lemma 2's small init in every direction;
 three quarters of the runs in a uniformly random direction, one quarter along the adversarial ``-Wbar_mm``, which
@@ -157,7 +157,7 @@ def check_global(ctx: Context, suite: Suite, run: SuiteRun, W_mm: torch.Tensor) 
 #     n_{t+1} <= n_t + eta <d_t, Wbar_t> + eta^2 / (2 n_t)                                      (one unit step)
 # so n_t - p_t <= n_0 - p_0 + sum_s (eps_s (n_{s+1} - n_s) + eta^2 / (2 n_s)) and 1 - corr_t = (n_t - p_t) / n_t.
 # With n_s >= c eta s (Lemma 5) and eps_s = kappa log s / s (the slack at norm ~ eta s; its law is lost with the
-# proof's constants, log s / s is the reconstruction the spec's O~(t^{-1/2}) reads), the sums grow like
+# proof's constants, log s / s is how our reconstruction's O~(t^{-1/2}) reads), the sums grow like
 # kappa eta log^2 t / 2 and (eta / 2c) log t: 1 - corr_t <= C log^2 t / t.  The rate rule's allowance s_2
 # (``rates.polylog_allowance``) is the window average of that envelope's local exponent.
 
@@ -239,14 +239,14 @@ CLAIM = Claim(
     title="NGD implicit-bias rate 1 − ⟨W̄ₜ, W̄mm⟩ ≤ C polylog(t)/t, from any direction",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps the words (global, finite-time, rate for NGD) but lost the formula; the exponent "
-                   "(−1 up to polylog in 1 − corr, i.e. Õ(t^{-1/2}) in ‖W̄ₜ − W̄mm‖) is the spec's reconstruction. "
+    fidelity_note=("The source text keeps the words (global, finite-time, rate for NGD) but lost the formula; the "
+                   "exponent (−1 up to polylog in 1 − corr, i.e. Õ(t^{-1/2}) in ‖W̄ₜ − W̄mm‖) is our reconstruction. "
                    "The polylog degree k = 2 we allow is ours; over the window [N/10, N] it makes the effective bound "
-                   "−1 + s₂ (−0.71 at quick, −0.74 standard), and a window with s₂ > 0.3 is not decided. Ass 1 is "
-                   "the suite's single definition (B.L3's sufficient ν/(1−3ν) ≤ ν*, fixed_head_assumptions), small "
-                   "init is Lemma 2's max|a(W₀)| ≤ 1/4: the rate check runs inside them (near-orthogonal tokens at "
-                   "half Ass 1's level, ν ≈ 3e-4); on the paper's Example 1 (ν ≈ 0.4, outside Ass 1) the same rule "
-                   "is B.Fig2's rates-follow-theory. Measured: exponent ≈ −2 (the envelope holds with room; Theorem 1 is not "
+                   "−1 + s₂ (−0.71 at quick, −0.74 standard), and a window with s₂ > 0.3 is not decided. Ass 1 is the "
+                   "suite's single definition (B.L3's sufficient ν/(1−3ν) ≤ ν*, fixed_head_assumptions), small init is "
+                   "Lemma 2's max|a(W₀)| ≤ 1/4: the rate check runs inside them (near-orthogonal tokens at half Ass "
+                   "1's level, ν ≈ 3e-4); on the paper's Example 1 (ν ≈ 0.4, outside Ass 1) the same rule is B.Fig2's "
+                   "rates-follow-theory. Measured: exponent ≈ −2 (the envelope holds with room; Theorem 1 is not "
                    "tight, cf. B.A4)."),
     findings=(
         "The envelope holds with room to spare: NGD's rate is t⁻² (also in the two-token closed form, B.A4), not t⁻¹,"

@@ -1,7 +1,7 @@
 r"""B.T6 — GD with a constant step also converges globally to W_mm in direction (Theorem 6), slower than NGD.
 
-Statement (spec: exact in shape).  Under Theorem 1's conditions, GD ``W_{t+1} = W_t - eta grad L(W_t)`` with a
-constant step converges in direction: ``<Wbar_t, Wbar_mm> -> 1`` from any initial direction (small norm).
+Statement (our reconstruction: exact in shape).  Under Theorem 1's conditions, GD ``W_{t+1} = W_t - eta grad L(W_t)``
+with a constant step converges in direction: ``<Wbar_t, Wbar_mm> -> 1`` from any initial direction (small norm).
 
 An asymptotic statement has no finite-time test; we test the quantitative surrogate the paper's own example
 gives.  On the two-token example GD has ``1 - corr = Theta(1/log^2 t)`` exactly (B.S33, derived in closed form),
@@ -17,8 +17,8 @@ decided like B.T1's: per run, the slope of ``log(1 - corr)`` on ``log log t`` ov
 -1.11 at full.  That allowance is large, and it can only be made so by the window: s falls like
 1/log log t, so no reachable window gets it much below 0.9.  What the rule can honestly decide is therefore
 "1 - corr decays faster than 1/log t" (exponent -1): the window must make the effective bound lie below -1
-(``MAX_LOGLOG_ALLOWANCE`` = 1; else inconclusive), which sets the horizon (8000 steps at quick, where the old
-2000-step window [200, 2000] allowed <= -0.91 and 1/log t would have passed).  Fitting the loglog degree k in
+(``MAX_LOGLOG_ALLOWANCE`` = 1; else inconclusive), which sets the horizon (8000 steps at quick: a 2000-step
+window [200, 2000] allows <= -0.91, where 1/log t would pass).  Fitting the loglog degree k in
 [0, 2] as a nuisance gives the same rule (see B.T1).  fail if the interval of the mean exponent lies above
 ``-2 + s``, pass if below (and narrower than 0.5).
 
@@ -312,13 +312,13 @@ CLAIM = Claim(
     title="GD (constant step) converges globally to W̄mm, slower than NGD",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("The seed states Theorem 6 in words (asymptotic global convergence of GD with a constant step, "
-                   "no rate). Its finite-time test is our surrogate envelope (log log t)²/log²t, derived from the "
-                   "two-token closed form (B.S33) and the linear-regression analogy; over reachable windows its "
+    fidelity_note=("The source text states Theorem 6 in words (asymptotic global convergence of GD with a constant "
+                   "step, no rate). Its finite-time test is our surrogate envelope (log log t)²/log²t, derived from "
+                   "the two-token closed form (B.S33) and the linear-regression analogy; over reachable windows its "
                    "(log log t)² allowance is ~1, so the effective bound is about −1 in log t (−1.02 at quick, −1.06 "
-                   "standard): what is decided is 'faster than 1/log t'. 'Slower than NGD' (Section 3.3 and Remark "
-                   "2) is decided as a gap of at least 1 in the exponent of t (derived limit 2). Both run inside our "
-                   "Ass 1 (near-orthogonal tokens at half its level; see B.T1)."),
+                   "standard): what is decided is 'faster than 1/log t'. 'Slower than NGD' (Section 3.3 and Remark 2) "
+                   "is decided as a gap of at least 1 in the exponent of t (derived limit 2). Both run inside our Ass "
+                   "1 (near-orthogonal tokens at half its level; see B.T1)."),
     assumptions=ASSUMPTIONS + (FAMILY_SCOPE,),
     checks=(
         Check("derivation", "symbolic", "On the two-token example: GD's step in z, z_t = log t + O(1) (Stolz), "

@@ -1,4 +1,4 @@
-r"""Condition 1 of the joint-training claims (B.L9-B.L13, B.T2-B.T4, B.Fig3), as we instantiate it (the seed's
+r"""Condition 1 of the joint-training claims (B.L9-B.L13, B.T2-B.T4, B.Fig3), as we instantiate it (the source text's
 thresholds are lost): the data model's sizes, Lemma 9's level nu_0, and the assumptions the claims state.
 
 * Zero init; opt tokens rho = 4 times longer; Lemma 9's event ``nu <= nu_0 = (1 - 1/rho^2)/(2nT)`` (the level is
@@ -7,7 +7,8 @@ thresholds are lost): the data model's sizes, Lemma 9's level nu_0, and the assu
 * **This nu_0 is Lemma 9's event of Condition 1 (joint training, Section 4), not paper B's Assumption 1 of the
   fixed-head sections (Sections 3, B.L3-B.L7, B.T1, B.T6, B.T7), whose single definition (ours: ``nu/(1 - 3 nu) <=
   nu*``) lives in ``fixed_head.assumptions``.**  The two share the near-orthogonality parameter nu of
-  ``data.assumptions`` and nothing else: the seed states them separately, for different data models and algorithms.
+  ``data.assumptions`` and nothing else: the source text states them separately, for different data models and
+  algorithms.
 
 The draws, runs and update rules built on these are in ``setups``.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from theorems.claim import Assumption
 
-#: DM sizes (ours; the seed's are lost): n sequences of T = 2 tokens (the seed: "for ease of exposition we
+#: DM sizes (ours; the source text's are lost): n sequences of T = 2 tokens (the source text: "for ease of exposition we
 #: consider [T = 2] ... extend to [T > 2] assuming Ass. 2"), d = 64, opt tokens 4x longer (Cond. 1 (ii))
 MAIN = dict(n=3, T=2, d=64, opt_ratio=4.0)
 

@@ -1,19 +1,19 @@
 r"""B.Fig3 — joint training on DM: GD, NGD, PS and joint NGD (Vasudeva, Deora, Thrampoulidis; Fig. 3, Sec. 5).
 
-What the figure shows (seed): train loss, ``||W_t||`` and ``||u_t||``, the mean opt softmax score, and the
+What the figure shows (source text): train loss, ``||W_t||`` and ``||u_t||``, the mean opt softmax score, and the
 alignment of ``W_t`` and ``u_t`` with ``W_mm`` and ``u_mm``, for "standard GD, NGD updates in Eq. (10) (without
 the additional factors in the step-size), PS updates, and joint NGD updates".  Claims: "all other algorithms
 are faster than GD, with PS being the fastest"; "the train loss converges at a similar rate for NGD and
 joint-NGD, while for the other metrics, NGD is slightly faster than joint-NGD".
 
-The algorithms (ours where the seed is silent; :data:`UPDATES`, each run by ``setups.joint_run``):
+The algorithms (ours where the source text is silent; :data:`UPDATES`, each run by ``setups.joint_run``):
 
     GD         theta <- theta - eta_GD grad L                                    (eta_GD = 1)
     NGD        (10) without the extra factors: W <- W - eta grad_W L/||grad_W L||, u <- u - eta grad_u L / L
     joint NGD  theta <- theta - eta grad L / ||grad L||   (one normalization over theta = (W, u))
-    PS         theta <- theta - (L / ||grad L||^2) grad L   (L* = 0 under joint training; no cap: the seed
+    PS         theta <- theta - (L / ||grad L||^2) grad L   (L* = 0 under joint training; no cap: the source text
                names none for Fig. 3, and a cap turns PS into GD once L < 1/(cap ||grad L / L||^2))
-    (10)       with our factors (B.T2), drawn for reference (not part of the seed's comparison)
+    (10)       with our factors (B.T2), drawn for reference (not part of the source text's comparison)
 
 with eta = 0.05 (B.T2's step), on DM draws conditioned as the shared set-up (``setups``: n = 3, T = 2,
 d = 64, rho = 4, zero init), 12 draws at the quick budget (the shared 6 and 6 more), 16 / 24 beyond.
@@ -22,7 +22,7 @@ d = 64, rho = 4, zero init), 12 draws at the quick budget (the shared 6 and 6 mo
 steps of length L/||grad L||, which grow without bound as the loss falls (here log L reaches about -490 at t = 500
 while NGD reaches about -130): it is the most favourable reading of PS for that claim.  With any cap PS becomes GD
 once the cap binds (the control shows it), and "PS fastest" then fails.  So the "PS fastest" check is a statement
-about the uncapped step only; the seed names no cap for Fig. 3 (it does for Fig. 2).
+about the uncapped step only; the source text names no cap for Fig. 3 (it does for Fig. 2).
 
 Checks.  (1) "all beat GD": for NGD, joint NGD and PS, the paired difference (per draw) of log L and of
 log(1 - <Wbar, Wbar_mm>) against GD at the last step; pass if every interval is below 0, fail if one lies
@@ -60,12 +60,12 @@ STATEMENT = (
     r"favourable reading; with a cap it is GD once the cap binds})"
 )
 
-#: PS's cap: none.  The seed names no cap for Fig. 3; uncapped is the most favourable reading of "PS fastest" (a cap
-#: turns PS into GD once it binds): the check is a statement about the uncapped step only (module docstring)
+#: PS's cap: none.  The source text names no cap for Fig. 3; uncapped is the most favourable reading of "PS fastest" (a
+#: cap turns PS into GD once it binds): the check is a statement about the uncapped step only (module docstring)
 PS_CAP = math.inf
-#: the four algorithms of Fig. 3 as the seed names them (module docstring): GD at ETA_GD (the strongest GD baseline),
-#: NGD = (10) without the extra factors (the seed's words), joint NGD = one normalization over (W, u) (our reading),
-#: PS uncapped
+#: the four algorithms of Fig. 3 as the source text names them (module docstring): GD at ETA_GD (the strongest GD
+#: baseline), NGD = (10) without the extra factors (the source text's words), joint NGD = one normalization over (W, u)
+#: (our reading), PS uncapped
 UPDATES = {"GD": Update(repr(("gd", ETA_GD)), A.gd, (("eta", ETA_GD),)),
            "NGD": eq10_update(ETA, 0.0, 1.0, 0.0),
            "joint NGD": Update(repr(("ngd", ETA)), A.ngd, (("eta", ETA),)),
@@ -226,16 +226,16 @@ CLAIM = Claim(
     statement=STATEMENT,
     fidelity="qualitative",
     fidelity_note=("The figure's numbers (n, T, d, steps, step sizes) are lost; ours are in the outcome's "
-                   "details['constants'] and pre-registered. 'NGD' is (10) without the extra factors (as the seed "
-                   "says), 'joint NGD' one normalization over (W, u) (our reading). PS is left UNCAPPED on purpose (the "
-                   "seed names no cap for Fig. 3): that is the most favourable reading of 'PS fastest', so that "
-                   "verdict holds for the uncapped step only; with a cap PS becomes GD once it binds. Decided on the "
-                   "last step of the common horizon, paired over 12 DM draws at the quick budget; the 'slightly "
-                   "faster' remarks are reported only."),
+                   "details['constants'] and pre-registered. 'NGD' is (10) without the extra factors (as the source "
+                   "text says), 'joint NGD' one normalization over (W, u) (our reading). PS is left UNCAPPED on "
+                   "purpose (the source text names no cap for Fig. 3): that is the most favourable reading of 'PS "
+                   "fastest', so that verdict holds for the uncapped step only; with a cap PS becomes GD once it "
+                   "binds. Decided on the last step of the common horizon, paired over 12 DM draws at the quick "
+                   "budget; the 'slightly faster' remarks are reported only."),
     findings=(
         "'PS fastest' is decided for the uncapped Polyak step only, chosen on purpose as the most favourable reading "
-        "(the seed names no cap for Fig. 3): with a cap PS becomes GD once the cap binds and is no longer fastest (the "
-        "capped control is rejected), so the verdict is conditional on running PS without a cap.",
+        "(the source text names no cap for Fig. 3): with a cap PS becomes GD once the cap binds and is no longer "
+        "fastest (the capped control is rejected), so the verdict is conditional on running PS without a cap.",
     ),
     assumptions=condition1_assumptions(),
     checks=(
@@ -252,8 +252,8 @@ CLAIM = Claim(
                 {"ps": PS_CAPPED_RUN}),
     ),
     free_choices=(
-        FreeChoice("PS cap", "none", "the seed names no cap for Fig. 3 while Fig. 2's experiments cap PS: uncapped "
-                   "(ours) or Fig. 2's range 1e2-1e6", _choice_sets("cap"), levels=tuple(CAP_LEVELS)),
+        FreeChoice("PS cap", "none", "the source text names no cap for Fig. 3 while Fig. 2's experiments cap PS: "
+                   "uncapped (ours) or Fig. 2's range 1e2-1e6", _choice_sets("cap"), levels=tuple(CAP_LEVELS)),
         *(f for f in joint_choices(sets=_choice_sets) if f.name != "DM dimension d"),
     ),
 )

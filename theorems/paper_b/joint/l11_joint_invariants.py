@@ -1,13 +1,14 @@
 r"""B.L11 — the three invariants of joint training (Vasudeva, Deora, Thrampoulidis; Lemma 11, eqs. (11)-(13), (40)).
 
-Statement (spec: exact in shape).  Under Condition 1, along the updates (10), for every t and every sample i:
+Statement (our reconstruction: exact in shape).  Under Condition 1, along the updates (10), for every t and every
+sample i:
 
   (i)   the loss ratio between any two samples is bounded by a constant:  l(m_i)/l(m_j) = e^{m_j - m_i} <= C;
   (ii)  the token-score gap between the opt token and the others grows:
         gap_i(t) = gamma_{i,opt}(u_t) - max_{tau != opt} gamma_{i,tau}(u_t) > 0 and non-decreasing in t;
   (iii) the opt token's softmax score is non-decreasing: s_{i,opt}(W_{t+1}) >= s_{i,opt}(W_t).
 
-The seed proves them jointly by induction (Appendix B.2): (40) is the one-step increase of the score gap
+The source text proves them jointly by induction (Appendix B.2): (40) is the one-step increase of the score gap
 (using Lemma 9 and the induction hypotheses), (iii) splits on the size of the W-SVM constraint value, and
 (13) is (i).  "C is a universal constant" — its value is lost; we report the measured sup.  ``invariants``
 below reads the three off an every-step trajectory.
@@ -18,7 +19,7 @@ Condition 1 as we instantiate it (the thresholds are lost; ours, written where t
         pairs with a non-opt token (derived in B.L9: it makes the first u-step raise every score gap; this is
         Condition 1's event for joint training, not Assumption 1 of the fixed-head claims);
   (iv) eta R^2 <= 1, R the largest token norm (one step moves any logit or token score by O(eta R^2));
-  and T = 2 (the seed's "for ease of exposition we consider [T = 2]"; then Ass. 2 holds at every t).
+  and T = 2 (the source text's "for ease of exposition we consider [T = 2]"; then Ass. 2 holds at every t).
 
 Evidence.  (0) The derivation (sympy, at T = 2, n = 2, d = 2): the attention on the opt token is the logistic
 function of the logit gap (so (iii) is the gap not falling), ``-grad_W L = (1/n) sum_j e^{-m_j} s_j (1 - s_j) Delta_j
@@ -40,7 +41,7 @@ stand-in for the lost universal constant.  An instance whose run is not finite i
 never counted as holding), and the probe is inconclusive with fewer than ``MIN_DECIDED`` decided instances inside
 Condition 1.
 
-Free choices: Condition 1's constants, lost with the seed's thresholds (``setups``): the step eta (iv), the DM
+Free choices: Condition 1's constants, lost with the source text's thresholds (``setups``): the step eta (iv), the DM
 dimension d (iii) and the opt-token ratio rho (ii), each set on the every-step run and on the draw scan (the probe draws
 its own on both sides of Condition 1).  The known draw is replayed at every setting (at the setting's step).
 
@@ -456,8 +457,8 @@ CLAIM = Claim(
     title="Joint training keeps three invariants: bounded loss ratios, growing score gaps, non-decreasing opt scores",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("The three properties are stated in words in the seed (Sec. 4.3, Lemma 11); the constant C and "
-                   "Condition 1's thresholds are lost. We instantiate Condition 1 (ν ≤ (1 − 1/ρ²)/(2nT), ηR² ≤ 1, "
+    fidelity_note=("The three properties are stated in words in the source text (Sec. 4.3, Lemma 11); the constant C "
+                   "and Condition 1's thresholds are lost. We instantiate Condition 1 (ν ≤ (1 − 1/ρ²)/(2nT), ηR² ≤ 1, "
                    "T = 2, zero init; ours; ν₀ is Lemma 9's event of Condition 1, not the fixed-head claims' Ass. 1) "
                    "and the updates (10) as read in B.T2. (i) 'bounded ratio' is a pre-registered rule (KAPPA_MAX): "
                    f"over the second half of each run the log loss ratio moves at most {KAPPA_MAX} times as much as "

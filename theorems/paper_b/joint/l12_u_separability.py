@@ -1,13 +1,13 @@
 r"""B.L12 — the opt tokens, and the attention-weighted tokens, are separable by u_mm (Vasudeva, Deora,
 Thrampoulidis; Lemma 12, Sec. 4.3).
 
-Statement (spec: exact in shape).  (u-SVM) ``u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1`` is feasible, and
-along the joint training the samples ``(X_i^T s_i(W_t), y_i)`` — the tokens as the attention mixes them — are
-separated by ``u_mm``:
+Statement (our reconstruction: exact in shape).  (u-SVM) ``u_mm = argmin ||u|| s.t. y_i u^T x_{i,opt} >= 1`` is
+feasible, and along the joint training the samples ``(X_i^T s_i(W_t), y_i)`` — the tokens as the attention mixes them —
+are separated by ``u_mm``:
 
     y_i u_mm^T X_i^T s_i(W_t) >= s_{i,opt}(W_t) - (1 - s_{i,opt}(W_t)) max_{tau != opt} |u_mm^T x_{i,tau}| > 0.
 
-The seed's proof: Lemma 9 bounds ``|u_mm^T x_{i,tau}|`` for the non-opt tokens (nearly orthogonal to the opt
+The source text's proof: Lemma 9 bounds ``|u_mm^T x_{i,tau}|`` for the non-opt tokens (nearly orthogonal to the opt
 tokens u_mm is built from), and eq. (11) bounds ``s_{i,opt}`` below; this is what makes the PL-like
 inequality of Lemma 13 hold (choose ``v = ubar_mm`` in ``||grad_u L|| >= <-grad_u L, v>``).
 
@@ -167,8 +167,9 @@ def derivation(form=lemma12_form) -> Outcome:
     threshold = M / (unit + M)
     D.prove_zero("the bound vanishes at s_opt = M/(μ + M) and grows with s_opt: it is positive exactly above that "
                  "threshold", sp.simplify(form(threshold, unit, M)),
-                 shown=sp.Eq(sp.Symbol("s^*"), threshold))
-    D.prove_equal("its slope in s_opt is μ + M > 0", sp.diff(form(s1, unit, M), s1), unit + M)
+                 shown=sp.Eq(form(sp.UnevaluatedExpr(threshold), unit, M), 0, evaluate=False))
+    D.prove_equal("its slope in s_opt is μ + M > 0", sp.diff(form(s1, unit, M), s1), unit + M,
+                  shown=sp.Eq(sp.Derivative(form(s1, unit, M), s1), unit + M, evaluate=False))
     at_start = sp.simplify(form(1 / T, unit, M) * T / unit)
     D.prove_equal("at W = 0 the attention is uniform (s_opt = 1/T) and B.L11 (iii) keeps it from falling: the bound "
                   "stays positive when 1 − (T − 1) U > 0, U = ||u_mm|| M (the number attention-separable reports as "
@@ -282,7 +283,7 @@ CLAIM = Claim(
     title="Opt tokens, and the attention-mixed tokens along training, are separable by u_mm",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("The seed states Lemma 12 in words (the samples (X_i^T s_i, y_i) are separable using u_mm); "
+    fidelity_note=("The source text states Lemma 12 in words (the samples (X_i^T s_i, y_i) are separable using u_mm); "
                    "the explicit lower bound s_opt − (1 − s_opt) max|u_mm^T x_other| is our reconstruction of its "
                    "two-line proof. Checked on the DM draws and updates (10) shared with B.T2 (Condition 1 as there)."),
     assumptions=condition1_assumptions(),

@@ -1,13 +1,13 @@
 r"""B.L13 — the three properties behind Theorem 2 (Vasudeva, Deora, Thrampoulidis; Lemma 13, Remark 3, Sec. 4.3).
 
-Statement (spec: exact in shape).  Along the updates (10), for every t and every theta' on the segment
+Statement (our reconstruction: exact in shape).  Along the updates (10), for every t and every theta' on the segment
 ``[theta_t, theta_{t+1}]`` (theta = (W, u)):
 
   (1) PL-like:                    ||grad_u L(theta_t)|| >= c L(theta_t);
   (2) controlled loss on a step:  L(theta') <= c' L(theta_t);
   (3) second-order self-bounded:  ||Hess L(theta')|| <= C L(theta').
 
-The seed's routes: (1) from the dual-norm characterization with v = ubar_mm and Lemma 12 (B.L12); (2) from
+The source text's routes: (1) from the dual-norm characterization with v = ubar_mm and Lemma 12 (B.L12); (2) from
 ``|y_i f(theta') - y_i f(theta_t)|`` bounded via Lemma 10's norm bounds and the step sizes of (10) — our bound
 (derived in B.T2) is ``|Delta m_i| <= R ||Delta u|| + 2 R^3 max(||u_t||, ||u_{t+1}||) ||Delta W|| =: B_t``, hence
 ``L(theta')/L(theta_t) <= e^{B_t}``, and ``B_t = O(1)`` iff ``a + b >= 1`` (this is why W's step carries an extra
@@ -45,9 +45,9 @@ checks' rules on each instance's window in its phase ((3)'s power iteration cost
 Free choices: the step eta, the DM dimension d and the horizon (``setups.joint_choices``), on the main run and
 the Hessian check's run alike; the probe draws its own.
 
-Controls (mutants; the old "L^{1/2}" / "L^2" claimed-power controls were checks against a wrong claim, not of
-the mathematics): (1) a non-separable data set (a sequence repeated with the opposite label: the loss cannot go to
-0, so ``||grad_u L||/L -> 0``); (2) the u-step normalized by ``L^{5/4}`` instead of ``L`` (its length grows as the
+Controls (mutants of the mathematics, not of the claimed power, which would only test a wrong claim): (1) a
+non-separable data set (a sequence repeated with the opposite label: the loss cannot go to 0, so
+``||grad_u L||/L -> 0``); (2) the u-step normalized by ``L^{5/4}`` instead of ``L`` (its length grows as the
 loss falls: the step overshoots and the iterates diverge); (3) the W-step without its normalization (a GD step
 in W: attention does not saturate, so ``||Hess_W L||/L`` grows like ``||u_t||^2``); the derivation with the
 margin's curvature of the wrong sign (sympy must refuse it); the probe's instances run with the ``L^{5/4}`` u-step
@@ -87,8 +87,7 @@ STATEMENT = (
 #: "bounded": the log-log slope in t over the window lies within this of flat (<= +BAND for an upper bound, >= -BAND
 #: for a lower bound): a quantity growing like t^{0.05} or faster over a factor-5 window is not called bounded
 BAND = 0.05
-#: a one-sided slope interval wider than 0.25 could hold both a flat quantity and one growing like t^{0.3} (the old,
-#: vague threshold was 1/4)
+#: a one-sided slope interval wider than 0.25 could hold both a flat quantity and one growing like t^{0.3}
 MAX_WIDTH = 0.25
 #: rounding allowance of the measured margin change against the bound B_t
 SEGMENT_TOL = 1e-9
@@ -412,12 +411,13 @@ CLAIM = Claim(
     title="PL-like inequality, controlled loss between iterates, second-order self-boundedness",
     statement=STATEMENT,
     fidelity="exact",
-    fidelity_note=("The three properties are stated in words in the seed (Sec. 4.3, Lemma 13); their constants are "
-                   "lost and reported here as measured. 'Bounded' is decided as a log-log slope in t over the window "
-                   "[N/5, N] within 0.05 of flat (≤ +0.05 for an upper bound, ≥ −0.05 for a lower one), pre-registered; "
-                   "straddling is inconclusive. (2) is decided on the measured margin change over a step; the proof's "
-                   "bound B_t (our reconstruction) is checked to hold, and its boundedness, implied by the schedule "
-                   "(a + b ≥ 1), is reported only. Runs: B.T2's DM setup and updates (10) (reconstructed factors)."),
+    fidelity_note=("The three properties are stated in words in the source text (Sec. 4.3, Lemma 13); their constants "
+                   "are lost and reported here as measured. 'Bounded' is decided as a log-log slope in t over the "
+                   "window [N/5, N] within 0.05 of flat (≤ +0.05 for an upper bound, ≥ −0.05 for a lower one), "
+                   "pre-registered; straddling is inconclusive. (2) is decided on the measured margin change over a "
+                   "step; the proof's bound B_t (our reconstruction) is checked to hold, and its boundedness, implied "
+                   "by the schedule (a + b ≥ 1), is reported only. Runs: B.T2's DM setup and updates (10) "
+                   "(reconstructed factors)."),
     findings=(
         "The measured margin change over a step stays below R||Δu|| alone, and the loss decreases along every step "
         "(c' = 1), also for (10) without its time factors (a = b = 0) where the proof's bound B_t grows like t: on DM "

@@ -1,10 +1,11 @@
 r"""B.L9 — DM tokens are nearly orthogonal with high probability under Condition 1 (Vasudeva, Deora,
 Thrampoulidis; Lemma 9).
 
-Statement (spec: qualitative).  Data model DM: per sequence one opt token ``x_opt ~ N(0, rho^2 sigma^2 I_d)`` and
-``T - 1`` tokens ``N(0, sigma^2 I_d)``, all independent (``numerics.paper_b.data.dm``).  The seed's proof:
-Bernstein's inequality for the squared norms and for the inner products (zero mean), and a union bound.
-We make the event concrete with the spec's near-orthogonality parameter
+Statement (our reconstruction: qualitative).  Data model DM: per sequence one opt token
+``x_opt ~ N(0, rho^2 sigma^2 I_d)`` and ``T - 1`` tokens ``N(0, sigma^2 I_d)``, all independent
+(``numerics.paper_b.data.dm``).  The source text's proof: Bernstein's inequality for the squared norms and for the
+inner products (zero mean), and a union bound.
+We make the event concrete with our reconstruction's near-orthogonality parameter
 
     nu = max |<x, x'>| / min_i ||x_{i,opt}||^2      (distinct token pairs with at least one non-opt token)
 
@@ -13,7 +14,7 @@ and the level ``nu_0 = (1 - 1/rho^2) / (2 n T)``; Lemma 9's claim becomes ``P(nu
 
 **This level is Lemma 9's event of Condition 1 (joint training, Section 4; ``assumptions.nu0_level``), not
 paper B's Assumption 1 of the fixed-head sections** (B.L3-B.L7, B.T1, B.T6, B.T7), whose single definition (ours:
-``nu/(1 - 3 nu) <= nu*``, B.L3's derived level) lives in ``fixed_head.assumptions``.  The seed states the two
+``nu/(1 - 3 nu) <= nu*``, B.L3's derived level) lives in ``fixed_head.assumptions``.  The source text states the two
 separately, for different data models and algorithms; they share only the parameter nu.
 
 Where nu_0 comes from (ours; sympy below).  Lemma 11's induction starts with the first u-step from zero init:
@@ -78,7 +79,7 @@ STATEMENT = (
     r"\nu_0\min_i\|x_{i,\mathrm{opt}}\|^2\Big]\ge1-\delta,\qquad \nu_0=\frac{1-\rho^{-2}}{2nT}"
 )
 
-#: the claim's failure probability (ours: the seed's is lost)
+#: the claim's failure probability (ours: the source text's is lost)
 DELTA = 0.05
 #: the claim is P >= 1 - delta: the Clopper-Pearson lower end at or above 1 - delta decides it, whatever the width
 MAX_WIDTH = math.inf
@@ -114,7 +115,8 @@ def derivation(nu0=nu0_level) -> Outcome:
                   2 * m * (1 - 1 / rho**2) / (n * T**2),
                   shown=sp.Eq(sp.Symbol("Δgap_min"), lower))
     D.prove_equal("ν₀ > 0 iff ρ > 1 (Cond. 1 (ii)): ν₀ factors as (ρ − 1)(ρ + 1)/(2nTρ²)",
-                  sp.factor(level), (rho - 1) * (rho + 1) / (2 * n * T * rho**2))
+                  sp.factor(level), (rho - 1) * (rho + 1) / (2 * n * T * rho**2),
+                  shown=sp.Eq(level, (rho - 1) * (rho + 1) / (2 * n * T * rho**2), evaluate=False))
     return D.outcome("ν₀ = (1 − 1/ρ²)/(2nT) keeps the first step's score gaps increasing")
 
 
@@ -318,9 +320,10 @@ CLAIM = Claim(
     title="DM tokens are nearly orthogonal with high probability under Condition 1",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps the proof's ingredients (Bernstein, union bound) but not the event's constants. "
-                   "We fix the event as ν ≤ ν₀ with ν the spec's near-orthogonality parameter and ν₀ derived from the "
-                   "first step of Lemma 11's induction, and d₉(δ) from an explicit chi-square / Gaussian union bound "
+    fidelity_note=("The source text keeps the proof's ingredients (Bernstein, union bound) but not the event's "
+                   "constants. We fix the event as ν ≤ ν₀ with ν our reconstruction's near-orthogonality parameter and "
+                   "ν₀ derived from the first step of Lemma 11's induction, and d₉(δ) from an explicit chi-square / "
+                   "Gaussian union bound "
                    f"(ours). Checked for n = {MAIN['n']}, T = {MAIN['T']}, ρ = {MAIN['opt_ratio']:g}, δ = {DELTA}. ν₀ is "
                    "Lemma 9's event of Condition 1 (joint training), not paper B's Ass. 1 of the fixed-head sections "
                    "(defined once in fixed_head_assumptions). The Monte Carlo confirms our union bound's d₉ (it can fail "

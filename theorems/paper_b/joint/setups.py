@@ -17,9 +17,9 @@ another update, another horizon), and the runner computes each once per run.
 * The main run (:data:`MAIN_RUN`): updates (10) on the main batch for ``N`` steps (1500 / 6000 / 15000), W and u kept at
   60 log-spaced records; the extra runs (controls, Fig. 3) are a third as long (:data:`N_CTRL`).
 * Free choices (:func:`joint_choices`, :func:`opt_ratio_choice`): the step eta, the DM dimension d, the horizon and
-  Condition 1's opt-token ratio rho are ours where the seed is silent; the claims declare them with their ranges, and
-  :func:`at_choices` gives a run at other values of them (:func:`batch_at` a batch, :func:`update_at` an update; keyed
-  by the numbers, so ``verify sensitivity`` shares each run between the checks that read it).
+  Condition 1's opt-token ratio rho are ours where the source text is silent; the claims declare them with their ranges,
+  and :func:`at_choices` gives a run at other values of them (:func:`batch_at` a batch, :func:`update_at` an update;
+  keyed by the numbers, so ``verify sensitivity`` shares each run between the checks that read it).
 * An update rule is a value (:class:`Update`): the function that builds its transform, its numbers, and its label in
   the records.  The mutants of (10) shared by several claims' controls are here, each beside its reason; a mutant only
   one claim runs is in that claim's module.

@@ -1,8 +1,8 @@
 r"""B.T3 — W converges in direction to W_mm under joint training, slower than with a fixed head
 (Vasudeva, Deora, Thrampoulidis; Theorem 3 / Thm. 9).
 
-Statement (spec: qualitative).  Under Condition 1, along the updates (10), ``Wbar_t -> Wbar_mm`` (the W-SVM
-with the designated opt tokens of DM), at a rate slower than Theorem 1's: the seed explains that W's extra
+Statement (our reconstruction: qualitative).  Under Condition 1, along the updates (10), ``Wbar_t -> Wbar_mm`` (the
+W-SVM with the designated opt tokens of DM), at a rate slower than Theorem 1's: the source text explains that W's extra
 step factor slows the growth of ``||W_t||`` and "consequently, the convergence to implicit bias is slower".
 
 Structure (as in Theorem 1: the eps_t-argument of Lemma 7 / eq. (56)-(58) bounds the misalignment by the norm):
@@ -263,7 +263,7 @@ CLAIM = Claim(
     title="Joint training: W_t → W_mm in direction, slower than with a fixed head",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps the shape (global directional convergence, slower than Theorem 1 because "
+    fidelity_note=("The source text keeps the shape (global directional convergence, slower than Theorem 1 because "
                    "||W_t|| grows slower). Decided: (A) the alignment per unit norm, 1 − corr ≤ C log²t/||W_t|| "
                    "(Q_t = ||W_t||(1 − corr)/log²t non-increasing), which the step schedule does not imply; and (B) "
                    "the resulting rate in t against −(1 − a) + the window's log² allowance (printed). The exponent "

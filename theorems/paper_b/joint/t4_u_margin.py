@@ -1,12 +1,12 @@
 r"""B.T4 — the head's margin on the opt tokens tends to a constant fraction of the max margin
 (Vasudeva, Deora, Thrampoulidis; Theorem 4 / Thm. 10).
 
-Statement (spec: qualitative).  Under Condition 1, along the updates (10),
+Statement (our reconstruction: qualitative).  Under Condition 1, along the updates (10),
 
     q_t := ||u_mm|| min_i y_i u_t^T x_{i,opt} / ||u_t||,     liminf_t q_t >= c > 0,
 
 i.e. u_t's margin on the opt tokens is asymptotically a constant fraction of the max margin ``1/||u_mm||``
-(u-SVM, B.L12).  The seed's proof combines the loss bound of Theorem 2 (``log(1/L_t)`` grows), Lemma 10's
+(u-SVM, B.L12).  The source text's proof combines the loss bound of Theorem 2 (``log(1/L_t)`` grows), Lemma 10's
 norm bound (``||u_t||`` grows at most as fast), and the lower bound on the opt softmax scores (Theorem 3), so the
 fraction is a ratio of those constants; a third-party summary says the convergence is at a logarithmic rate.
 
@@ -15,8 +15,8 @@ claim is about a *constant fraction*, so we decide it against a pre-stated c and
 
 Evidence.  On the shared DM runs (``setups``):
 (1) floor: in every run, the minimum of q_t over the late window ``[N/5, N]``, with the interval
-    ``-/+ |q_N - q_{N/2}|`` (how much q still moves), must lie at or above ``c = 1/2`` (``C_FRACTION``; the seed's c
-    is lost: see its reason); fail if some run's interval lies below;
+    ``-/+ |q_N - q_{N/2}|`` (how much q still moves), must lie at or above ``c = 1/2`` (``C_FRACTION``; the source
+    text's c is lost: see its reason); fail if some run's interval lies below;
 (2) approach: the exponent of ``1 - q_t`` in t on the window (across runs, ``rates``' interval) must be <= 0: the
     gap to the max margin is closing, so the liminf is not below the window's values;
     the runs are sized by a pilot (``theorems.pilot``, as A.T3-A.T5): when the shared runs' widest interval is a near
@@ -67,7 +67,7 @@ STATEMENT = (
     r"\liminf_{t\to\infty}\ \|u_{mm}\|\,\min_i\frac{y_i\,u_t^\top x_{i,\mathrm{opt}}}{\|u_t\|}\ \ge c>0"
 )
 
-#: the constant c of the claim (lost in the seed): half the max margin.  The theorem's fraction
+#: the constant c of the claim (lost in the source text): half the max margin.  The theorem's fraction
 #: is a ratio of O(1) constants (Theorem 2's loss bound over Lemma 10's norm bound); 1/2 is far above what loss -> 0
 #: alone forces (q > 0) and below the q -> 1 that u_t -> u_mm in direction would give, so it tests "a constant
 #: fraction" without assuming the direction converges
@@ -282,11 +282,11 @@ CLAIM = Claim(
     title="Joint training: u_t's margin on the opt tokens → a constant fraction of the max margin",
     statement=STATEMENT,
     fidelity="qualitative",
-    fidelity_note=("The seed keeps the shape (a constant fraction of 1/||u_mm||, asymptotically); the fraction and "
-                   "the rate are lost. We decide liminf q_t ≥ c with c = 1/2 stated in advance (q_t ≥ 1/2 on the whole "
-                   "late window of every run, with its drift, and the gap 1 − q_t closing); q_N > 0 alone would be "
-                   "nearly implied by loss → 0. The rate is reported (a third-party summary says 'logarithmic rate'; "
-                   "we report the fitted power and log exponents). Runs: B.T2's DM setup and updates (10) "
+    fidelity_note=("The source text keeps the shape (a constant fraction of 1/||u_mm||, asymptotically); the fraction "
+                   "and the rate are lost. We decide liminf q_t ≥ c with c = 1/2 stated in advance (q_t ≥ 1/2 on the "
+                   "whole late window of every run, with its drift, and the gap 1 − q_t closing); q_N > 0 alone would "
+                   "be nearly implied by loss → 0. The rate is reported (a third-party summary says 'logarithmic "
+                   "rate'; we report the fitted power and log exponents). Runs: B.T2's DM setup and updates (10) "
                    "(reconstructed)."),
     findings=(
         "The approach of the u-margin ratio is polynomial (1 − q ~ t^−0.42), faster than the 'logarithmic rate' a "

@@ -1,7 +1,7 @@
 r"""B.Fig5 — Figure 5 (Appendix C): a ViT for small datasets trained from scratch; SPS beats SGD, SNGD trains slower.
 
-Seed (Sec. 5 and App. C): "in this setting, while SPS still outperforms SGD, SNGD trains slower"; "We use the ViT for
-small-scale datasets proposed in (Lee et al., 2021) ... We observe that unlike language datasets SNGD trains slower
+Source text (Sec. 5 and App. C): "in this setting, while SPS still outperforms SGD, SNGD trains slower"; "We use the ViT
+for small-scale datasets proposed in (Lee et al., 2021) ... We observe that unlike language datasets SNGD trains slower
 than SGD".  The paper trains on MNIST; here the data are sklearn's 8x8 digits and the ViT is small (a scaled-down
 analog; ``setups``: model, data, the optimizers as the paper defines them, each one's step size tuned per
 horizon and cap on tuning seeds that never decide).

@@ -1,7 +1,7 @@
 r"""B.Fig6 — Figure 6 (Appendix C): further metrics of Figure 5's runs; Adam gives no significant gain over SGD.
 
-Seed (App. C, Figs. 5-6): "SNGD trains slower than SGD, and Adam achieves no significant gain in terms of training
-speed over SGD (also reported in (Xie et al., 2023)), showcasing behaviour similar to CNNs"; Sec. 5: "we see no
+Source text (App. C, Figs. 5-6): "SNGD trains slower than SGD, and Adam achieves no significant gain in terms of
+training speed over SGD (also reported in (Xie et al., 2023)), showcasing behaviour similar to CNNs"; Sec. 5: "we see no
 significant gap between Adam and SGD".  Same runs as B.Fig5 (``setups``: sklearn's 8x8 digits instead of
 MNIST, a small ViT for small datasets trained from scratch, each optimizer's step size tuned per horizon and cap on
 tuning seeds that never decide).  Free choices as B.Fig5's: the cap SNGD and SPS share (it sets sps-error; Adam and SGD

@@ -1,6 +1,6 @@
 r"""B.Fig7 — Figure 7 (Appendix C): ViT-small on CIFAR-10; SNGD trains slower, and layer norms grow.
 
-Seed (App. C, Fig. 7): "As evident, SNGD portrays a slower training speed similar to the observations for MNIST.
+Source text (App. C, Fig. 7): "As evident, SNGD portrays a slower training speed similar to the observations for MNIST.
 Additionally, we plot the norm growth for various layers of the ViT and see growth in parameters similar to our
 observations on synthetic datasets."  The paper trains on CIFAR-10; without it the analog is the same 8x8 digits and
 the same runs as B.Fig5 (``setups``: each optimizer's step size tuned per horizon and cap on tuning seeds that

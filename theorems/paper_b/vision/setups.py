@@ -4,7 +4,8 @@ checks, and the two free choices of the runs the paper leaves open (:func:`cap_c
 the runs are read, ``metrics``).
 
 **Model** (``numerics.paper_b.vision``): Lee et al. (2021)'s ViT for small-size datasets from ``vit-pytorch``, the
-paper's model class, configured for 8x8 single-channel images (:data:`CONFIG`; the seed lost the paper's numbers).
+paper's model class, configured for 8x8 single-channel images (:data:`CONFIG`; the source text lost the paper's
+numbers).
 **Data**: sklearn's 8x8 digits (1,438 training, 359 held-out images, 10 classes; 44 minibatches per epoch), a
 scaled-down analog of MNIST and CIFAR-10; at the ``full`` budget with ``VERIFY_DATA_DIR`` holding MNIST (B.Fig5-6) or
 CIFAR-10 (B.Fig7) in their standard formats, those are used instead, with the patch size scaled to the image
@@ -12,8 +13,8 @@ CIFAR-10 (B.Fig7) in their standard formats, those are used instead, with the pa
 
 **The optimizers as the paper defines them** (App. C; ``numerics.paper_b.vision``): SGD ``-eta g``; SNGD
 ``-min(eta/||g||, cap) g`` and SPS ``-min(L/||g||^2, cap) g`` (the deterministic PS of Sec. 2 on the minibatch, L* = 0),
-``||g||`` over the whole model; Adam.  The seed sets one parameter "for SPS and SNGD" whose value is lost: read as
-the cap both carry (Fig. 2's caps on NGD and PS), it is a free choice, :data:`CAP` at the claims' own values and
+``||g||`` over the whole model; Adam.  The source text sets one parameter "for SPS and SNGD" whose value is lost: read
+as the cap both carry (Fig. 2's caps on NGD and PS), it is a free choice, :data:`CAP` at the claims' own values and
 :data:`CAP_RANGE` in their sensitivity maps, from a cap that binds at most steps (SNGD and SPS are then SGD at step
 ``cap``) to one that binds at almost none (plain normalized and Polyak steps).  Each check reports the fraction of
 steps at which it bound.
@@ -52,11 +53,11 @@ from numerics.paper_b import vision as V
 from theorems.claim import FreeChoice
 from theorems.fixture import fixture, per_budget
 
-#: the ViT-for-small-datasets configuration (ours; the seed lost the paper's): patch 4 gives 2x2 patches + CLS
+#: the ViT-for-small-datasets configuration (ours; the source text lost the paper's): patch 4 gives 2x2 patches + CLS
 #: (patch 2, 16 patches, cost 2x per step and sat at chance for 100 steps at lr 0.1); width 16, 2 heads of 8, MLP 32,
 #: depth 2: ~7k parameters, the smallest ViT with more than one block and head that learns the digits in 300 steps
 CONFIG = dict(image_size=8, patch_size=4, num_classes=10, dim=16, depth=2, heads=2, dim_head=8, mlp_dim=32, channels=1)
-#: minibatch size (the seed lost the paper's): 32, 44 steps per epoch of the 1,438 training digits
+#: minibatch size (the source text lost the paper's): 32, 44 steps per epoch of the 1,438 training digits
 BATCH = 32
 #: independent runs per optimizer at the quick / standard / full budget: >= 8 per decision at every budget;
 #: 64 at standard and full: the power to decide a gap of 0.09 against 0.2 (ledger)
@@ -137,11 +138,11 @@ SNGD_PER_TENSOR = Variant("SNGD normalized per tensor",
 #: unregularized loss: any weight decay bounds the norm in the limit)
 SGD_WEIGHT_DECAY = Variant("SGD + weight decay 5e-4", lambda h: V.optimizer("SGD+wd", lr=h["SGD"], wd=WEIGHT_DECAY))
 
-#: the figures' four optimizers (the seed's), trained at every setting
+#: the figures' four optimizers (the source text's), trained at every setting
 OPTIMIZER_VARIANTS = (SGD, SNGD, SPS, ADAM)
 #: what trains in one batch at every setting: the four optimizers and the four mutants the controls decide on
 VARIANTS = OPTIMIZER_VARIANTS + (SPS_UNSQUARED, ADAM_UNCORRECTED, SNGD_PER_TENSOR, SGD_WEIGHT_DECAY)
-#: the figures' curves (the seed's four optimizers), by name
+#: the figures' curves (the source text's four optimizers), by name
 OPTIMIZERS = ("SGD", "SNGD", "SPS", "Adam")
 
 
@@ -231,7 +232,7 @@ CIFAR10_RUNS = vision_runs.bind(full_data=per_budget(None, None, "cifar10"))
 def cap_choice(request, checks) -> FreeChoice:
     """The cap SNGD and SPS share, a free choice of the checks ``checks`` that read ``request`` (their ``vision``)."""
     return FreeChoice(
-        "cap", CAP, "the seed lost its value (one 'for SPS and SNGD'); 0.1 binds at >= 90 % of SNGD's and SPS's "
+        "cap", CAP, "the source text lost its value (one 'for SPS and SNGD'); 0.1 binds at >= 90 % of SNGD's and SPS's "
         "steps on the tuning seeds (both then SGD at step 0.1), 1e4 at < 1 % over 40 epochs (plain normalized steps)",
         {c: (lambda v: {"vision": request.bind(cap=float(v))}) for c in checks},
         low=CAP_RANGE[0], high=CAP_RANGE[1], scale="log")
