@@ -28,7 +28,7 @@ import pytest
 
 from numerics import stats
 from theorems import fixture as fx
-from theorems.claim import Context
+from theorems.claim import Check, Claim, Context, Control, Outcome
 from verify import expectations, registry, results, runner
 
 CLAIMS = [c for c in registry.all_claims() if not c.not_checked]
@@ -328,11 +328,23 @@ def test_every_claim_has_a_reviewed_expectation():
             assert (exp.verdict == "not checked") == bool(c.not_checked), f"{c.id}: expectation {exp.verdict}"
 
 
-def test_every_numeric_check_has_a_control():
-    for c in CLAIMS:
-        for ch in c.checks:
-            if ch.kind == "numeric":
-                assert any(k.target == ch.name for k in c.controls), f"{c.id}:{ch.name} has no control"
+@pytest.mark.parametrize("kind", ["symbolic", "numeric", "probe"])
+def test_a_check_without_a_control_is_refused_at_import(kind):
+    """Every check of a checked claim names a negative control (a check no mutant is shown to fail could not fail);
+    the claim refuses the declaration, so no registered claim has one."""
+    def exact(w=0):
+        return Outcome("pass", "")
+
+    def computed(ctx, w=0):
+        return Outcome("pass", "")
+
+    fn = exact if kind == "symbolic" else computed
+
+    with pytest.raises(ValueError, match=f"{kind} check 'x' has no negative control"):
+        Claim("Z.C1", "t", "s", "exact", "n", checks=(Check("x", kind, "d", fn),))
+    Claim("Z.C2", "t", "s", "exact", "n", checks=(Check("x", kind, "d", fn, params={"w": 0}),),
+          controls=(Control("k", "x", "a mutant", {"w": 1}),))
+    assert all(any(k.target == ch.name for k in c.controls) for c in CLAIMS for ch in c.checks)
 
 
 def test_every_claim_has_fidelity_and_statement():

@@ -15,9 +15,14 @@ def _noop(ctx, wrong=False):
     return Outcome("pass", "")
 
 
+def _noop_symbolic(wrong=False):
+    return Outcome("pass", "")
+
+
 CLAIM = Claim(id="Z.V1", title="rules", statement="x", fidelity="exact", fidelity_note="n",
-              checks=(Check("a", "numeric", "d", _noop), Check("b", "symbolic", "d", _noop)),
-              controls=(Control("k", "a", "wrong", {"wrong": True}),), module=__name__)
+              checks=(Check("a", "numeric", "d", _noop), Check("b", "symbolic", "d", _noop_symbolic)),
+              controls=(Control("k", "a", "wrong", {"wrong": True}), Control("k2", "b", "wrong", {"wrong": True})),
+              module=__name__)
 NOT_CHECKED = Claim(id="Z.V2", title="lost", statement="x", fidelity="qualitative", fidelity_note="n",
                     not_checked="the statement is lost", module=__name__)
 

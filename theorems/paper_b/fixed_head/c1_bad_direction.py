@@ -61,20 +61,26 @@ Y = (1, -1)  # labels of the two samples (as in data.bad_init)
 # 1. Symbolic: the direction is bad and asymptotically stationary
 # ---------------------------------------------------------------------------
 
-def exact_bad_direction():
+#: the constraint values ⟨A_i, W⟩ the bad direction is solved for: sample 0's W-SVM constraint violated, sample 1's kept
+BAD_TARGETS = (-1, 1)
+
+
+def exact_bad_direction(targets=BAD_TARGETS):
     X = [[sp.Matrix(tok) for tok in sample] for sample in X_EXACT]
     A = []
     for i in range(2):
         o, t = OPT[i], 1 - OPT[i]
         A.append(((X[i][o] - X[i][t]) * X[i][0].T).reshape(1, 4))
     Am = sp.Matrix.vstack(*A)
-    w = Am.T * (Am * Am.T).inv() * sp.Matrix([-1, 1])
+    w = Am.T * (Am * Am.T).inv() * sp.Matrix(targets)
     return X, A, w / sp.sqrt((w.T * w)[0]), sp.sqrt((w.T * w)[0])
 
 
-def derivation() -> Outcome:
+def derivation(targets=BAD_TARGETS) -> Outcome:
+    """The exact direction solved for ``targets`` (a control passes ``(1, 1)``: a direction that keeps both
+    constraints, along which the loss does reach L*)."""
     D = Derivation()
-    X, A, wbar, wnorm = exact_bad_direction()
+    X, A, wbar, wnorm = exact_bad_direction(targets)
     k = 1 / wnorm
     D.prove_equal("constraint values along W̄₀ (exact, min-norm solution of ⟨A₀,W⟩ = −1, ⟨A₁,W⟩ = 1, normalized): "
                   "⟨A₀, W̄₀⟩ = −1/‖w‖ < 0 (sample 0 violated), ⟨A₁, W̄₀⟩ = +1/‖w‖",
@@ -312,6 +318,9 @@ CLAIM = Claim(
                                        parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: a direction that keeps both constraints", "derivation", "W̄₀ solved for ⟨A₀, W⟩ = ⟨A₁, W⟩ "
+                "= 1: no sample violated, so the constraint values, the limits and L ↛ L* must be refused",
+                {"targets": (1, 1)}),
         Control("large init norm with GD", "convergence", "GD from ‖W₀‖ = 30 along the same directions: stuck",
                 {"fixed_r": CONTROL_NORM, "algos": ALGOS[:1]}),
         Control("probe: wrong W_mm", "probe", "alignment against the W-SVM with the most-loaded sample's constraint "

@@ -102,7 +102,18 @@ PROBE_EXAMPLES = (80, 120, 300)
 # 1. Symbolic
 # ---------------------------------------------------------------------------
 
-def derivation() -> Outcome:
+def centred_direction(x_o, x_bar, x_1):
+    """Eq. (5)'s direction of −∇L for one sample: the opt token centred by the softmax average, times the query."""
+    return (x_o - x_bar) * x_1.T
+
+
+def uncentred_direction(x_o, x_bar, x_1):
+    """A mutant for the derivation's control: the softmax average x̄ dropped from (5)'s direction."""
+    return x_o * x_1.T
+
+
+def derivation(direction=centred_direction) -> Outcome:
+    """Lemma 3's algebra with −∇L built from ``direction`` (a control passes :func:`uncentred_direction`)."""
     D = Derivation()
     d = 2
     vec = lambda name: sp.Matrix(sp.symbols(f"{name}_1:{d + 1}", real=True))  # noqa: E731
@@ -110,7 +121,7 @@ def derivation() -> Outcome:
     ci, cj, eta = sp.symbols("c_i c_j eta", positive=True)
     W = sp.Matrix(d, d, lambda j, k: sp.Symbol(f"W{j + 1}{k + 1}", real=True))
     xbar = vec("xbar")
-    G = ci * (xo - xbar) * x1.T + cj * (yo - ybar) * y1.T           # -grad L (times n) for two samples, by (5)
+    G = ci * direction(xo, xbar, x1) + cj * direction(yo, ybar, y1)  # -grad L (times n) for two samples, by (5)
     gap = lambda M: ((xo - xt).T * M * x1)[0]  # noqa: E731
     D.prove_equal("a step W + ηG moves the gap of constraint (i, t) by "
                   "η Σ_j c_j (x_io − x_it)ᵀ(x_jo − x̄_j)(x_i1ᵀx_j1) (two samples, d = 2)", gap(W + eta * G) - gap(W),
@@ -344,6 +355,8 @@ CLAIM = Claim(
                                                parameters=l3_parameters, min_decided=MIN_DECIDED)),
     ),
     controls=(
+        Control("symbolic: x̄ dropped from (5)", "derivation", "−∇L's direction without the softmax average, "
+                "(x_o x₁ᵀ): the gap increment and its own term must be refused", {"direction": uncentred_direction}),
         Control("Ass 1 broken (d = 8)", "every-step", "Example 1 at d = 8 (ν ≈ 1): cross-sample gradients lower "
                 "violated samples' opt scores", {"step_runs": ASS1_BROKEN}),
         Control("init condition dropped", "every-step (Example 1)", "init 40× Lemma 2's scale with the floor still "

@@ -72,7 +72,18 @@ EXAMPLES = (100, 120, 300)
 # 1. Symbolic
 # ---------------------------------------------------------------------------
 
-def derivation() -> Outcome:
+def ngd_step(W, d, eta):
+    """The NGD step along a unit direction ``d`` of the gradient: ``W − η d``."""
+    return W - eta * d
+
+
+def ascent_step(W, d, eta):
+    """A mutant for the derivation's control: the step taken up the gradient, ``W + η d``."""
+    return W + eta * d
+
+
+def derivation(step=ngd_step) -> Outcome:
+    """Telescoping ``step`` (a control passes :func:`ascent_step`) and the Lagrange identity."""
     D = Derivation()
     t = 3
     w0 = sp.Matrix(sp.symbols("w1:3", real=True))
@@ -81,7 +92,7 @@ def derivation() -> Outcome:
     eta = sp.Symbol("eta", positive=True)
     W = w0
     for d_ in ds:
-        W = W - eta * d_
+        W = step(W, d_, eta)
     D.prove_equal("telescoping NGD steps W_t = W_0 − η Σ_s d_s (t = 3): "
                   "⟨W_t, W̄_mm⟩ = ⟨W_0, W̄_mm⟩ + η Σ_s ⟨−d_s, W̄_mm⟩",
                   (W.T * mm)[0], (w0.T * mm)[0] + eta * sum((-d_.T * mm)[0] for d_ in ds))
@@ -334,6 +345,8 @@ CLAIM = Claim(
                                                min_decided=MIN_DECIDED, mutant={"n_steps": PROBE_STEPS})),
     ),
     controls=(
+        Control("symbolic: a step up the gradient", "derivation", "W + η d_s telescoped: ⟨W_t, W̄_mm⟩ gains "
+                "η Σ⟨d_s, W̄_mm⟩, so the telescoping identity must be refused", {"step": ascent_step}),
         Control("GD in place of NGD", "bounds",
                 "GD (η = 1) from the same inits: ‖W_t‖ = O(log t) falls below cηt − ‖W_0‖", {"trajectories": gd_runs}),
         Control("linear-domain autograd gradient", "bounds",
