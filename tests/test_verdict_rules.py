@@ -64,3 +64,18 @@ def test_a_failing_check_with_an_unrejected_control_is_violated_and_says_the_fai
                                                                               "status": "pass"}]
     verdict, reason = runner.verdict(CLAIM, checks, [{"name": "k", "target": "a", "rejected": False}])
     assert verdict == "violated" and "x above its bound" in reason
+
+
+def test_an_aimed_control_is_rejected_only_by_the_decisions_it_names():
+    """A control that names the decisions its mutant moves is not rejected by another decision's failure."""
+    from theorems.claim import Control
+
+    k = Control("k", "a", "a mutant of block A", {"wrong": True}, fails=("point 1, A-block*",))
+    moved = [{"name": "point 1, A-block: coefficient", "status": "fail"}, {"name": "point 1, B-block", "status": "pass"}]
+    elsewhere = [{"name": "point 1, A-block: coefficient", "status": "inconclusive"},
+                 {"name": "point 1, B-block", "status": "fail"}]
+    assert k.rejects("fail", moved) and not k.rejects("fail", elsewhere) and not k.rejects("fail", [])
+    unaimed = Control("u", "a", "a mutant", {"wrong": True})
+    assert unaimed.rejects("fail", elsewhere) and not unaimed.rejects("inconclusive", [])
+    with pytest.raises(ValueError, match="fails names decisions"):
+        Control("bad", "a", "d", {"wrong": True}, fails="point 1")

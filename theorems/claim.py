@@ -22,6 +22,8 @@ control that mutates a shared set-up passes the mutated fixture request as the v
 """
 from __future__ import annotations
 
+import fnmatch
+
 import math
 import inspect
 from dataclasses import dataclass, field
@@ -185,17 +187,31 @@ class Check:
 @dataclass(frozen=True, eq=False)
 class Control:
     """A negative control: check ``target`` re-run with ``overrides`` (a mutant of the mathematics), which the
-    check's own decision must reject (come back ``fail``)."""
+    check's own decision must reject (come back ``fail``).
+
+    ``fails`` aims the control: the names of the decisions of the target (``fnmatch`` patterns, e.g. ``"point 1,
+    A-block*"``) that the mutant moves and that must fail; the control is rejected only when one of those fails, not
+    when some other decision the mutant barely touches happens to.  Empty: any failing decision rejects it."""
 
     name: str
     target: str
     description: str
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    fails: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not isinstance(self.overrides, Mapping) or not self.overrides:
             raise ValueError(f"control {self.name!r}: a control must override at least one parameter of its target "
                              "(a dict of parameter -> value)")
+        if isinstance(self.fails, str) or not all(isinstance(p, str) and p.strip() for p in self.fails):
+            raise ValueError(f"control {self.name!r}: fails names decisions, a tuple of non-empty patterns")
+
+    def rejects(self, status: str, decisions: list[dict]) -> bool:
+        """Whether the target's outcome (its status and recorded decisions) rejects the mutant."""
+        if not self.fails:
+            return status == "fail"
+        return any(d.get("status") == "fail" and any(fnmatch.fnmatchcase(d.get("name", ""), p) for p in self.fails)
+                   for d in decisions)
 
 
 Scale = Literal["linear", "log"]

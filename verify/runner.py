@@ -209,6 +209,10 @@ def _no_pass_on_nan(out: Outcome) -> Outcome:
                            "a number")
 
 
+def _rejected(k: Control, out: Outcome) -> bool:
+    return k.rejects(out.status, (out.details or {}).get("decisions", []))
+
+
 def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
     """The record entry of a unit's outcome (also for a unit that could not be run at all)."""
     out = _no_pass_on_nan(out)
@@ -226,12 +230,12 @@ def unit_entry(claim: Claim, unit: Unit, out: Outcome, secs: float) -> dict:
         k = claim.control(unit.check)
         entry = results.outcome_dict(k.name, "control", out, {
             "target": k.target, "setting": {n: _plain(v) for n, v in unit.setting},
-            "rejected": out.status == "fail", "uses": uses})
+            "rejected": _rejected(k, out), "uses": uses})
     else:
         k = claim.control(unit.name)
         entry = results.outcome_dict(k.name, "control", out, {
             "target": k.target, "description": k.description, "overrides": _overrides_dict(k),
-            "rejected": out.status == "fail", "uses": uses})
+            "aimed_at": list(k.fails), "rejected": _rejected(k, out), "uses": uses})
     return entry | {"seconds": round(secs, 3)}
 
 
