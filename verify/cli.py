@@ -194,11 +194,17 @@ def cmd_report(args) -> int:
         raise UsageError(f"--out {out} is a directory; give a file path such as {out / 'report.html'}")
     claims = registry.select(args.k)
     ctx, runs = _runs(args, claims)
-    results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, runs, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
-    from verify import calibrate, sensitivity
+    from verify import calibrate, execution, sensitivity
 
-    if ctx.budget in sensitivity.REPORT_BUDGETS and not args.no_sensitivity:  # the maps; quick skips them
+    draws_maps = ctx.budget in sensitivity.REPORT_BUDGETS and not args.no_sensitivity  # quick skips them
+    stored = {} if args.rerun else execution.reusable_records(claims, runs, args.results)
+    if len(stored) == len(claims) and not draws_maps:  # only reads the results: they may be read-only (an archive)
+        results_dir = Path(args.results)
+    else:
+        results_dir = ensure_writable_dir(args.results, "results")
+    records = run_claims(claims, runs, results_dir, reuse=not args.rerun, args=args, rerun=args.rerun)
+
+    if draws_maps:
         with _executor(args) as executor:
             maps = sensitivity.run(claims, runs, results_dir, executor, rerun=args.rerun)
     else:  # maps a `verify sensitivity` of this run stored, else the published ones (of older code, flagged)
@@ -248,7 +254,7 @@ def cmd_readme(args) -> int:
               "calibrations": readme.load_calibrations(),
               "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked])}
     text, changed = readme.update(args.readme, records, **shared)
-    if args.check:  # classes and verdicts, not digits: the last digit of a headline may move between CPUs
+    if args.check:  # verdicts exactly; headline values within their reproducibility tolerance
         now, then = readme.verdicts(text), readme.verdicts(Path(args.readme).read_text())
         glance_now, glance_then = readme.glance_text(text), readme.glance_text(Path(args.readme).read_text())
         differ = []
@@ -258,11 +264,14 @@ def cmd_readme(args) -> int:
                 for k in sorted(set(now) | set(then)) if now.get(k) != then.get(k)) + ")")
         if glance_now != glance_then:
             differ.append("its results at a glance")
+        moved = readme.moved(Path(args.readme).read_text(), text)  # one line per row, beyond its tolerance
+        if moved:
+            differ.append("its headline values")
         if differ:
             print(f"verify: {args.readme} differs from the records in {' and '.join(differ)}; run `verify readme`",
-                  file=sys.stderr)
+                  *moved, sep="\n  ", file=sys.stderr)
             return 1
-        print(f"{args.readme}'s claims table and results at a glance match the records")
+        print(f"{args.readme}'s claims table, headline values and results at a glance match the records")
         return 0
     if changed:
         from verify.results import atomic_write_text
@@ -425,10 +434,15 @@ def cmd_probe(args) -> int:
     found = []
     results_dir = ensure_writable_dir(args.results, "results")
     records = run_claims(claims, ctx, results_dir, kinds={"probe"}, args=args, write_records=False)
+    asked_by = "--max-examples" if args.max_examples else f"the probe's count at {args.budget}"
     for claim, rec in zip(claims, records):
         for c in rec["checks"] + rec["controls"]:
-            label = f"control '{c['name']}'" if c["kind"] == "control" else c["name"]
-            print(f"{claim.id} {label}: {c['status']}: {c['summary']}")
+            if c["kind"] == "control":
+                print(f"{claim.id} control '{c['name']}': {_control_verdict(c)}")
+            else:
+                print(f"{claim.id} {c['name']}: {c['status']}: {c['summary']}")
+            if "examples_evaluated" in c["details"]:
+                print(f"    {_probe_counts(c['details'], asked_by)}")
             if c["kind"] == "control":
                 continue
             for cell, count in sorted(c["details"].get("cells", {}).items()):
@@ -440,6 +454,38 @@ def cmd_probe(args) -> int:
     if found:
         print(f"verify: counterexamples found for {', '.join(found)}", file=sys.stderr)
     return 1 if found else 0
+
+
+def _control_verdict(entry: dict) -> str:
+    """A probe control's line: its probe must find a counterexample (the mutant is false), so a failed probe is the
+    control rejected, as it must be, and a passed one is the alarm (a probe that cannot fail proves nothing)."""
+    summary = entry["summary"]
+    if summary.startswith("COUNTEREXAMPLE"):  # the shout belongs to a counterexample to the claim, not its mutant
+        summary = "counterexample" + summary[len("COUNTEREXAMPLE"):]
+    if entry["rejected"]:
+        return f"rejected (as it must be): {summary}"
+    return f"NOT REJECTED ({entry['status']}: the probe cannot tell this mutant from the claim): {summary}"
+
+
+def _probe_counts(details: dict, asked_by: str) -> str:
+    """How many examples a probe was asked for and how many it ran, and why they differ (``theorems.probe``): a
+    round that decided too few instances draws another; hypothesis stops drawing at the first counterexample and
+    then runs variants of it while shrinking it (every run is counted); it stops early when the strategy has no new
+    example to draw."""
+    asked, ran, rounds = details["max_examples"], details["examples_evaluated"], details.get("rounds", 1)
+    text = f"{asked} examples asked ({asked_by}); {ran} run"
+    why = []
+    if rounds > 1:
+        why.append(f"{rounds} rounds of up to {asked}, as a round that decided fewer than {details['min_decided']} "
+                   "instances draws another")
+    if details.get("counterexample"):
+        if ran != asked * rounds:
+            why.append("drawing stops at a counterexample; shrinking it ran the rest")
+    elif ran < asked * rounds:
+        why.append("hypothesis found no further distinct example to draw")
+    elif ran > asked * rounds:
+        why.append("hypothesis replayed examples (its example database, or a failure it shrank)")
+    return text + (": " + "; ".join(why) if why else "")
 
 
 def cmd_new(args) -> int:
@@ -632,6 +678,7 @@ def _compute_setup() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
+    args = None
     try:
         args = build_parser().parse_args(argv)
         if getattr(args, "k", None):  # a mistyped claim id is bad input: said before anything heavy is imported
@@ -659,7 +706,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"verify: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("verify: interrupted; finished units are kept: run the same command again to resume", file=sys.stderr)
+        _interrupted(args, quiet_exit=argv is None)  # a caller's own process (a test) keeps its stderr
         return 130
     except BrokenPipeError:  # `verify list | head`: the reader left; end quietly, as other Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -682,6 +729,35 @@ def _check_data_dir() -> None:
 
 def _terminated(signum, frame):
     raise KeyboardInterrupt
+
+
+def _interrupted(args, quiet_exit: bool) -> None:
+    """The one line an interrupt prints (the cluster is already stopped and its workers ignore SIGINT, so nothing
+    else reaches stderr): what was kept, where, and how to resume.  A second Ctrl-C while it is said changes nothing;
+    with ``quiet_exit`` nothing this process writes afterwards reaches stderr either."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    results = getattr(args, "results", None)
+    if results is None or args.fn in (cmd_diff, cmd_readme):  # commands that store no units
+        print("verify: interrupted", file=sys.stderr, flush=True)
+    else:
+        where = Path(results) / ("canary" if args.fn is cmd_carry else "units" if args.fn is not cmd_calibrate
+                                 else "calibration")
+        print(f"verify: interrupted; finished units are kept in {where}: run the same command again to resume",
+              file=sys.stderr, flush=True)
+    if quiet_exit:
+        _quiet_exit()
+    else:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _quiet_exit() -> None:
+    """Send what this process writes to stderr from here on (an interrupted cluster's start-up closed again at exit,
+    Dask's exit hooks, a thread stopped mid-call) to /dev/null: the command has said all there is to say."""
+    try:
+        sys.stderr.flush()
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+    except (OSError, ValueError):  # no stderr to silence (closed, or not a file)
+        pass
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ import contextlib
 import hashlib
 import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -67,7 +69,11 @@ QUIET_WORKERS = {
 def start_worker_server() -> bool:
     """Start the fork server the local cluster's workers are forked from, importing :data:`WORKER_IMPORTS` in the
     background (idempotent; ``verify`` calls it early, so the imports overlap its own).  False where there is none
-    (Windows): the workers are spawned."""
+    (Windows): the workers are spawned.
+
+    The server starts with SIGINT ignored, and so do the workers forked from it: Ctrl-C reaches every process of the
+    terminal's process group, and a worker (or the server, importing) that took it would print a traceback of its own
+    while the command is already stopping its cluster in order and saying in one line what was kept."""
     import multiprocessing
     import multiprocessing.forkserver
 
@@ -75,7 +81,14 @@ def start_worker_server() -> bool:
         return False
     memory_tuning.worker_environment()  # the server's environment is its workers'
     multiprocessing.get_context("forkserver").set_forkserver_preload(list(WORKER_IMPORTS))
-    multiprocessing.forkserver.ensure_running()
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set a handler
+        multiprocessing.forkserver.ensure_running()
+        return True
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited through exec, kept by the server's Python
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     return True
 
 
@@ -100,8 +113,16 @@ class Executor:
     def __enter__(self) -> "Executor":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self._stack.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not KeyboardInterrupt or threading.current_thread() is not threading.main_thread():
+            self._stack.close()
+            return
+        # interrupted: a second Ctrl-C while the cluster stops would leave its workers behind; take no more
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            self._stack.close()
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def _start(self) -> None:
         """Start the local cluster, or connect to the scheduler, on the first units to run."""
@@ -198,6 +219,23 @@ class Executor:
             progress(", ".join(running[:3]) + (" …" if len(running) > 3 else ""))
 
 
+def reusable_records(claims: list[Claim], ctx: Context | Mapping[str, Context], results_dir: Path,
+                     kinds: set[str] | None = None) -> dict[str, dict]:
+    """The stored records of ``claims`` that ``execute(..., reuse_records=True)`` uses as they are (same code, seed,
+    budget and kinds, no unit that could not run), by claim id.  Reading them writes nothing, so a command whose
+    every record is here needs no writable results directory."""
+    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, Mapping) else (lambda c: ctx)
+    stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if Path(results_dir).is_dir() else {}
+    want_kinds = sorted(kinds) if kinds else "all"
+    out = {}
+    for c in claims:
+        run, r = run_of(c), stored.get(c.id)
+        if (r and r["seed"] == run.seed and r["budget"] == run.budget and r["kinds"] == want_kinds
+                and r["code_hash"] == registry.code_hash(c) and not _has_failed_units(r)):
+            out[c.id] = r
+    return out
+
+
 def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_dir: Path,
             executor: Executor | None = None, *, reuse_records: bool = False, rerun: bool = False,
             kinds: set[str] | None = None, bar_label: str | None = None,
@@ -213,8 +251,7 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
     results_dir = Path(results_dir)
     executor = executor or Executor(workers=1)
     run_of = (lambda c: ctx[c.id]) if isinstance(ctx, Mapping) else (lambda c: ctx)
-    stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if reuse_records else {}
-    want_kinds = sorted(kinds) if kinds else "all"
+    reused = reusable_records(claims, ctx, results_dir, kinds) if reuse_records else {}
     records: dict[str, dict] = {}
     have: dict[str, dict[Unit, dict]] = {}
     planned: dict[str, int] = {}
@@ -229,10 +266,8 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
 
     for c in claims:
         run = run_of(c)
-        r = stored.get(c.id)
-        if (r and r["seed"] == run.seed and r["budget"] == run.budget and r["kinds"] == want_kinds
-                and r["code_hash"] == registry.code_hash(c) and not _has_failed_units(r)):
-            records[c.id] = r
+        if c.id in reused:
+            records[c.id] = reused[c.id]
             continue
         have[c.id] = {}
         directory = results.unit_dir(results_dir, c, run)
@@ -265,6 +300,9 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
     bar = progress_bar(len(todo), bar_label)
     try:
         executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+    except KeyboardInterrupt:  # the command's one line says what was kept; a last progress line would be a second
+        bar.leave = False
+        raise
     finally:
         bar.close()
     return [records[c.id] for c in claims], counts

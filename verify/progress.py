@@ -16,6 +16,7 @@ class LogProgress:
         self.total, self.desc, self.every, self.file = total, desc, every, file or sys.stderr
         self.n, self.postfix, self.start = 0, "", time.monotonic()
         self.last = self.start
+        self.leave = True  # as tqdm's: False (an interrupted run) closes without the last line
 
     def _line(self) -> None:
         minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
@@ -33,7 +34,8 @@ class LogProgress:
         self.postfix = s
 
     def close(self) -> None:
-        self._line()
+        if self.leave:
+            self._line()
 
 
 def progress_bar(total: int, desc: str):

@@ -49,6 +49,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from numerics import deterministic as _deterministic
 from numerics import optim
 from numerics.optim import Transform, batch_norm, tree_scale
 
@@ -56,6 +57,10 @@ VISION_DTYPE = torch.float32
 #: digits held out for the test accuracy (fixed permutation, seed 0): 20 %, sklearn's usual split
 TEST_FRACTION = 0.2
 _MODULE_NAME = "_numerics_vit_for_small_dataset"
+#: torch intra-op threads while a batch trains (:func:`deterministic`): a reduction split over threads sums in an order
+#: that depends on their number, and float32 training amplifies a last-bit difference into a different run; one
+#: thread is also the fastest for these small batched tensors (docs/running.md)
+ENGINE_THREADS = 1
 
 
 # ---------------------------------------------------------------------------
@@ -402,6 +407,11 @@ def mean_log_smoothed(x: torch.Tensor, smooth: float, floor: float) -> torch.Ten
     return trailing_mean(x, max(1, int(smooth * len(x)))).clamp_min(floor).log().mean(0)
 
 
+def deterministic(threads: int = ENGINE_THREADS, device: str = "cpu"):
+    """:func:`numerics.deterministic` at this engine's thread count."""
+    return _deterministic(threads, device)
+
+
 def _stack(models):
     from torch.func import stack_module_state
 
@@ -429,8 +439,15 @@ def train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds
 
     Run b's initialization and minibatch order both come from ``seeds[b]``, the same for every transform (so the
     transforms' runs are paired run by run).  Cross-entropy loss; each transform sees its own slice of the runs and
-    their minibatch losses as ``info['loss']``.
+    their minibatch losses as ``info['loss']``.  Trained under :func:`deterministic`: the same numbers at any thread
+    count of the process.
     """
+    with deterministic(device=device):
+        return _train(config, data, transforms, seeds, steps, batch, norm_every, device, eval_chunk)
+
+
+def _train(config: dict, data: ImageData, transforms: dict[str, Transform], seeds, steps: int, batch: int,
+           norm_every: int, device: str, eval_chunk: int) -> dict[str, VisionRun]:
     from torch.func import functional_call, grad_and_value, vmap
 
     B, names_t = len(seeds), list(transforms)
