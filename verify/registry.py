@@ -61,6 +61,16 @@ def _refuse_undeclared_margins(mod) -> None:
             raise ValueError(bad[0] + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""))
 
 
+def _refuse_checks_without_controls(claim: Claim) -> None:
+    """A registered claim's every check, of every kind, names a negative control: a check that no mutant is shown to
+    fail could not fail.  (``Claim`` itself refuses a numeric check without one; a test's toy claims may leave a
+    symbolic check or a probe without.)"""
+    if claim.not_checked is None:
+        bare = [c for c in claim.checks if not any(k.target == c.name for k in claim.controls)]
+        if bare:
+            raise ValueError(f"{claim.id}: {bare[0].kind} check {bare[0].name!r} has no negative control")
+
+
 @functools.cache
 def all_claims() -> tuple[Claim, ...]:
     found: dict[str, Claim] = {}
@@ -71,6 +81,7 @@ def all_claims() -> tuple[Claim, ...]:
         for c in claims:
             if c.id in found:
                 raise ValueError(f"claim id {c.id} defined twice ({found[c.id].module} and {info.name})")
+            _refuse_checks_without_controls(c)
             object.__setattr__(c, "module", info.name)
             found[c.id] = c
     return tuple(sorted(found.values(), key=_natural_key))
