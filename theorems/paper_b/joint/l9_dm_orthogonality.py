@@ -218,9 +218,9 @@ def check_probability(ctx: Context, rho: float = MAIN["opt_ratio"], d_factor: fl
 # ---------------------------------------------------------------------------
 
 #: hypothesis examples at the quick / standard / full budget: an example is PROBE_DRAWS Gram matrices (~20-50 ms)
-PROBE_EXAMPLES = (20, 100, 300)
+PROBE_EXAMPLES = (60, 100, 300)
 #: DM data sets per example: at P = 1 the Clopper-Pearson lower end at the quick probe's per-example level (alpha /
-#: (20 x 3) ~ 8e-7) is ~1 - 15/K, so K = 4000 clears 1 - delta for every delta >= 0.01 of the range
+#: (60 x 3) ~ 3e-7) is ~1 - 16/K, so K = 4000 clears 1 - delta for every delta >= 0.01 of the range
 PROBE_DRAWS = 4000
 #: the probe is inconclusive with fewer decided instances inside the assumptions
 PROBE_MIN_DECIDED = 5
@@ -235,6 +235,9 @@ PROBE_RHO_IN = (1.5, 8.0)
 PROBE_RHO_OUT = (0.8, 8.0)
 #: aimed draws: d = ceil(f d_9), f log-uniform over this range (inside Cond. 1 (iii), up to 4 d_9)
 PROBE_D_FACTOR = (1.0, 4.0)
+#: boundary draws: d = ceil(f d_9) just below Condition 1 (iii), f log-uniform over this range, where a d_9 derived
+#: too small (the control's) still counts the instance inside while the conclusion starts to fail
+PROBE_D_BELOW = (0.125, 1.0)
 #: wide draws: d = round(2^x), x uniform over this range (4 to 65536: far below and above every d_9 of the range)
 PROBE_LOG2_D = (2.0, 16.0)
 #: log2(d / d_9) is plotted within +-PARAM_CLIP (d_9 = inf when rho <= 1)
@@ -267,15 +270,16 @@ def gram_nu(rng: np.random.Generator, K: int, n: int, T: int, d: int, rho: float
 
 @st.composite
 def probe_instances(draw):
-    """Half the draws inside Condition 1 (ii)-(iii) at d = f d_9(delta), f in [1, 4]; half with rho down to 0.8 and d
-    anywhere in 4 ... 65536.  n, T, rho, delta and d (or f) are hypothesis primitives and shrink; the Gram matrices
-    come from a drawn seed (``gram_nu``)."""
-    inside = draw(fair_sampled_from([True, False]))
+    """A third of the draws inside Condition 1 (ii)-(iii) at d = f d_9(delta), f in [1, 4]; a third just below its
+    d_9 (f in [1/8, 1]); a third with rho down to 0.8 and d anywhere in 4 ... 65536.  n, T, rho, delta and d (or f)
+    are hypothesis primitives and shrink; the Gram matrices come from a drawn seed (``gram_nu``)."""
+    where = draw(fair_sampled_from(["inside", "below d_9", "wide"]))
     n, T = draw(st.integers(*PROBE_N)), draw(st.sampled_from(PROBE_T))
     delta = draw(log_uniform(*PROBE_DELTA))
-    if inside:
+    if where != "wide":
         rho = draw(st.floats(*PROBE_RHO_IN))
-        d = math.ceil(draw(log_uniform(*PROBE_D_FACTOR)) * d9(n, T, rho, delta))
+        factor = draw(log_uniform(*(PROBE_D_FACTOR if where == "inside" else PROBE_D_BELOW)))
+        d = math.ceil(factor * d9(n, T, rho, delta))
     else:
         rho = draw(st.floats(*PROBE_RHO_OUT))
         d = int(round(2 ** draw(st.floats(*PROBE_LOG2_D))))
