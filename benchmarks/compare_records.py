@@ -10,7 +10,8 @@ times, library versions, figures (their SVG ids), the claim's module and constan
 import json, sys, math
 from pathlib import Path
 
-IGNORE = {"code_hash", "created_utc", "timing", "versions", "seconds", "figures", "preregistered", "module", "uses", "overrides"}
+IGNORE = {"code_hash", "created_utc", "timing", "versions", "seconds", "figures", "preregistered", "module", "uses", "overrides",
+          "ledger", "without", "provenance"}
 
 
 def norm(x):
