@@ -235,9 +235,10 @@ PROBE_RHO_IN = (1.5, 8.0)
 PROBE_RHO_OUT = (0.8, 8.0)
 #: aimed draws: d = ceil(f d_9), f log-uniform over this range (inside Cond. 1 (iii), up to 4 d_9)
 PROBE_D_FACTOR = (1.0, 4.0)
-#: boundary draws: d = ceil(f d_9) just below Condition 1 (iii), f log-uniform over this range, where a d_9 derived
-#: too small (the control's) still counts the instance inside while the conclusion starts to fail
-PROBE_D_BELOW = (0.125, 1.0)
+#: boundary draws: d = ceil(f d_9) below Condition 1 (iii), f log-uniform over this range, where a d_9 derived too
+#: small (the control's, 10-40 times smaller) still counts the instance inside while the conclusion starts to fail
+#: (the union bound is loose: it fails well below d_9)
+PROBE_D_BELOW = (1 / 64, 1.0)
 #: wide draws: d = round(2^x), x uniform over this range (4 to 65536: far below and above every d_9 of the range)
 PROBE_LOG2_D = (2.0, 16.0)
 #: log2(d / d_9) is plotted within +-PARAM_CLIP (d_9 = inf when rho <= 1)
