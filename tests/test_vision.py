@@ -376,3 +376,67 @@ def test_the_frozen_step_sizes_are_the_grids_choice():
     for c in caps:
         from theorems.paper_b.vision.setups import cap_key
         assert got[(e, cap_key(c))] == TUNED[(e, cap_key(c))]
+
+
+# ---------------------------------------------------------------------------
+# Issue 46: one task per variant, gathered into the value B.Fig5-7 read
+# ---------------------------------------------------------------------------
+
+
+def _bits(run: V.VisionRun) -> list[torch.Tensor]:
+    return [run.batch_loss, run.batch_error, run.grad_norm, run.norm_steps, run.layer_norms,
+            *(run.final[k] for k in sorted(run.final))]
+
+
+def test_a_variant_trained_alone_gives_the_bits_it_gives_beside_others():
+    """Training each transform alone reproduces, bit for bit, its runs trained in one batch with another (and a chunk
+    of the runs its slice): inits and minibatch orders come from the seeds alone, so the vision fixture can train one
+    variant per task."""
+    data, seeds = V.digits(), [11, 12, 13]
+    make = {"Adam": lambda: V.adam(1e-2), "SPS": lambda: V.scale_by_stochastic_polyak(1.0)}
+    both = V.train(TINY, data, {n: m() for n, m in make.items()}, seeds, 12, 16, norm_every=4)
+    for n, m in make.items():
+        alone = V.train(TINY, data, {n: m()}, seeds, 12, 16, norm_every=4)[n]
+        assert alone.groups == both[n].groups
+        assert all(torch.equal(a, b) for a, b in zip(_bits(alone), _bits(both[n]), strict=True)), n
+    chunk = V.train(TINY, data, {"Adam": V.adam(1e-2)}, seeds[1:], 12, 16, norm_every=4)["Adam"]
+    assert torch.equal(chunk.batch_loss, both["Adam"].batch_loss[:, 1:])
+    assert torch.equal(chunk.final["test_loss"], both["Adam"].final["test_loss"][1:])
+
+
+def test_the_vision_runs_gather_one_task_per_variant(monkeypatch):
+    """vision_runs gathers one variant_runs request per variant (sharing one step-size request), B.Fig7's digits runs
+    are B.Fig5-6's below the full budget, a setting bound with vision_at reaches every part, and a gatherer bound
+    alone (its parts at another setting) is refused."""
+    from theorems import fixture as fx
+    from theorems.context import Context
+    from theorems.paper_b.vision import setups as S
+
+    req = fx.as_request(S.vision_runs)
+    parts = req.dependencies()
+    assert [parts[f"each[{i}]"].params["variant"] for i in range(len(S.VARIANTS))] == [v.name for v in S.VARIANTS]
+    for budget in ("quick", "standard"):
+        assert fx.as_request(S.CIFAR10_RUNS).key(budget) == req.key(budget)
+    assert fx.as_request(S.CIFAR10_RUNS).key("full") != req.key("full")
+    moved = S.vision_at(S.CIFAR10_RUNS, cap=0.1, epochs=5)
+    assert all(r.arguments("full")["cap"] == 0.1 and r.arguments("full")["epochs"] == 5
+               for r in fx.closure([moved]) if r.fixture is not S.vision_runs)
+    assert moved.arguments("full") == dict(full_data="cifar10", epochs=5, cap=0.1)
+
+    trained = []
+
+    def fake_train(config, data, transforms, seeds, steps, batch, norm_every=10, device="cpu"):
+        trained.append(list(transforms))
+        z = torch.zeros(steps, len(seeds))
+        return {n: V.VisionRun(n, z, torch.arange(2), z[:2, :, None], ["g"], {}, z, z) for n in transforms}
+
+    monkeypatch.setattr(S.V, "train", fake_train)
+    ctx = Context(seed=0, budget="quick")
+    runs, setup = fx.resolve(S.vision_runs, ctx)
+    assert list(runs) == [v.name for v in S.VARIANTS] and setup["runs"] == S.RUNS[0] and setup["cap"] == S.CAP
+    assert runs["SGD"].batch_loss.shape == (setup["steps"], S.RUNS[0])
+    assert trained == [[v.name] for v in S.VARIANTS]  # one task per variant, none trained again by the gatherer
+    trained.clear()
+    runs, setup = fx.resolve(S.vision_runs.bind(cap=0.1), ctx)  # a map's point: the setting on the gatherer alone
+    assert setup["cap"] == 0.1 and list(runs) == [v.name for v in S.VARIANTS]
+    assert trained[-1] == [v.name for v in S.VARIANTS]  # its parts are at the claims' cap: it trains every variant

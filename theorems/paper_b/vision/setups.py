@@ -33,12 +33,14 @@ Cost of the grid: 15 step sizes x 3 tuning seeds (+ 15 SNGD runs per further cap
 the longest horizon: TUNED's 4 caps to 80 epochs (90 ViTs, 3,520 steps) took 7 minutes on 2 shared cores.
 
 **Runs**: ``RUNS`` independent runs (each its own initialization and minibatch order, seeds hashed from the run seed)
-of each optimizer in :data:`VARIANTS`, all batched in one vmap; the optimizers share the runs' seeds, so they are
-compared run by run (paired).  The controls' mutants train in the same batch at every setting: a control passes the
-mutant (a :class:`Variant`, defined here beside its reason) where its check reads an optimizer's runs, and a
-sensitivity map re-runs the controls at other settings of the cap and the horizon (its overrides merged with the
-setting's), where they then read the same fixture value as the checks.  The mutants double the batch (eight variants
-for four).
+of each optimizer in :data:`VARIANTS`, each optimizer's runs batched in one vmap and trained in a task of its own
+(:func:`variant_runs`, 17-22 s at the standard budget against 233 s for all eight in one task, so a cluster trains
+them side by side), gathered by :func:`vision_runs`; the optimizers share the runs' seeds, so they are compared run
+by run (paired), and an optimizer trained alone gives the bits it gives beside the others.  The controls' mutants
+train at every setting beside the optimizers: a control passes the mutant (a :class:`Variant`, defined here beside
+its reason) where its check reads an optimizer's runs, and a sensitivity map re-runs the controls at other settings
+of the cap and the horizon (its overrides merged with the setting's), where they then read the same fixture value as
+the checks.  The mutants double the training (eight variants for four).
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ from numerics import optim
 from numerics.optim import Transform
 from numerics.paper_b import vision as V
 from theorems.claim import FreeChoice
-from theorems.fixture import fixture, per_budget
+from theorems.fixture import Request, as_request, fixture, per_budget
 
 #: the ViT-for-small-datasets configuration (ours; the source text lost the paper's): patch 4 gives 2x2 patches + CLS
 #: (patch 2, 16 patches, cost 2x per step and sat at chance for 100 steps at lr 0.1); width 16, 2 heads of 8, MLP 32,
@@ -202,31 +204,91 @@ def tuned_steps(epochs: int, cap: float, device: str = "cpu") -> tuple[dict, str
 
 
 @fixture
-def vision_runs(ctx, full_data=per_budget(None, None, "mnist"), epochs: int = EPOCHS,
+def step_sizes(ctx, epochs: int = EPOCHS, cap: float = CAP) -> tuple[tuple[int, str], dict, str]:
+    """The setting (epochs, cap key) and :func:`tuned_steps` there on the run's device: one value that every
+    variant's task reads, so a setting outside TUNED runs the grid once, not once per variant."""
+    return (int(epochs), cap_key(cap)), *tuned_steps(epochs, cap, ctx.device)
+
+
+def _setting(ctx, full_data, epochs: int, cap: float, hyper: dict,
+             tuned_by: str) -> tuple[V.ImageData, list[int], dict]:
+    """The data, the runs' seeds and the set-up dict of a setting (what :func:`vision_runs` returns beside the runs)."""
+    source = "digits" if full_data is None or V.find_data(full_data) is None else full_data
+    data = V.digits() if source == "digits" else V.load_images(source)
+    per_epoch = len(data.y_train) // BATCH
+    steps = int(epochs) * per_epoch if source == "digits" else PAPER_DATA_STEPS
+    n = ctx.pick(*RUNS)
+    seeds = [ctx.derived_seed("B.Fig5-7 vision runs", i) for i in range(n)]
+    setup = dict(data=source, config=config_for(source), batch=BATCH, runs=n, steps=steps, steps_per_epoch=per_epoch,
+                 epochs=steps / per_epoch, cap=float(cap), hyper=hyper, tuned_by=tuned_by, norm_every=NORM_EVERY,
+                 dtype="float32", device=ctx.device)
+    return data, seeds, setup
+
+
+def _train(ctx, data, seeds, setup, variants) -> dict[str, V.VisionRun]:
+    """``variants``' runs at a setting (one batch)."""
+    return V.train(setup["config"], data, {v.name: v.make(setup["hyper"]) for v in variants}, seeds, setup["steps"],
+                   BATCH, norm_every=NORM_EVERY, device=ctx.device)
+
+
+@fixture(uses={"hyper": step_sizes})
+def variant_runs(ctx, hyper, variant: str, full_data=per_budget(None, None, "mnist"), epochs: int = EPOCHS,
+                 cap: float = CAP) -> tuple[V.VisionRun, dict]:
+    """The runs of one variant of VARIANTS (by name) at a setting, and the setting's set-up dict: one task each, so
+    the variants train in parallel on a cluster.  A variant trained alone gives the bits it gives beside the others
+    (``numerics.paper_b.vision.train``: its runs' initializations and minibatch orders come from the seeds alone, and
+    its updates see only its own runs; a test compares)."""
+    _, *tuned = hyper
+    data, seeds, setup = _setting(ctx, full_data, epochs, cap, *tuned)
+    v = {v.name: v for v in VARIANTS}[variant]
+    return _train(ctx, data, seeds, setup, [v])[v.name], setup
+
+
+def _parts(full_data, epochs, cap) -> dict:
+    """The requests :func:`vision_runs` gathers at a setting: the step sizes and every variant's runs."""
+    hyper = step_sizes.bind(epochs=epochs, cap=cap)
+    return dict(hyper=hyper, each=[variant_runs.bind(variant=v.name, hyper=hyper, full_data=full_data, epochs=epochs,
+                                                     cap=cap) for v in VARIANTS])
+
+
+@fixture(uses=_parts(per_budget(None, None, "mnist"), EPOCHS, CAP))
+def vision_runs(ctx, each, hyper, full_data=per_budget(None, None, "mnist"), epochs: int = EPOCHS,
                 cap: float = CAP) -> tuple[dict[str, V.VisionRun], dict]:
     """(name -> VisionRun for every variant of VARIANTS, the set-up as a dict) at the run's seed, budget and device.
 
     ``full_data``: the paper's data set ('mnist' / 'cifar10') to train on when ``$VERIFY_DATA_DIR`` holds it; None
     (the quick and standard budgets) trains on the digits, so B.Fig5-6 and B.Fig7 share one set of digits runs there.
     ``epochs``: the horizon on the digits; ``cap``: the cap SNGD and SPS share.  The controls' mutants train at every
-    setting, so a control can run wherever its check does."""
-    source = "digits" if full_data is None or V.find_data(full_data) is None else full_data
-    data = V.digits() if source == "digits" else V.load_images(source)
-    per_epoch = len(data.y_train) // BATCH
-    steps = int(epochs) * per_epoch if source == "digits" else PAPER_DATA_STEPS
-    hyper, tuned_by = tuned_steps(epochs, cap, ctx.device)
-    n = ctx.pick(*RUNS)
-    seeds = [ctx.derived_seed("B.Fig5-7 vision runs", i) for i in range(n)]
-    setup = dict(data=source, config=config_for(source), batch=BATCH, runs=n, steps=steps, steps_per_epoch=per_epoch,
-                 epochs=steps / per_epoch, cap=float(cap), hyper=hyper, tuned_by=tuned_by, norm_every=NORM_EVERY,
-                 dtype="float32", device=ctx.device)
-    runs = V.train(config_for(source), data, {v.name: v.make(hyper) for v in VARIANTS}, seeds, steps, BATCH,
-                   norm_every=NORM_EVERY, device=ctx.device)
-    return runs, setup
+    setting, so a control can run wherever its check does.
+
+    Gathers ``each``, one :func:`variant_runs` task per variant, bound at the same setting (:func:`vision_at`).  A
+    free choice's map binds the setting on this request alone (overrides of two choices merge parameter by parameter,
+    which lists of requests do not), so a part trained at another setting is never read: the variants it lacks train
+    here, in one task."""
+    at, *tuned = hyper
+    if at != (int(epochs), cap_key(cap)):
+        tuned = tuned_steps(epochs, cap, ctx.device)
+    data, seeds, setup = _setting(ctx, full_data, epochs, cap, *tuned)
+    runs = {run.name: run for run, part in each if part == setup}
+    missing = [v for v in VARIANTS if v.name not in runs]
+    if missing:
+        runs |= _train(ctx, data, seeds, setup, missing)
+    return {v.name: runs[v.name] for v in VARIANTS}, setup
+
+
+def vision_at(request, **setting) -> Request:
+    """``request`` (of :func:`vision_runs`) at another ``setting`` (``full_data``, ``epochs``, ``cap``), bound alike on
+    the gatherer, on every variant's runs and on their step sizes."""
+    unknown = sorted(set(setting) - {"full_data", "epochs", "cap"})
+    if unknown:
+        raise ValueError(f"vision_at: no setting {', '.join(unknown)} (full_data, epochs, cap)")
+    request = as_request(request)
+    now = {k: v for k, v in request.plain_params().items() if k in ("full_data", "epochs", "cap")} | setting
+    return request.bind(**setting, **_parts(**now))  # the setting alone on the gatherer: a map's binding merges
 
 
 #: B.Fig7's runs: on CIFAR-10 at the full budget when $VERIFY_DATA_DIR holds it, else the digits runs of B.Fig5-6
-CIFAR10_RUNS = vision_runs.bind(full_data=per_budget(None, None, "cifar10"))
+CIFAR10_RUNS = vision_at(vision_runs, full_data=per_budget(None, None, "cifar10"))
 
 
 def cap_choice(request, checks) -> FreeChoice:
