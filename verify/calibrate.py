@@ -31,8 +31,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from scipy.stats import binomtest
-
 from theorems.claim import Claim, Context
 from verify import published, registry, results
 
@@ -70,11 +68,12 @@ def seed_basis(claim: Claim, claims: list[Claim] = ()) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def seed_bases(claims: list[Claim]) -> dict[str, str]:
+def seed_bases(claims: list[Claim | str]) -> dict[str, str]:
     """:func:`seed_basis` of each of ``claims`` (the registry's sharing groups computed once, from its index, so no
-    other claim's module is imported); a claim the registry does not know forms a group of its own."""
+    other claim's module is imported); a registered claim may be given by its id (then not even its own module is
+    imported); a claim the registry does not know forms a group of its own."""
     known = {e["id"] for e in registry.index()}
-    extra = [c for c in claims if c.id not in known]
+    extra = [c for c in claims if not isinstance(c, str) and c.id not in known]
     groups = registry.index_groups(extra)
     hashes = registry.code_hashes()
     hashes.update({c.id: registry.code_hash(c) for c in extra})
@@ -82,13 +81,13 @@ def seed_bases(claims: list[Claim]) -> dict[str, str]:
     for cid, g in groups.items():
         members.setdefault(g, []).append(cid)
     out = {}
-    for c in claims:
-        text = ";".join(f"{cid}={hashes[cid]}" for cid in sorted(members[groups[c.id]]))
-        out[c.id] = hashlib.sha256(text.encode()).hexdigest()[:16]
+    for cid in (c if isinstance(c, str) else c.id for c in claims):
+        text = ";".join(f"{m}={hashes[m]}" for m in sorted(members[groups[cid]]))
+        out[cid] = hashlib.sha256(text.encode()).hexdigest()[:16]
     return out
 
 
-def first_confirmation_seeds(claims: list[Claim]) -> dict[str, int]:
+def first_confirmation_seeds(claims: list[Claim | str]) -> dict[str, int]:
     """Each claim's first confirmation seed: the seed ``verify run`` and ``verify report`` use by default, so the draw a
     reader sees is the first of the seeds its verdict of record is measured at (``verify.record``)."""
     return {cid: confirmation_seeds(b, 1)[0] for cid, b in seed_bases(claims).items()}
@@ -118,6 +117,8 @@ class Rate:
     def interval(self) -> tuple[float, float]:
         if self.n == 0:
             return 0.0, 1.0
+        from scipy.stats import binomtest  # here, not at import: reading a stored summary needs no scipy
+
         ci = binomtest(self.k, self.n).proportion_ci(confidence_level=CONFIDENCE, method="exact")
         return float(ci.low), float(ci.high)
 

@@ -170,10 +170,23 @@ def cmd_list(args) -> int:
 def cmd_run(args) -> int:
     from verify import registry
 
-    claims = registry.select(args.k)
-    _, runs = _runs(args, claims)
-    results_dir = ensure_writable_dir(args.results, "results")
-    records = run_claims(claims, runs, results_dir, args=args, rerun=args.rerun)
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    # --device cuda is checked by running (it must say when there is no such device)
+    records = None if args.rerun or args.device == "cuda" else _stored_and_current(args)
+    if records is not None:  # nothing to compute: neither torch nor a claim module is imported
+        results_dir = Path(args.results)
+        print("units: 0 ran; every record was stored by an earlier run of this code", file=sys.stderr)
+    else:
+        _compute_setup()
+        if _executor(args).local_cluster:
+            from verify.execution import start_worker_server
+
+            start_worker_server()  # its imports run while this process imports the claims
+        claims = registry.select(args.k)
+        _, runs = _runs(args, claims)
+        results_dir = ensure_writable_dir(args.results, "results")
+        records = run_claims(claims, runs, results_dir, args=args, rerun=args.rerun)
     _print_table(records, development=args.seed is not None, results_dir=results_dir)
     from verify.report import headline
 
@@ -366,18 +379,50 @@ def cmd_show(args) -> int:
     """One claim's evidence: its stored record (run now, at its first confirmation seed, when none is stored)."""
     from verify import registry, results, sensitivity, show
 
-    claim = registry.get(args.claim)
+    claim_id = registry.canonical_id(args.claim)
     results_dir = Path(args.results)
-    rec = next((r for r in results.read_records(results_dir) if r["claim"]["id"] == claim.id), None) \
-        if results_dir.is_dir() else None
-    if rec is None or rec["code_hash"] != registry.code_hash(claim) or rec["budget"] != args.budget:
+    rec = _stored_record(results_dir, claim_id)
+    # a current stored record is shown without importing the claim (and torch): its code hash is read off the index
+    if rec is None or rec["code_hash"] != registry.code_hash_by_id(claim_id) or rec["budget"] != args.budget \
+            or (args.seed is not None and rec.get("seed") != args.seed):
+        _compute_setup()
+        claim = registry.get(claim_id)
         _, runs = _runs(args, [claim])
         (rec,) = run_claims([claim], runs, ensure_writable_dir(results_dir, "results"), reuse=True, args=args)
-    maps = sensitivity.published_maps({claim.id: rec["code_hash"]}, older=True)
-    v = show.view(rec, show.standing_of(rec, results_dir, maps), maps.get(claim.id),
-                  results.record_path(results_dir, claim.id))
+    maps = sensitivity.published_maps({claim_id: rec["code_hash"]}, older=True)
+    v = show.view(rec, show.standing_of(rec, results_dir, maps), maps.get(claim_id),
+                  results.record_path(results_dir, claim_id))
     print(json.dumps(v, indent=1, default=str) if args.json else "\n".join(show.text(v)))
     return 0
+
+
+def _stored_and_current(args) -> list[dict] | None:
+    """The selected claims' stored records when every one is what a run would reuse as it is (this code, seed, budget,
+    every kind, no failed unit), read by id off the index; else None."""
+    from verify import calibrate, registry
+    from verify.execution import _has_failed_units
+
+    ids = registry.select_ids(args.k) if args.k else [e["id"] for e in registry.index()]
+    seeds = {cid: args.seed for cid in ids} if args.seed is not None else calibrate.first_confirmation_seeds(ids)
+    hashes, out = registry.code_hashes(), []
+    for cid in ids:
+        r = _stored_record(Path(args.results), cid)
+        if (r is None or r.get("seed") != seeds[cid] or r.get("budget") != args.budget or r.get("kinds") != "all"
+                or r.get("code_hash") != hashes[cid] or _has_failed_units(r)):
+            return None
+        out.append(r)
+    return out
+
+
+def _stored_record(results_dir: Path, claim_id: str) -> dict | None:
+    """The claim's stored record, or None (none there, or a file that is not one)."""
+    from verify import results
+
+    try:
+        rec = json.loads(results.record_path(results_dir, claim_id).read_text())
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and (rec.get("claim") or {}).get("id") == claim_id else None
 
 
 def cmd_diff(args) -> int:
@@ -685,11 +730,11 @@ def main(argv: list[str] | None = None) -> int:
             from verify import registry
 
             registry.select_ids(args.k)
-        if args.fn not in (cmd_diff, cmd_new, cmd_list):
+        if args.fn not in (cmd_diff, cmd_new, cmd_list, cmd_show, cmd_run):  # run and show: only when they compute
             _compute_setup()
         if getattr(args, "scheduler", None):
             check_scheduler(args.scheduler)
-        if hasattr(args, "scheduler") and _executor(args).local_cluster:
+        if hasattr(args, "scheduler") and args.fn not in (cmd_show, cmd_run) and _executor(args).local_cluster:
             from verify.execution import start_worker_server
 
             start_worker_server()  # its imports run while this process imports the claims

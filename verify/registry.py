@@ -119,6 +119,11 @@ def claim_from_module(module: str, claim_id: str) -> Claim:
     return _CLAIMS[key]
 
 
+def canonical_id(claim_id: str) -> str:
+    """The registered id that ``claim_id`` names (case-insensitive), from the index; ``UnknownClaimError`` if none."""
+    return _entry(claim_id)["id"]
+
+
 def get(claim_id: str) -> Claim:
     """The claim ``claim_id`` (case-insensitive), importing only its module (the :func:`index` finds it)."""
     e = _entry(claim_id)
