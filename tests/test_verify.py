@@ -394,3 +394,17 @@ def test_a_service_that_is_not_a_dask_scheduler_is_refused_in_seconds():
         cli.handshake(f"tcp://127.0.0.1:{server.getsockname()[1]}", timeout=3.0)
     assert time.monotonic() - t0 < 30
     server.close()
+
+
+def test_a_cached_run_and_show_import_neither_torch_nor_the_claim(tmp_path):
+    """Once a claim's record is stored and current, ``verify run`` and ``verify show`` read it by id off the index:
+    neither torch nor the claim's module is imported (a cached one-claim command in about a second)."""
+    res = str(tmp_path / "res")
+    assert cli.main(["run", "-k", "A.L12", "--seed", "0", "--workers", "1", "--results", res]) == 0  # not checked: cheap
+    code = ("import sys; from verify import cli; "
+            f"a = cli.main(['run', '-k', 'A.L12', '--seed', '0', '--results', {res!r}]); "
+            f"b = cli.main(['show', 'a.l12', '--seed', '0', '--results', {res!r}]); "
+            "print(a, b, 'torch' in sys.modules, any(m.startswith('theorems.paper_a.') for m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                       cwd=Path(__file__).resolve().parent.parent)
+    assert r.stdout.strip().splitlines()[-1] == "0 0 False False", r.stdout + r.stderr
