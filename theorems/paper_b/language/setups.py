@@ -304,6 +304,70 @@ def metric_choice(checks, value: str) -> FreeChoice:
 # B.Fig10: the token vectors whose within-sentence cosines are read
 # ---------------------------------------------------------------------------
 
+
+# ---------------------------------------------------------------------------
+# "Trains faster", decided the same way for B.Fig1 and B.Fig4
+# ---------------------------------------------------------------------------
+
+#: "faster" is a one-sided bound: a wide interval whose upper end lies below it still says which is faster
+MAX_WIDTH = math.inf
+#: the metric "trains faster" is read on: the log smoothed train loss averaged over the run (the whole run)
+METRIC = "run-averaged log loss"
+
+
+def _report(ev, runs: dict, setup: dict) -> str:
+    """The setting, the test accuracies and Adam's gap to SGD (measured, not decided); one line."""
+    from numerics.stats import mean_se
+
+    h = setup["hyper"]
+    ev.say(f"{setup['paper_scale']}; data {setup['data']}; {setup['runs']} paired runs, {setup['steps']} steps "
+           f"({setup['epochs']:g} epochs), batch {setup['batch']}, cap {setup['cap']:g}; step sizes SGD {h['SGD']:g}, "
+           f"SNGD {h['SNGD']:g}, Adam {h['Adam']:g} ({setup['tuned_by']})")
+    for name in OPTIMIZERS:
+        ev.measure(f"test accuracy at T, {name} (mean over runs)", float(runs[name].final["test_accuracy"].mean()))
+    m, se = mean_se((mean_log_loss(runs["Adam"]) - mean_log_loss(runs[SGD.name])).numpy())
+    ev.measure("run-averaged log L[Adam] − log L[SGD] (mean over runs; not decided)", m, lo=m - ev.z * se,
+               hi=m + ev.z * se, level=ev.level)
+    return f"Adam − SGD {m:.3g} ± {ev.z * se:.2g} (not decided); {setup['paper_scale']}"
+
+
+def faster_outcome(ctx, runs: tuple, who: Variant, faster: float, metric: str, figure: str):
+    """The paired gap ``who`` minus SGD on ``metric`` (:func:`faster_values`) decided below -``faster``, with the
+    setting, Adam's gap (measured) and the train-loss figure titled ``figure``."""
+    from numerics.stats import decide_upper, mean_se
+    from theorems.evidence import Evidence
+
+    r, setup = runs
+    ev = Evidence(ctx)
+    d, bound, name = faster_values(r, who.name, SGD.name, setup, metric, faster)
+    m, se = mean_se(np.asarray(d))
+    dec = decide_upper(m - ev.z * se, m + ev.z * se, bound, max_width=MAX_WIDTH)
+    ev.decide(name, dec, value=m)
+    extra = _report(ev, r, setup)
+    if ev.plots:
+        ev.figure(figure, loss_figure(r, setup), "Median over runs, 10–90 % band.")
+    return ev.outcome(headline=f"{name}: {m:.3g} {dec}; {extra}", constants=setup, optimizer=who.name)
+
+
+def loss_figure(runs: dict, setup: dict):
+    """Each optimizer's smoothed minibatch train loss: the median over runs and its 10-90 % band."""
+    from theorems.plots import new_figure
+
+    fig, ax = new_figure()
+    for name in OPTIMIZERS:
+        L = Lg.trailing_mean(runs[name].batch_loss, max(1, len(runs[name].batch_loss) // 10)).numpy()
+        lo, mid, hi = np.quantile(L, [0.1, 0.5, 0.9], axis=1)
+        t = np.arange(1, len(L) + 1)
+        ax.plot(t, mid, lw=1.2, label=name)
+        ax.fill_between(t, lo, hi, alpha=0.2, lw=0)
+    ax.set_yscale("log")
+    ax.set_xlabel("step t")
+    ax.set_ylabel("train loss (minibatch, smoothed)")
+    ax.set_title(setup["data"])
+    ax.legend(fontsize=7)
+    return fig
+
+
 #: the analog's sentences B.Fig10 reads per run: held-out examples of the nli task
 FIG10_SENTENCES = 512
 #: the paper's numbers of texts: 100k MNLI sentences, 50k CivilComments comments (App. C)
