@@ -28,3 +28,13 @@ def deterministic(threads: int, device: str = "cpu"):
     finally:
         torch.set_num_threads(before[0])
         torch.use_deterministic_algorithms(before[1], warn_only=before[2])
+
+
+def trailing_mean(x: torch.Tensor, window: int) -> torch.Tensor:
+    """Mean of ``x`` (S, R) over the trailing ``window`` rows at each row (the first rows: what there is), in float64:
+    how the minibatch-training engines (vision, language) smooth a run's per-step record."""
+    x = x.double()
+    c = torch.cat([torch.zeros_like(x[:1]), x.cumsum(0)])
+    t = torch.arange(1, len(x) + 1)
+    lo = (t - window).clamp_min(0)
+    return (c[t] - c[lo]) / (t - lo).to(c.dtype)[:, None]

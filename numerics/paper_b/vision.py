@@ -50,6 +50,7 @@ import torch
 import torch.nn.functional as F
 
 from numerics import deterministic as _deterministic
+from numerics import trailing_mean
 from numerics import optim
 from numerics.optim import Transform, batch_norm, tree_scale
 
@@ -390,15 +391,6 @@ class VisionRun:
     def smoothed_error(self, window: int) -> torch.Tensor:
         """Mean minibatch error rate over the trailing ``window`` steps, (S, B)."""
         return trailing_mean(self.batch_error, window)
-
-
-def trailing_mean(x: torch.Tensor, window: int) -> torch.Tensor:
-    """Mean of ``x`` (S, B) over the trailing ``window`` rows at each row (the first rows: what there is)."""
-    x = x.double()
-    c = torch.cat([torch.zeros_like(x[:1]), x.cumsum(0)])
-    t = torch.arange(1, len(x) + 1)
-    lo = (t - window).clamp_min(0)
-    return (c[t] - c[lo]) / (t - lo).to(c.dtype)[:, None]
 
 
 def mean_log_smoothed(x: torch.Tensor, smooth: float, floor: float) -> torch.Tensor:

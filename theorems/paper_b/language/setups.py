@@ -349,6 +349,19 @@ def faster_outcome(ctx, runs: tuple, who: Variant, faster: float, metric: str, f
     return ev.outcome(headline=f"{name}: {m:.3g} {dec}; {extra}", constants=setup, optimizer=who.name)
 
 
+def check_sngd_faster(ctx, runs: tuple, figure: str, sngd: Variant = SNGD, faster: float = FASTER,
+                      metric: str = METRIC):
+    """Paired gap SNGD minus SGD (``metric``) below -``faster``; ``sngd``: the variant whose runs play SNGD (a
+    control passes the mutant); ``figure``: the claim's title for the train-loss figure."""
+    return faster_outcome(ctx, runs, sngd, faster, metric, figure)
+
+
+def check_sps_faster(ctx, runs: tuple, figure: str, sps: Variant = SPS, faster: float = FASTER,
+                     metric: str = METRIC):
+    """Paired gap SPS minus SGD (``metric``) below -``faster``; ``sps``: the variant whose runs play SPS."""
+    return faster_outcome(ctx, runs, sps, faster, metric, figure)
+
+
 def loss_figure(runs: dict, setup: dict):
     """Each optimizer's smoothed minibatch train loss: the median over runs and its 10-90 % band."""
     from theorems.plots import new_figure
