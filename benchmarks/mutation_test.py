@@ -95,7 +95,7 @@ SLIPS: tuple[Slip, ...] = (
          "the exact GD map of the two-token example without the e^{-sigma(z)} of the exp loss's derivative: the "
          "logistic-style increment, same shape, wrong constant",
          ("tests/numerics/test_paper_b_two_token.py",)),
-    Slip("trailing-window-off-by-one", "engine", "numerics/paper_b/vision.py",
+    Slip("trailing-window-off-by-one", "engine", "numerics/__init__.py",
          "lo = (t - window).clamp_min(0)",
          "lo = (t - window - 1).clamp_min(0)",
          "a trailing mean over window + 1 steps: the smoothed losses the vision figures compare are slightly smoother",
