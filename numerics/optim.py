@@ -38,6 +38,19 @@ class Transform(NamedTuple):
     update: Callable[[Params, Any, Params, Info], tuple[Params, Any]]
 
 
+@dataclass(frozen=True)
+class Variant:
+    """An optimizer the minibatch-training engines (vision, language) train beside others in one batch: its name (its
+    runs' key in a fixture's value and in the records) and how to build its transform from a setting's step sizes and
+    cap (``make(hyper)``)."""
+
+    name: str
+    make: Callable[[dict], Transform]
+
+    def __repr__(self) -> str:
+        return f"Variant({self.name!r})"
+
+
 def _bshape(t: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Reshape a per-run vector ``v`` (B,) so it broadcasts against ``t`` (B, ...)."""
     return v.reshape(v.shape + (1,) * (t.dim() - v.dim()))

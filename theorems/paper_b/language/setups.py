@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import torch
 
 from numerics import optim
-from numerics.optim import Transform
+from numerics.optim import Variant
 from numerics.paper_b import language as Lg
 from theorems.claim import FreeChoice
 from theorems.fixture import fixture, per_budget
@@ -74,17 +72,6 @@ TUNED = {("nli", 3, "1", 32): {"SGD": 0.3, "SNGD": 1.0, "Adam": 0.01},
 PAPER_STEPS, PAPER_RUNS, PAPER_TUNE_STEPS, PAPER_MAX_LEN = 2000, 3, 300, 128
 #: the paper's-scale grids: BERT fine-tuning's Adam range (2e-5 .. 5e-5, Devlin et al.) and half-decade grids
 PAPER_GRID = {"SGD": (1e-3, 3e-3, 1e-2, 3e-2), "SNGD": (1e-2, 3e-2, 1e-1, 3e-1), "Adam": (1e-5, 3e-5, 1e-4)}
-
-
-@dataclass(frozen=True)
-class Variant:
-    """An optimizer trained in the shared batch: its name and how to build it from the step sizes and the cap."""
-
-    name: str
-    make: Callable[[dict], Transform]
-
-    def __repr__(self) -> str:
-        return f"Variant({self.name!r})"
 
 
 #: the four optimizers of Figures 1 and 4 as App. C defines them, at the setting's step sizes and cap

@@ -46,11 +46,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 from numerics import optim
-from numerics.optim import Transform
+from numerics.optim import Variant
 from numerics.paper_b import vision as V
 from theorems.claim import FreeChoice
 from theorems.fixture import Request, as_request, fixture, per_budget
@@ -105,19 +103,6 @@ TUNED = {(e, c): {"SGD": 0.3, "SNGD": 0.1 if (e, c) == (40, "10000") else 0.3, "
 #: reason beside its Variant below): SGD's weight decay at the customary CIFAR-10 value 5e-4 (the ResNet and ViT
 #: recipes' default; per step the parameters shrink by lr * wd = 1.5e-4 at lr 0.3)
 WEIGHT_DECAY = 5e-4
-
-
-@dataclass(frozen=True)
-class Variant:
-    """An optimizer trained in the shared batch: its name (its runs' key in the fixture's value and in the records) and
-    how to build its transform from the setting's step sizes and cap (``make(hyper)``, ``hyper`` as
-    :func:`tuned_steps` returns it)."""
-
-    name: str
-    make: Callable[[dict], Transform]
-
-    def __repr__(self) -> str:
-        return f"Variant({self.name!r})"
 
 
 #: the four optimizers of Figures 5-7 at the setting's tuned step sizes and cap
