@@ -8,12 +8,13 @@
                                                                # the slips OUT already holds
     python benchmarks/mutation_test.py --baseline --only NAME  # the same command on an unmodified copy (must be green)
 
-A *slip* is one exact text replacement in one file of the engines (``numerics/``), the statistics, the runner and
-verdict rules, the fixtures or a claim: the kind of bug a careful developer still makes (a sign, a comparison, a
-dropped factor, a quantile, a key that forgets a parameter).  Each slip is applied alone to a fresh copy of HEAD in a
-scratch directory (a local ``git clone``: tests that read the ledger's git history need one, and ``git worktree``
-would write into this checkout's ``.git``), and a check command runs there with ``PYTHONPATH`` and the working
-directory at the copy, with this checkout's interpreter.  The slip is *caught* when the command exits non-zero.
+A *slip* (a table in ``benchmarks/slips.toml``) is one exact text replacement in one file of the engines
+(``numerics/``), the statistics, the runner and verdict rules, the fixtures or a claim: the kind of bug a careful
+developer still makes (a sign, a comparison, a dropped factor, a quantile, a key that forgets a parameter). Each slip
+is applied alone to a fresh copy of HEAD in a scratch directory (a local ``git clone``: tests that read the ledger's
+git history need one, and ``git worktree`` would write into this checkout's ``.git``), and a check command runs there
+with ``PYTHONPATH`` and the working directory at the copy, with this checkout's interpreter. The slip is *caught* when
+the command exits non-zero.
 
 The check command is the slip's own targeted tests (``Slip.tests``: pytest arguments, one invocation each, run in
 order until one goes red) at the fixed seed ``SEED``, or with ``--full`` the default test command.  Both stop at the
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,128 +78,19 @@ class Slip:
     tests: tuple[str, ...]
 
 
-def _claim(cid: str) -> str:
-    """The quick-tier tests of one claim (the trailing colon keeps A.L1 from selecting A.L10-A.L13)."""
-    return f'tests/test_claims.py -k "{cid}:"'
+#: the declared slips (a table per slip, a data file so that the list reads as data)
+SLIPS_FILE = ROOT / "benchmarks" / "slips.toml"
 
 
-SLIPS: tuple[Slip, ...] = (
-    # ---- engines ----
-    Slip("paper-b-grad-sign", "engine", "numerics/paper_b/model.py",
-         "c = _exp(log_w - shift) * (margin - gamma)",
-         "c = _exp(log_w - shift) * (gamma - margin)",
-         "the log-domain gradient's coefficient with its sign flipped: m_i - gamma_it and gamma_it - m_i differ only "
-         "in order, and every run then climbs the loss",
-         ("tests/numerics/test_paper_b_model.py",)),
-    Slip("two-token-drops-exp", "engine", "numerics/paper_b/two_token.py",
-         "return factor * eta * np.exp(-s) * s * s_bar",
-         "return factor * eta * s * s_bar",
-         "the exact GD map of the two-token example without the e^{-sigma(z)} of the exp loss's derivative: the "
-         "logistic-style increment, same shape, wrong constant",
-         ("tests/numerics/test_paper_b_two_token.py",)),
-    Slip("trailing-window-off-by-one", "engine", "numerics/__init__.py",
-         "lo = (t - window).clamp_min(0)",
-         "lo = (t - window - 1).clamp_min(0)",
-         "a trailing mean over window + 1 steps: the smoothed losses the vision figures compare are slightly smoother",
-         ("tests/test_vision.py", 'tests/test_claims.py -k "B.Fig5: or B.Fig6: or B.Fig7:"')),
-    Slip("population-loss-drops-r", "engine", "numerics/paper_a/model.py",
-         "return (E @ Sigma * E).sum((-1, -2)) + W_star.shape[-2] * sigma**2",
-         "return (E @ Sigma * E).sum((-1, -2)) + sigma**2",
-         "the closed-form population loss's noise floor without its factor r (one sigma^2 per output, not one in all)",
-         ("tests/test_paper_a_model.py", "tests/numerics/test_paper_a_geometry.py")),
-    # ---- statistics ----
-    Slip("birge-scales-down", "statistics", "numerics/stats.py",
-         "se = np.sqrt(np.diag(cov) * max(chi2, 1.0))",
-         "se = np.sqrt(np.diag(cov) * min(chi2, 1.0))",
-         "the Birge ratio applied the wrong way: a fit whose points scatter more than their errors keeps its narrow "
-         "intervals, and a good fit's intervals shrink",
-         ("tests/test_stats.py",)),
-    Slip("equivalence-straddle-passes", "statistics", "numerics/stats.py",
-         "if lo < band[0] or hi > band[1]:",
-         "if lo < band[0] and hi > band[1]:",
-         "an interval that straddles one edge of the equivalence band is no longer inconclusive: it passes",
-         ("tests/test_stats.py",)),
-    Slip("z-one-sided", "statistics", "theorems/context.py",
-         "return float(stats.norm.isf(self.alpha / 2))",
-         "return float(stats.norm.isf(self.alpha))",
-         "a one-sided normal quantile for two-sided intervals: every interval is narrower than its level says, and "
-         "the false-alarm budget is spent twice",
-         ("tests/test_evidence.py", "tests/test_stats.py")),
-    Slip("alpha-not-split", "statistics", "theorems/evidence.py",
-         "self.each = ctx.split(decisions)",
-         "self.each = ctx",
-         "a check's k decisions each spend the check's whole alpha (no Bonferroni split over its decisions)",
-         ("tests/test_evidence.py",)),
-    Slip("probe-alpha-ignores-rounds", "statistics", "theorems/probe.py",
-         "alpha_each = ctx.alpha / (max_examples * ROUNDS)",
-         "alpha_each = ctx.alpha / max_examples",
-         "a probe's alpha split over its examples but not over the extra rounds it may draw when too few decided",
-         ("tests/test_probe.py",)),
-    # ---- runner / verdict rules ----
-    Slip("control-rejected-unless-pass", "runner/verdict rules", "theorems/claim.py",
-         'return status == "fail"',
-         'return status != "pass"',
-         "a negative control's rejection read from the wrong status: an inconclusive (or crashed) target counts as "
-         "rejecting the mutant",
-         ("tests/test_verdict_rules.py", 'tests/test_verify.py -k "verdict or crash or nan"')),
-    Slip("unrejected-controls-ignored", "runner/verdict rules", "verify/runner.py",
-         "if vague or unrejected:",
-         "if vague:",
-         "the verdict forgets its unrejected controls: a check that cannot fail verifies",
-         ("tests/test_verdict_rules.py", 'tests/test_verify.py -k "verdict or crash or nan"')),
-    Slip("unstable-absorbs-any-outcome", "runner/verdict rules", "verify/expectations.py",
-         "return bool(self.unstable) and outcome in self.unstable_outcomes",
-         "return bool(self.unstable)",
-         "an [unstable] entry absorbs any miss, a violation where only inconclusives were measured included",
-         ("tests/test_expectations.py",
-          "tests/test_claims.py -k test_a_finding_on_its_bands_edge_that_lands_outside")),
-    # ---- fixtures ----
-    Slip("run-key-ignores-budget", "fixtures", "theorems/fixture.py",
-         'run = () if request.fixture.scope == "static" else (ctx.seed, ctx.budget, ctx.device)',
-         'run = () if request.fixture.scope == "static" else (ctx.seed, ctx.device)',
-         "a run-scoped value keyed without the budget: a quick and a standard run in one process share a value",
-         ("tests/test_fixture.py",)),
-    Slip("dependency-key-ignores-params", "fixtures", "theorems/fixture.py",
-         "deps = {k: r.key(budget) for k, r in self.dependencies().items()}",
-         "deps = {k: r.fixture.name for k, r in self.dependencies().items()}",
-         "a fixture keyed by the names of the fixtures it uses, not their parameters: a control that rebinds a "
-         "dependency (bank.bind(spread=0.5)) inside a gatherer is served the unmutated value",
-         ("tests/test_fixture.py",)),
-    Slip("release-off-by-one", "fixtures", "theorems/fixture.py",
-         "if self._waiting[k] <= 0:",
-         "if self._waiting[k] < 0:",
-         "a value dropped one consumer late, i.e. never: every fixture value stays in memory to the end of the run",
-         ("tests/test_fixture.py",)),
-    # ---- claims ----
-    Slip("b-l3-probe-never-outside", "claim", "theorems/paper_b/fixed_head/l3_opt_score.py",
-         "in_scope = draw(fair_sampled_from([True, False]))",
-         "in_scope = draw(fair_sampled_from([True, True]))",
-         "B.L3's probe strategy never leaves the assumptions: its four-cell accounting can no longer show whether "
-         "the assumptions matter",
-         (_claim("B.L3"), "tests/test_scope_filters.py")),
-    Slip("scope-label-any-run-inside", "claim", "theorems/paper_b/fixed_head/inscope.py",
-         "if total > 0 and inside == total:",
-         "if total > 0 and inside > 0:",
-         'the rate checks\' scope label computed from the wrong condition: "in scope" when any run is inside, not '
-         "every one",
-         ("tests/test_paper_b_fixtures.py -k record_scope",)),
-    Slip("a-l5-estimate-without-sqrt", "claim", "theorems/paper_a/l5_init_distance.py",
-         "return w_hat * sp.sqrt(s_hat)",
-         "return w_hat * s_hat",
-         "A.L5's closed-form estimate of M* = W* Sigma^{1/2} with the square root dropped",
-         (_claim("A.L5"),)),
-    Slip("b-a4-margin-full-distance", "claim", "theorems/paper_b/s33_two_token.py",
-         "NGD_RATE_MARGIN = Margin(0.5,",
-         "NGD_RATE_MARGIN = Margin(1.0,",
-         "B.A4's equivalence margin set to the whole distance to the alternative it excludes (Theorem 1's -1), not "
-         "half of it: the band then reaches the alternative",
-         (_claim("B.A4"), "tests/test_ledger.py -k s33_two_token")),
-    Slip("a-l8-query-gradient-sign", "claim", "theorems/paper_a/l8_softmax_gradients.py",
-         "return s.unsqueeze(-1) * ((xs - xbar.unsqueeze(-2)) @ K.mT)",
-         "return s.unsqueeze(-1) * ((xbar.unsqueeze(-2) - xs) @ K.mT)",
-         "A.L8's d s_j / d x with x_j - xbar written the other way round: a sign flip in a gradient",
-         (_claim("A.L8"),)),
-)
+def load_slips(path: Path = SLIPS_FILE) -> tuple[Slip, ...]:
+    """The slips declared in ``path`` (``benchmarks/slips.toml``), in its order."""
+    with open(path, "rb") as f:
+        table = tomllib.load(f)["slip"]
+    return tuple(Slip(s["name"], s["class"], s["file"], s["old"], s["new"], s["why"], tuple(s["tests"]))
+                 for s in table)
+
+
+SLIPS: tuple[Slip, ...] = load_slips()
 
 
 class StaleSlip(ValueError):

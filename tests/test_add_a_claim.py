@@ -109,8 +109,8 @@ DRIVER = textwrap.dedent(r'''
     assert code == 0, code
     # the copy is not a git repository, so the ledger's check against git history skips there (saying why)
     assert all(v == "passed" or (v == "skipped" and "matches_git" in k) for k, v in outcomes.items()), outcomes
-    wanted = [f"[{k}:{part}]" for k in IDS for part in ("verdict", "symbolic:derivation", "numeric:variance",
-                                                       "control:1/d scale", "control:symbolic: 1/d scale")]
+    wanted = [f"[{k}:{part}:quick]" for k in IDS for part in ("verdict", "symbolic:derivation", "numeric:variance",
+                                                             "control:1/d scale", "control:symbolic: 1/d scale")]
     wanted += [f"test_every_decision_constant_has_a_reason[{k}]" for k in IDS]
     wanted += [f"test_ledger_matches_the_code[{m}]" for m in modules]
     wanted += [f"test_editing_a_module_makes_exactly_its_dependents_stale[{PACKAGE.as_posix().replace('/', '.')}]",

@@ -207,6 +207,26 @@ def test_published_rates_come_from_confirmation_seeds():
     assert not bad, "published rows not at their code hash's confirmation seeds: " + ", ".join(bad)
 
 
+#: the share of a claim's confirmation seeds that may come back inconclusive without a stated reason in its notes
+UNDECIDED_WITHOUT_REASON = 0.10
+
+
+def test_a_claim_undecided_at_its_confirmation_seeds_says_why():
+    """A claim inconclusive at more than a tenth of its published confirmation seeds (quick or standard) has its
+    reason in its notes file: a diagnosed inconclusive finding, or a measured seed dependence that names the outcome;
+    never a silent power gap."""
+    from verify import expectations
+
+    silent = []
+    for budget, _, row in _published_rows():
+        verdicts = list(row["verdicts"].values())
+        share = verdicts.count("inconclusive") / max(len(verdicts), 1)
+        exp = expectations.expected(row["id"], budget, 0)
+        if share > UNDECIDED_WITHOUT_REASON and exp.verdict != "inconclusive" and not exp.absorbs("inconclusive"):
+            silent.append(f"{budget} {row['id']} ({verdicts.count('inconclusive')} of {len(verdicts)})")
+    assert not silent, "undecided at their confirmation seeds with no reason in their notes: " + ", ".join(silent)
+
+
 @pytest.mark.slow
 def test_every_claim_has_a_current_published_calibration():
     """Before a release (the slow tier): every checked claim has a published quick and standard row measured on its

@@ -56,21 +56,23 @@ def claim_marks(claim, budget: str) -> list:
     return [pytest.mark.xdist_group(GROUP[claim.id]), *slow]
 
 
-def _params(item_of, budget: str):
-    return [pytest.param(c, x, id=f"{c.id}:{label}", marks=claim_marks(c, budget))
-            for c in CLAIMS for x, label in item_of(c)]
+def _params(item_of, budgets=("quick", "standard")):
+    """One test per claim, item (its verdict, a check, a control) and budget; the id ``A.L5:label:budget`` (so that
+    ``-k "A.L5:"`` selects one claim)."""
+    return [pytest.param(c, x, b, id=f"{c.id}:{label}:{b}", marks=claim_marks(c, b))
+            for b in budgets for c in CLAIMS for x, label in item_of(c)]
 
 
-def _verdicts(budget):
-    return _params(lambda c: [(None, "verdict")], budget)
+def _verdicts():
+    return _params(lambda c: [(None, "verdict")])
 
 
-def _checks(budget):
-    return _params(lambda c: [(ch.name, f"{ch.kind}:{ch.name}") for ch in c.checks], budget)
+def _checks():
+    return _params(lambda c: [(ch.name, f"{ch.kind}:{ch.name}") for ch in c.checks])
 
 
-def _controls(budget):
-    return _params(lambda c: [(k.name, f"control:{k.name}") for k in c.controls], budget)
+def _controls():
+    return _params(lambda c: [(k.name, f"control:{k.name}") for k in c.controls])
 
 
 def second_seed(seed: int) -> int:
@@ -269,44 +271,24 @@ def test_a_fresh_seed_miss_gets_one_second_look_and_a_miss_at_both_fails(monkeyp
     assert seen == [17, second_seed(17)]
 
 
-@pytest.mark.parametrize("claim, _", _verdicts("quick"))
-def test_verdict_quick(claim, _):
-    _assert_verdict(claim, "quick")
+@pytest.mark.parametrize("claim, _, budget", _verdicts())
+def test_verdict(claim, _, budget):
+    _assert_verdict(claim, budget)
 
 
-@pytest.mark.parametrize("claim, name", _checks("quick"))
-def test_check_decided_quick(claim, name):
-    _assert_decided(claim, name, "quick")
+@pytest.mark.parametrize("claim, name, budget", _checks())
+def test_check_decided(claim, name, budget):
+    _assert_decided(claim, name, budget)
 
 
-@pytest.mark.parametrize("claim, name", _controls("quick"))
-def test_control_rejected_quick(claim, name):
-    _assert_rejected(claim, name, "quick")
+@pytest.mark.parametrize("claim, name, budget", _controls())
+def test_control_rejected(claim, name, budget):
+    _assert_rejected(claim, name, budget)
 
 
-@pytest.mark.parametrize("claim, _", _verdicts("quick"))
-def test_every_pass_is_shown_by_its_interval_quick(claim, _):
-    _assert_every_pass_shown(claim, "quick")
-
-
-@pytest.mark.parametrize("claim, _", _verdicts("standard"))
-def test_verdict_standard(claim, _):
-    _assert_verdict(claim, "standard")
-
-
-@pytest.mark.parametrize("claim, name", _checks("standard"))
-def test_check_decided_standard(claim, name):
-    _assert_decided(claim, name, "standard")
-
-
-@pytest.mark.parametrize("claim, name", _controls("standard"))
-def test_control_rejected_standard(claim, name):
-    _assert_rejected(claim, name, "standard")
-
-
-@pytest.mark.parametrize("claim, _", _verdicts("standard"))
-def test_every_pass_is_shown_by_its_interval_standard(claim, _):
-    _assert_every_pass_shown(claim, "standard")
+@pytest.mark.parametrize("claim, _, budget", _verdicts())
+def test_every_pass_is_shown_by_its_interval(claim, _, budget):
+    _assert_every_pass_shown(claim, budget)
 
 
 @pytest.mark.parametrize("claim_id", ["A.L5", "B.L7", "A.L1"])

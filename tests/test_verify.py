@@ -222,14 +222,15 @@ def test_the_run_table_has_a_header_totals_and_names_the_reviewed_findings(capsy
 
 
 def test_the_run_table_names_a_violation_that_is_a_measured_seed_dependence(capsys):
-    """B.Fig6's finding is undecided (an estimate on its band's edge) and measured violated at some standard seeds:
-    a violation there is that measured dependence, said so, not an unreviewed violation."""
+    """B.Fig6's finding is undecided (an estimate on its band's edge) and measured violated at some quick and standard
+    seeds: a violation there is that measured dependence, said so, not an unreviewed violation; at the full budget,
+    where nothing was measured, it is unreviewed."""
     from tests.test_report import synthetic_records
 
     rec = synthetic_records(Context())[0]
     edge = dict(rec, verdict="violated", reason="adam-no-faster: ...", budget="standard", seed=0,
                 claim=dict(rec["claim"], id="B.Fig6"))
-    unreviewed = dict(edge, budget="quick")  # no [unstable] entry at quick
+    unreviewed = dict(edge, budget="full")  # no [unstable] entry at full
     cli._print_table([edge, unreviewed])
     out = capsys.readouterr().out.splitlines()
     assert any(line.startswith("violated B.Fig6: a measured seed dependence") for line in out)

@@ -68,7 +68,7 @@ from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
-from theorems.claim import Context, Figure, Outcome
+from theorems.claim import Check, Context, Figure, Outcome
 
 HOLD_HOLD = "assumptions hold, conclusion holds"
 FAIL_FAIL = "assumption fails, conclusion fails"
@@ -313,6 +313,21 @@ def probe_check(
     return run_probe(ctx, strategy, bound, ctx.pick(*examples), describe, assumptions=assumptions,
                      parameters=parameters, shrink_cells=ctx.budget != "quick" if shrink_cells is None else shrink_cells,
                      iff=iff, min_decided=min_decided)
+
+
+def probe(text: str, settings: dict | None = None, /, *, fn: Callable[..., Outcome] = probe_check,
+          stochastic: bool | None = None, **params) -> Check:
+    """A claim's probe: the check named ``probe`` (kind ``probe``) described by ``text`` that runs ``fn``
+    (:func:`probe_check`, or a claim's wrapper of it) with the settings ``settings | params``.
+
+    ``settings`` is a family's shared settings (declared once in its package), ``params`` the claim's own; a control
+    targets the check by its name, ``"probe"``."""
+    return Check("probe", "probe", text, fn, stochastic=stochastic, params=dict(settings or {}) | params)
+
+
+def instance_and_facts(inst, facts: dict) -> dict:
+    """The default description of a probe example: the instance's numbers and the facts its conclusion computed."""
+    return dict(inst) | facts
 
 
 def _concluded(result: tuple) -> tuple:

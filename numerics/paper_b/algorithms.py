@@ -193,6 +193,22 @@ def scale_by_polyak(eta_max: float) -> Transform:
     return _no_state(update)
 
 
+def scale_by_polyak_unsquared(eta_max: float) -> Transform:
+    r"""A negative control's mutant of :func:`scale_by_polyak`, the square of the gradient norm dropped:
+
+        u = -min(eta_max, (L - L*)/||g||) g
+          = -exp(min(log eta_max + log ||g||,  log(L - L*))) d,
+
+    the Polyak step times ||g|| (shorter once ||g|| < 1), from the same log-domain inputs."""
+    log_cap = math.log(eta_max)
+
+    def update(g, s, p, info):
+        log_step = torch.minimum(info["log_grad_norm"] + log_cap, info["log_excess_loss"])
+        return tree_scale(g, -log_step.exp()), s
+
+    return _no_state(update)
+
+
 def scale_by_joint(eta_w: float, eta_u: float, w_time_power: float = 1 / 3, u_loss_power: float = 1.0,
                    u_time_power: float = 0.0) -> Transform:
     r"""Joint (u, W) updates (10), on per-leaf unit directions (d_W, d_u), params (W, u):
@@ -260,6 +276,11 @@ def ngd(eta: float, eta_max: float | None = None) -> Transform:
 def polyak(eta_max: float) -> Transform:
     """Polyak step: eta_t = min(eta_max, (L - L*)/||grad||^2)."""
     return optim.chain(to_tree_direction(), scale_by_polyak(eta_max))
+
+
+def polyak_unsquared(eta_max: float) -> Transform:
+    """The Polyak step with ||grad|| for ||grad||^2: eta_t = min(eta_max, (L - L*)/||grad||) (a control's mutant)."""
+    return optim.chain(to_tree_direction(), scale_by_polyak_unsquared(eta_max))
 
 
 def ngd_momentum(eta: float, beta: float, eta_max: float | None = None) -> Transform:

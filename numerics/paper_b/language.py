@@ -58,6 +58,7 @@ from numerics import deterministic as _deterministic
 from numerics import trailing_mean  # noqa: F401 (read by the claims as this engine's)
 from numerics import optim
 from numerics.optim import Transform, batch_norm, tree_scale
+from numerics.paper_b.vision import DataFormatError, data_root  # the same $VERIFY_DATA_DIR and its one-line errors
 
 LANG_DTYPE = torch.float32
 #: torch intra-op threads while a batch trains: a reduction split over threads sums in an order that depends on their
@@ -68,10 +69,6 @@ TOXIC_SHARE = 1 / 9
 #: the CivilComments label: toxic iff the annotators' toxicity score is at least this (WILDS' and Jigsaw's threshold)
 TOXIC_THRESHOLD = 0.5
 MNLI_LABELS = ("entailment", "neutral", "contradiction")
-
-
-class DataFormatError(ValueError):
-    """A data or model file that is missing or not what its name says: one line naming what to put where."""
 
 
 # ---------------------------------------------------------------------------
@@ -426,17 +423,6 @@ LAYOUT = {
 _MNLI_FILES = {"train": ("multinli_1.0_train.jsonl", "train.jsonl", "train.tsv"),
                "test": ("multinli_1.0_dev_matched.jsonl", "dev_matched.jsonl", "dev_matched.tsv")}
 _CIVIL_FILE = "all_data_with_identities.csv"
-
-
-def data_root(root=None) -> Path | None:
-    """``root`` or ``$VERIFY_DATA_DIR`` (None when neither is set); a root that is not a directory is an error."""
-    root = os.environ.get("VERIFY_DATA_DIR") if root is None else root
-    if not root:
-        return None
-    root = Path(root)
-    if not root.is_dir():
-        raise DataFormatError(f"VERIFY_DATA_DIR={root} is not a directory")
-    return root
 
 
 def _missing(root: Path, what: str, detail: str) -> DataFormatError:

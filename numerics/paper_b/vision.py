@@ -167,7 +167,8 @@ def digits() -> ImageData:
 
 
 class DataFormatError(ValueError):
-    """A data file that is not what its name says (one line; the CLI prints it and exits 2)."""
+    """A data or model file under ``$VERIFY_DATA_DIR`` that is missing or not what its name says: one line naming what
+    to put where (the CLI prints it and exits 2)."""
 
 
 def _open(path: Path):
@@ -252,18 +253,26 @@ def read_cifar10(folder) -> ImageData:
 
 
 #: where each data set may sit under VERIFY_DATA_DIR (the names their archives unpack to)
-SUBDIRS = {"mnist": ("mnist", "MNIST/raw", "MNIST", ""), "cifar10": ("cifar-10-batches-py", "cifar10", "")}
-
-
-def find_data(kind: str, root=None) -> Path | None:
-    """The folder holding ``kind`` ('mnist' or 'cifar10') under ``root`` (default: ``$VERIFY_DATA_DIR``), or None
-    when no root is set or it holds no such data.  A root that is set but is not a directory is an error."""
+def data_root(root=None) -> Path | None:
+    """``root`` or ``$VERIFY_DATA_DIR`` (None when neither is set); a root that is not a directory is an error."""
     root = os.environ.get("VERIFY_DATA_DIR") if root is None else root
     if not root:
         return None
     root = Path(root)
     if not root.is_dir():
         raise DataFormatError(f"VERIFY_DATA_DIR={root} is not a directory")
+    return root
+
+
+SUBDIRS = {"mnist": ("mnist", "MNIST/raw", "MNIST", ""), "cifar10": ("cifar-10-batches-py", "cifar10", "")}
+
+
+def find_data(kind: str, root=None) -> Path | None:
+    """The folder holding ``kind`` ('mnist' or 'cifar10') under ``root`` (default: ``$VERIFY_DATA_DIR``), or None
+    when no root is set or it holds no such data.  A root that is set but is not a directory is an error."""
+    root = data_root(root)
+    if root is None:
+        return None
     marker = {"mnist": "train-labels-idx1-ubyte", "cifar10": "test_batch"}[kind]
     for sub in SUBDIRS[kind]:
         d = root / sub if sub else root

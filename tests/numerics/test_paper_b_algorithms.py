@@ -49,6 +49,10 @@ def test_single_steps_match_their_formulas():
         (u,) = _one_step(ds, A.polyak(eta_max), W)
         step = torch.minimum(excess / gnorm**2, torch.tensor(eta_max, dtype=DTYPE))
         assert torch.allclose(u, -step * grad, rtol=1e-10, atol=1e-15)
+    for eta_max in (1e-3, 1e3):
+        (u,) = _one_step(ds, A.polyak_unsquared(eta_max), W)  # the controls' mutant: ||grad|| for ||grad||^2
+        step = torch.minimum(excess / gnorm, torch.tensor(eta_max, dtype=DTYPE))
+        assert torch.allclose(u, -step * grad, rtol=1e-10, atol=1e-15)
 
 
 def test_ngd_by_the_spectral_norm_is_the_control_s_step():

@@ -49,13 +49,17 @@ def test_setup_keeps_only_draws_under_nu_max():
     assert bool((data.assumptions(ds)["nu"] <= cut).all())
 
 
-def test_segment_ratio_matches_direct_evaluation():
-    ds = _small()
-    g = torch.Generator().manual_seed(0)
+def _point_and_direction(seed: int):
+    """Two runs' (W, u) at d = 8 and a random direction (dW, du) from them."""
+    g = torch.Generator().manual_seed(seed)
     W = 0.3 * torch.randn(2, 8, 8, generator=g, dtype=DTYPE)
     u = torch.randn(2, 8, generator=g, dtype=DTYPE)
-    dW = torch.randn(2, 8, 8, generator=g, dtype=DTYPE)
-    du = torch.randn(2, 8, generator=g, dtype=DTYPE)
+    return W, u, torch.randn(2, 8, 8, generator=g, dtype=DTYPE), torch.randn(2, 8, generator=g, dtype=DTYPE)
+
+
+def test_segment_ratio_matches_direct_evaluation():
+    ds = _small()
+    W, u, dW, du = _point_and_direction(0)
     got = J.segment_log_ratio(ds, (W, u), (dW, du), n_points=4)
     L0 = model.loss_value(W, u, ds)
     ref = torch.stack([model.loss_value(W + k / 4 * dW, u + k / 4 * du, ds) / L0 for k in range(5)]).amax(0).log()
@@ -100,11 +104,7 @@ def test_joint_runs_of_each_algorithm():
 
 def test_segment_margin_change_matches_direct_evaluation():
     ds = _small()
-    g = torch.Generator().manual_seed(1)
-    W = 0.3 * torch.randn(2, 8, 8, generator=g, dtype=DTYPE)
-    u = torch.randn(2, 8, generator=g, dtype=DTYPE)
-    dW = torch.randn(2, 8, 8, generator=g, dtype=DTYPE)
-    du = torch.randn(2, 8, generator=g, dtype=DTYPE)
+    W, u, dW, du = _point_and_direction(1)
     got = J.segment_margin_change(ds, (W, u), (dW, du), n_points=4)
     m0 = model.forward(W, u, ds) * ds.y
     ref = torch.stack([(model.forward(W + k / 4 * dW, u + k / 4 * du, ds) * ds.y - m0).abs().amax(-1)

@@ -10,6 +10,17 @@ from __future__ import annotations
 import sympy as sp
 
 
+def _marked(printer, tag: str, base, mark: str):
+    """MathML ``<tag>`` (``msup``: a superscript, ``mover``: an accent) of the printed ``base`` and the operator
+    ``mark``."""
+    el = printer.dom.createElement(tag)
+    el.appendChild(printer._print(base))
+    mo = printer.dom.createElement("mo")
+    mo.appendChild(printer.dom.createTextNode(mark))
+    el.appendChild(mo)
+    return el
+
+
 class _Starred(sp.MatrixSymbol):
     """A matrix symbol printed with a superscript star (``Z^*``, ``Z_0^*``)."""
 
@@ -17,12 +28,7 @@ class _Starred(sp.MatrixSymbol):
         return printer._print(sp.Symbol(self.name)) + "^{*}"
 
     def _mathml_presentation(self, printer):
-        sup = printer.dom.createElement("msup")
-        sup.appendChild(printer._print(sp.Symbol(self.name)))
-        star = printer.dom.createElement("mo")
-        star.appendChild(printer.dom.createTextNode("*"))
-        sup.appendChild(star)
-        return sup
+        return _marked(printer, "msup", sp.Symbol(self.name), "*")
 
 
 class _Barred(sp.MatrixSymbol):
@@ -32,12 +38,7 @@ class _Barred(sp.MatrixSymbol):
         return r"\bar{" + printer._print(sp.Symbol(self.name)) + "}"
 
     def _mathml_presentation(self, printer):
-        over = printer.dom.createElement("mover")
-        over.appendChild(printer._print(sp.Symbol(self.name)))
-        bar = printer.dom.createElement("mo")
-        bar.appendChild(printer.dom.createTextNode("\u00af"))
-        over.appendChild(bar)
-        return over
+        return _marked(printer, "mover", sp.Symbol(self.name), "\u00af")
 
 
 def starred(name: str, rows, cols) -> sp.MatrixSymbol:
@@ -62,12 +63,7 @@ class _Primed(sp.Symbol):
         return printer._print(sp.Symbol(self.name)) + "'"
 
     def _mathml_presentation(self, printer):
-        sup = printer.dom.createElement("msup")
-        sup.appendChild(printer._print(sp.Symbol(self.name)))
-        prime = printer.dom.createElement("mo")
-        prime.appendChild(printer.dom.createTextNode("\u2032"))
-        sup.appendChild(prime)
-        return sup
+        return _marked(printer, "msup", sp.Symbol(self.name), "\u2032")
 
 
 def primed(name: str, **assumptions) -> sp.Symbol:

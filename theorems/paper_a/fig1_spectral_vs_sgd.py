@@ -43,8 +43,8 @@ from numerics.paper_a.algorithms import spectral_init_from_estimates
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.figure_decisions import CONVERGED, loss_curves, typical
-from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_SPECTRAL, D, ETA, L_STAR, N_DATA, SETTING, SGD, Method
+from theorems.paper_a.figure_decisions import CONVERGED, converged_choice, eta_choice, loss_curves, typical
+from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_SPECTRAL, D, L_STAR, N_DATA, SETTING, SGD, Method
 from theorems.paper_a.figure_setups import figure_runs
 from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 
@@ -128,12 +128,7 @@ CLAIM = Claim(
                       "Algorithm 1 run from the baseline's N(0, 1) init, its spectral initialization (step 1) omitted: "
                       "statement (a), that it starts slightly above L*, is false for it", {"algorithm": ALG1_RANDOM})),
     free_choices=(
-        FreeChoice("step size η", ETA, "the paper's step is lost (its T = 2000 is kept); 0.003-0.03 spans a factor 3 "
-                   "either side of ours", {"figure-1": lambda v: {"runs": figure_runs.bind(eta=v)}},
-                   low=0.003, high=0.03, scale="log"),
-        FreeChoice("converged (× floor)", CONVERGED, "'has not converged' is read off a log-scale loss plot: from 1.5× "
-                   "the floor (just outside its minibatch noise of tens of percent) to 10× (a decade above it)",
-                   {"figure-1": lambda v: {"converged": v}}, low=1.5, high=10.0, scale="log"),
+        eta_choice("figure-1"), converged_choice("figure-1", "has not converged"),
         FreeChoice("slightly above (× d/N)", 10, "'slightly above L*' has no number: 3-100 times the least-squares "
                    "plug-in's relative excess d/N (L(θ₀) ≤ 1.0012 L* to 1.04 L*), from just above the estimation "
                    "error's own scale to a few percent, still at L* on the figure's log scale",

@@ -21,11 +21,11 @@ from __future__ import annotations
 import torch
 
 from numerics.stats import binomial_interval
-from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
+from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1, A2, a3
-from theorems.paper_a.figure_decisions import CONVERGED, loss_curves, typical
-from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_RANDOM_NOREG, ALG1_SPECTRAL, ETA, L_STAR, SETTING, SGD
+from theorems.paper_a.figure_decisions import CONVERGED, converged_choice, eta_choice, loss_curves, typical
+from theorems.paper_a.figure_setups import ALG1_RANDOM, ALG1_RANDOM_NOREG, ALG1_SPECTRAL, L_STAR, SETTING, SGD
 from theorems.paper_a.figure_setups import Method
 from theorems.paper_a.figure_setups import figure_runs
 
@@ -95,11 +95,6 @@ CLAIM = Claim(
     controls=(Control("regularizer removed", "figure-2", "Algorithm 1 with λ = 0 (preconditioner kept) from the same "
                       "init", {"method": ALG1_RANDOM_NOREG}),),
     free_choices=(
-        FreeChoice("step size η", ETA, "the paper's step is lost (its T = 2000 is kept); 0.003-0.03 spans a factor 3 "
-                   "either side of ours", {"figure-2": lambda v: {"runs": figure_runs.bind(eta=v)}},
-                   low=0.003, high=0.03, scale="log"),
-        FreeChoice("converged (× floor)", CONVERGED, "'converges' is read off a log-scale loss plot: from 1.5× the "
-                   "floor (just outside its minibatch noise of tens of percent) to 10× (a decade above it)",
-                   {"figure-2": lambda v: {"converged": v}}, low=1.5, high=10.0, scale="log"),
+        eta_choice("figure-2"), converged_choice("figure-2", "converges"),
     ),
 )

@@ -12,7 +12,8 @@ import math
 import torch
 
 from numerics.stats import Decision, decide_binomial
-from theorems.paper_a.figure_setups import L_STAR
+from theorems.claim import FreeChoice
+from theorems.paper_a.figure_setups import ETA, L_STAR, figure_runs
 from theorems.plots import new_figure
 
 #: "converged" (ours, fixed when the figure checks were written, unchanged since): excess at T within twice the excess
@@ -27,6 +28,21 @@ def typical(ok: torch.Tensor, level: float) -> Decision:
     """'The statement holds for a typical draw': the Clopper-Pearson interval of P(ok) at ``level`` against 1/2
     (``decide_binomial``; no width limit: the interval's side of 1/2 is the decision)."""
     return decide_binomial(int(ok.sum()), ok.numel(), level, at_least=TYPICAL, max_width=math.inf)
+
+
+def eta_choice(check: str) -> FreeChoice:
+    """The step size both figures run at (``figure_runs``' ``eta``), a free choice of ``check``."""
+    return FreeChoice("step size η", ETA, "the paper's step is lost (its T = 2000 is kept); 0.003-0.03 spans a factor 3 "
+                      "either side of ours", {check: lambda v: {"runs": figure_runs.bind(eta=v)}},
+                      low=0.003, high=0.03, scale="log")
+
+
+def converged_choice(check: str, reading: str) -> FreeChoice:
+    """"Converged" (``CONVERGED`` times the floor), a free choice of ``check``; ``reading``: the figure's word for
+    it ('has not converged', 'converges')."""
+    return FreeChoice("converged (× floor)", CONVERGED, f"{reading!r} is read off a log-scale loss plot: from 1.5× the "
+                      "floor (just outside its minibatch noise of tens of percent) to 10× (a decade above it)",
+                      {check: lambda v: {"converged": v}}, low=1.5, high=10.0, scale="log")
 
 
 #: plotted range of L/L* (display only, not a decision): a diverged draw's curve stops here

@@ -85,7 +85,7 @@ from theorems.paper_a.init_algorithm import spectral_init_without_sigma_sqrt
 from theorems.paper_a.init_instances import (M_OP, NOISE, SPECTRAL_MIN_RATIO, SPECTRAL_SCOPE, chi2_expectation, chi2_moment,
                                              instance_generator, instances)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -364,12 +364,11 @@ CLAIM = Claim(
         Check("n0", "numeric",
               "n0(δ) within a factor 2 of the √n-law prediction from n = 1e3: P(E1 ∧ E2) ≥ 1 − δ at 2·n_pred and "
               "< 1 − δ at n_pred/2, δ = 0.2..0.002 (exact sampling of (XᵀX, XᵀY), Clopper-Pearson)", check_n0),
-        Check("probe", "probe", "Hypothesis over d, r, Σ, M* (σ₁ across A3's 1/4, σ_d/σ₁ across our 1/10), noise, "
+        probe("Hypothesis over d, r, Σ, M* (σ₁ across A3's 1/4, σ_d/σ₁ across our 1/10), noise, "
               "δ = 0.05..0.2 and n from n_pred/8 to 8·n_pred: P(E1 ∧ E2) ≥ 1 − δ from n0(δ) = 2·n_pred(δ) on "
-              "(exact sampling, Clopper-Pearson)",
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion_at(N_REF),
-                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
-                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
+              "(exact sampling, Clopper-Pearson)", strategy=probe_instances(), conclusion=probe_conclusion_at(N_REF),
+              examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
+              min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: rate 1/n", "derivation", "the errors' rate claimed 1 (the squared errors' rate): n E e² has "

@@ -65,7 +65,7 @@ from theorems.paper_a.init_instances import (NOISE, SPECTRAL_MIN_RATIO, SPECTRAL
                                              instances,
                                              n_grid)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -342,13 +342,11 @@ CLAIM = Claim(
               "Exponent of E dist(θ₀) in n (= −1/2 ± 1/8) and of Lemma 5's ratio (= 0 ± 1/8; margins: half the "
               "distance to n^{-1/4}), n = 1e3..1e6, exact sampling",
               check_distance),
-        Check("probe", "probe", "Hypothesis over d, r, Σ, M* (σ_d/σ₁ down to 1e-3, and rank-deficient: A2 fails) and "
+        probe("Hypothesis over d, r, Σ, M* (σ_d/σ₁ down to 1e-3, and rank-deficient: A2 fails) and "
               "the errors' direction: Lemma 5's ratio dist/(‖Ŵ−W*‖ + ‖Σ̂−Σ‖) stays bounded as the errors shrink "
-              "from 1e-6 to 1e-8 (grows by at most √10; exact)",
-              probe_check, stochastic=False,
-              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                          describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                          min_decided=PROBE_MIN_DECIDED)),
+              "from 1e-6 to 1e-8 (grows by at most √10; exact)", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+              parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED, stochastic=False),
     ),
     controls=(
         Control("symbolic: estimate without Σ̂^{1/2}", "derivation", "M* estimated by Ŵ instead of ŴΣ̂^{1/2}: "

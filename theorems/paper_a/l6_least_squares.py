@@ -86,7 +86,7 @@ from theorems.paper_a.init_instances import (D, NOISE, R, SPECTRAL_SCOPE, chi2_e
                                              instances,
                                              n_grid)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -474,12 +474,11 @@ CLAIM = Claim(
         Check("quantile-scaling", "numeric", "Exponent of the 95% quantile in n (= −1/2 ± 1/4: half the distance to the "
               "squared error's −1), normalized quantiles",
               check_quantile_scaling),
-        Check("probe", "probe", "Hypothesis over d, r, Σ, σ, δ = 0.01..0.2 and n down to where b(n, δ) is finite, with "
+        probe("Hypothesis over d, r, Σ, σ, δ = 0.01..0.2 and n down to where b(n, δ) is finite, with "
               "Gaussian, Student-t and Rademacher entries (the Gaussian assumption crossed): P(‖Ŵ−W*‖op ≤ b) ≥ 1 − δ "
-              "(Clopper-Pearson)",
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                       describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                                       min_decided=PROBE_MIN_DECIDED)),
+              "(Clopper-Pearson)", strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+              describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
+              min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: threshold without the union bound's halving", "derivation", "t = √(2 log(1/δ)) in place of "

@@ -39,7 +39,7 @@ from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_a.displays import barred
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strategies import matrix, readable, tensor
 from theorems.symbolic import Derivation
 
@@ -293,10 +293,9 @@ CLAIM = Claim(
                   symbolic_derivation),
             Check("autograd", "numeric", "All four formulas against torch autograd, softmax scales 0.01 … 30",
                   check_autograd, stochastic=False),
-            Check("probe", "probe", "Hypothesis over n, d, key scale (to saturation) and covariate scale", probe_check,
-                  stochastic=False, params=dict(strategy=instances(), conclusion=probe_conclusion,
-                                                examples=PROBE_EXAMPLES, describe=readable,
-                                                min_decided=PROBE_MIN_DECIDED))),
+            probe("Hypothesis over n, d, key scale (to saturation) and covariate scale", strategy=instances(),
+                  conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=readable,
+                  min_decided=PROBE_MIN_DECIDED, stochastic=False)),
     controls=(Control("symbolic: dropped x̄", "derivation", "s_j x x_jᵀ in place of s_j x (x_j − x̄)ᵀ",
                       {"variant": "dropped_xbar"}),
               Control("dropped x̄", "autograd", "s_j x x_jᵀ", {"variant": "dropped_xbar"}),

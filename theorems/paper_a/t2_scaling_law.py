@@ -135,7 +135,7 @@ from theorems.paper_a.geometry.instances import spectral_instances
 from theorems.paper_a.init_algorithm import ONE_SIDED, TWO_SIDED, Preconditioner
 from theorems.paper_a.init_instances import ALG_D, ALG_R, ALG_SCOPE, MIN_RATIO, NOISE, conditioned_instances
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -808,12 +808,11 @@ CLAIM = Claim(
               check_key_block_mode, stochastic=False),
         Check("floor", "numeric", "Floor of Algorithm 1 with the oracle vs context size n = 8..256: exponent ≤ −1",
               check_floor),
-        Check("probe", "probe", "Hypothesis across A3 (σ₁(M*)), the training-set size (initial distance, e) and the "
+        probe("Hypothesis across A3 (σ₁(M*)), the training-set size (initial distance, e) and the "
               "step size: inside the assumptions dist²_t ≤ (1 − 2η(α − κ√β) + η²(1 + κ)²β)^t dist²₀ at every step of "
-              "Algorithm 1 with its Σ̂",
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED,
-                  assumptions=probe_assumptions, parameters=probe_parameters)),
+              "Algorithm 1 with its Σ̂", strategy=probe_instances(), conclusion=probe_conclusion,
+              examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED, assumptions=probe_assumptions,
+              parameters=probe_parameters),
     ),
     controls=(
         Control("symbolic: slowest mode 4σ_d", "derivation", "the slowest mode claimed at 4σ_d, the rate when r = d "

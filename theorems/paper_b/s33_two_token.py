@@ -74,7 +74,7 @@ from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture, per_budget
 from theorems import strategies as S
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import instance_and_facts, probe, probe_check
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -524,9 +524,6 @@ def probe_parameters(inst, facts: dict) -> dict:
             "log₁₀ scale": math.log10(inst["scale"])}
 
 
-def describe(inst, facts: dict) -> dict:
-    return dict(inst) | facts
-
 
 def s33_conclusion(inst, alpha_each, algorithm: TwoTokenAlgorithm = GD, step_factor: float = 1.0,
                    horizon: float = 1.0):
@@ -568,16 +565,16 @@ def a4_conclusion(inst, alpha_each, algorithm: TwoTokenAlgorithm = NGD, step_fac
                              f"(−2 ± {NGD_RATE_MARGIN.half_width:g}; window allowance {res:.3f})"), facts
 
 
-def probe(ctx: Context, step_factor: float = 1.0, horizon: float = 1.0, mutant: dict | None = None,
-          **params) -> Outcome:
+def probe_at_choices(ctx: Context, step_factor: float = 1.0, horizon: float = 1.0, mutant: dict | None = None,
+                     **params) -> Outcome:
     """The probe (``theorems.probe.probe_check`` with ``params``) at the claim's step factor and horizon (its free
     choices), passed on to the conclusion with the control's ``mutant``."""
     return probe_check(ctx, mutant=dict(mutant or {}) | dict(step_factor=step_factor, horizon=horizon), **params)
 
 
 #: the shared settings of both probes (``theorems.probe.probe_check`` parameters; each adds its conclusion)
-PROBE = dict(strategy=w0_instances(), examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
-             parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)
+PROBE = dict(strategy=w0_instances(), examples=PROBE_EXAMPLES, describe=instance_and_facts,
+             assumptions=probe_assumptions, parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)
 
 
 # ---------------------------------------------------------------------------
@@ -609,9 +606,9 @@ S33 = Claim(
               check_closed_form, uses={"runs": GD_RUNS}),
         Check("gd-rates", "numeric", "Stolz constant of e^{z_t}, exponents of ‖W_t‖ and 1 − corr in log t",
               check_gd_rates, uses={"runs": GD_RUNS}),
-        Check("probe", "probe", "Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per GD run, "
-              "the Stolz constant of e^{z_t} in 1 ± 1/4 and 1 − corr > 0 over the window",
-              probe, params=PROBE | {"conclusion": s33_conclusion}),
+        probe("Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per GD run, "
+              "the Stolz constant of e^{z_t} in 1 ± 1/4 and 1 − corr > 0 over the window", PROBE, fn=probe_at_choices,
+              conclusion=s33_conclusion),
     ),
     controls=(
         Control("symbolic: factor 2 dropped", "derivation", "Stolz constant η/e in place of 2η/e", {"gd_factor": 1}),
@@ -646,9 +643,9 @@ A4 = Claim(
         Check("ngd-rate", "numeric", "Exponent of 1 − corr in t over a late window equals −2 (± 0.5: excludes "
               "Theorem 1's −1)", check_ngd_rate,
               uses={"runs": NGD_RUNS}),
-        Check("probe", "probe", "Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per NGD run, "
+        probe("Hypothesis over W₀ (generic, on W_mm's line, far behind; scale 0.1-10): per NGD run, "
               "the exponent of 1 − corr in t within −2 ± 1/2 where the derived window allowance is below the margin",
-              probe, params=PROBE | {"conclusion": a4_conclusion}),
+              PROBE, fn=probe_at_choices, conclusion=a4_conclusion),
     ),
     controls=(
         Control("symbolic: wrong constant", "derivation", "t²(1 − corr) → r²/η² (factor 2 dropped)",

@@ -39,7 +39,7 @@ from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.displays import fro2, starred
 from theorems.paper_a.geometry.instances import SHAPES, describe, instance_tensors, probe_point, spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.L1"
@@ -275,9 +275,8 @@ CLAIM = Claim(
               symbolic_derivation),
         Check("projection", "numeric", "Symmetric PSD Z*ᵀZ, σᵢ(Z*) = √(2σᵢ(M*)), and P(θ) nearer than competing "
               "points of Mfold, at distances 1e-2 … 3 σ₁^{1/2}", check_projection, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra and distance",
-              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED)),
+        probe("Hypothesis over d, r, spectra and distance", strategy=probe_instances(), conclusion=probe_conclusion,
+              examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED, stochastic=False),
     ),
     controls=(
         Control("symbolic: QR factor", "derivation", "the QR factor of C in place of the polar factor",

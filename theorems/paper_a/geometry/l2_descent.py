@@ -59,7 +59,7 @@ from theorems.paper_a.geometry.constants import LAM, rho_of, sqrt_beta_bound
 from theorems.paper_a.geometry.instances import NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
 from theorems.paper_a.geometry.instances import spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.L2"
@@ -249,9 +249,9 @@ CLAIM = Claim(
               symbolic_derivation),
         Check("descent-bound", "numeric", "L_λ − L* ≤ (√β(dist)/2) dist² at random and adversarial points within ρ",
               check_descent, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra, radius and direction",
-              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED)),
+        probe("Hypothesis over d, r, spectra, radius and direction", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED,
+              stochastic=False),
     ),
     controls=(
         Control("symbolic: β/2", "derivation", "β/2 in place of √β/2 is not homogeneous of degree 2 in M*",

@@ -69,7 +69,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
 from theorems.paper_a.geometry.constants import rho_of
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.L7"
@@ -529,13 +529,10 @@ CLAIM = Claim(
               check_divergence),
         Check("a3-scope", "numeric", "‖Σ^{1/2}KΣ^{1/2}‖op ≤ σ₁(M*)^{1/2} + dist near Mfold", check_a3_scope,
               stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, Σ, K, s‖B‖ ∈ (0, 1.5): the two statements agree (values and "
-              "regions); Monte Carlo agrees where E e^{4t} < ∞",
-              # Lemma 7 is an iff: outside the region its conclusion is the +inf branch (both closed forms infinite),
-              # so an outside instance whose conclusion fails (cell "assumption fails, conclusion fails") fails too
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                       describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                                       iff=True, min_decided=PROBE_MIN_DECIDED)),
+        probe("Hypothesis over d, Σ, K, s‖B‖ ∈ (0, 1.5): the two statements agree (values and "
+              "regions); Monte Carlo agrees where E e^{4t} < ∞", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+              parameters=probe_parameters, iff=True, min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: exponent −1", "derivation", "(1 − 2μ)^{−1} in place of (1 − 2μ)^{−1/2}",

@@ -33,8 +33,9 @@ second route (``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``, ``O`` any orthogonal
 
 Controls (each re-runs its check with one parameter overridden): a wrong manifold (``Lam`` in place of ``Lam^{1/2}``)
 in the derivation and on the points; the square root's uniqueness without the PSD hypothesis (it fails); the regularizer with ``I`` in place of ``Sigma`` (its minimizers leave Mfold);
-no regularizer (minimizers of ``L`` alone keep the conserved imbalance ``A^T A - B^T B`` of the init); wrong
-conclusions for the probe (unique minimizer; ``SO(d)`` only).
+no regularizer (minimizers of ``L`` alone keep the conserved imbalance ``A^T A - B^T B`` of the init); the
+probe's second route with the balancing exponent 1/2 for 1/4 (a point off Mfold), and the probe's conclusion read as
+``SO(d)`` only (the source text's 'connected').
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ from theorems.paper_a.assumptions import A1, A2
 from theorems.paper_a.displays import starred
 from theorems.paper_a.geometry.instances import SHAPES, describe, instance_tensors, spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.T1.2"
@@ -375,35 +376,39 @@ def probe_instances():
     return spectral_instances((0.1, 10.0), (0.01, 5.0), O=lambda d, r: S.rotation(d))
 
 
-def balanced_minimizer(Sigma, W, O):
+def balanced_minimizer(Sigma, W, O, power: float = 0.25):
     """A second route to a global minimizer: ``B = (M*^T M*)^{1/4} O``, ``A = M* B^{-T}``
-    (eigendecompositions, no SVD)."""
+    (eigendecompositions, no SVD).  ``power``: the balancing exponent 1/4 (a control passes 1/2: ``A B^T = M*``
+    still, but the factors are unbalanced, so ``R > 0`` and the point is off Mfold)."""
     Sh = sym_sqrt(Sigma)
     M = W @ Sh
-    P = sym_sqrt(sym_sqrt(M.mT @ M))
+    P = sym_sqrt(sym_sqrt(M.mT @ M)) if power == 0.25 else _sym_power(M.mT @ M, power)
     B = P @ O
     A = M @ torch.linalg.inv(B).mT
     return ge.from_factors(A, B, Sigma)
 
 
-PROBE_CONCLUSIONS = ("on_mfold", "unique", "so_d")  # the claim's conclusion, then two wrong ones (probe controls)
+def _sym_power(X, power: float):
+    """``X^power`` of a symmetric PSD matrix by its eigendecomposition (eigenvalues clipped at 0)."""
+    lam, Q = torch.linalg.eigh(X)
+    return Q @ torch.diag_embed(lam.clamp_min(0) ** power) @ Q.mT
 
 
-def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold"):
-    """``conclusion``: ``"on_mfold"`` (the claim), ``"unique"`` (wrong: the minimizer is the Q = I point),
-    ``"so_d"`` (wrong: minimizers have det Q = +1)."""
+PROBE_CONCLUSIONS = ("on_mfold", "so_d")  # the claim's conclusion, then a misreading of it (a probe control)
+
+
+def probe_conclusion(inst, alpha_each, conclusion: str = "on_mfold", balance_power: float = 0.25):
+    """``conclusion``: ``"on_mfold"`` (the claim) or ``"so_d"`` (the source text's 'connected' read as a claim:
+    minimizers have det Q = +1); ``balance_power``: the second route's exponent (:func:`balanced_minimizer`; a
+    control passes 1/2)."""
     if conclusion not in PROBE_CONCLUSIONS:
         raise ValueError(f"unknown conclusion {conclusion!r}; choose from {PROBE_CONCLUSIONS}")
     Sigma, W = instance_tensors(inst)
-    V, K = balanced_minimizer(Sigma, W, S.tensor(inst["O"]))
+    V, K = balanced_minimizer(Sigma, W, S.tensor(inst["O"]), balance_power)
     U, Lam, Vs = ge.target_svd(Sigma, W)
     s = float(Lam.pow(2).sum().sqrt())
     gap = (ge.regularized_loss(V, K, Sigma, W, 0.0) / s**2).abs()
-    if conclusion == "unique":
-        Vi, Ki = ge.minimizer(Sigma, W)
-        dist = ge.sigma_norm((V - Vi, K - Ki), Sigma) / s**0.5
-    else:
-        dist = ge.dist_to_manifold(V, K, Sigma, W) / s**0.5
+    dist = ge.dist_to_manifold(V, K, Sigma, W) / s**0.5
     ok = bool((gap <= PROBE_GAP_TOL).all() and (dist <= PROBE_DIST_TOL).all())
     if conclusion == "so_d":
         A, B = ge.to_factors(V, K, Sigma)
@@ -441,9 +446,9 @@ CLAIM = Claim(
               "∇L_λ = 0", check_minima, stochastic=False),
         Check("gd-minimizers-on-manifold", "numeric", "Structure-aware GD on the population L_λ from random inits: "
               "every run that reaches min L_λ is on Mfold", check_gd_minimizers, stochastic=False),
-        Check("probe", "probe", "Minimizers built by a second route ((M*ᵀM*)^{1/4}O, any O in O(d)) lie on Mfold",
-              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED)),
+        probe("Minimizers built by a second route ((M*ᵀM*)^{1/4}O, any O in O(d)) lie on Mfold",
+              strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe,
+              min_decided=PROBE_MIN_DECIDED, stochastic=False),
     ),
     controls=(
         Control("symbolic: Λ in place of Λ^{1/2}", "derivation", "B = V_sΛQ: ABᵀ ≠ M*",
@@ -458,8 +463,9 @@ CLAIM = Claim(
                 "L = L* but are off Mfold", {"objective": population_objective_with_identity_regularizer}),
         Control("no regularizer (GD)", "gd-minimizers-on-manifold", "minimizers of L alone keep the init's "
                 "imbalance AᵀA − BᵀB: not on Mfold", {"lam": 0.0}),
-        Control("probe: unique minimizer", "probe", "wrong conclusion: every minimizer is the Q = I point",
-                {"mutant": {"conclusion": "unique"}}),
+        Control("probe: balancing power 1/2", "probe", "the second route built with B = (M*ᵀM*)^{1/2}O for "
+                "^{1/4} (a wrong exponent): AB^T = M* still, but the factors are unbalanced (R > 0), off Mfold",
+                {"mutant": {"balance_power": 0.5}}),
         Control("probe: SO(d) only", "probe", "wrong conclusion: minimizers have det Q = +1 (one component)",
                 {"mutant": {"conclusion": "so_d"}}),
     ),

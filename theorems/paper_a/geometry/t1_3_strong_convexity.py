@@ -94,7 +94,7 @@ from theorems.paper_a.geometry.constants import LAM, RHO_FACTOR, alpha_bound, rh
 from theorems.paper_a.geometry.instances import NEAR_MANIFOLD_INSTANCES, describe, instance_tensors, probe_point
 from theorems.paper_a.geometry.instances import spectral_instances
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.T1.3"
@@ -532,12 +532,12 @@ CLAIM = Claim(
               stochastic=False),
         Check("hessian-spectrum", "numeric", "Autograd Hessian on the normal space = derived spectrum "
               "(exact local constants 2σ_d and 4σ₁)", check_hessian, stochastic=False),
-        Check("probe", "probe", "Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ), direction and the "
+        probe("Hypothesis over d, r, spectra of Σ and M*, radius (up to 2ρ), direction and the "
               "rotation Q (any, or near a quarter turn): (3) and (4) hold whenever dist ≤ ρ. Search power, measured by "
               "its Q = I control at 20 hash-derived quick seeds: 20/20 found a violation (95 % interval [0.83, 1])",
-              probe_check, stochastic=False, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                  examples=PROBE_EXAMPLES, describe=describe, min_decided=PROBE_MIN_DECIDED,
-                  assumptions=probe_assumptions, parameters=probe_parameters)),
+              strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe,
+              min_decided=PROBE_MIN_DECIDED, assumptions=probe_assumptions, parameters=probe_parameters,
+              stochastic=False),
     ),
     controls=(
         Control("symbolic: λ = 1/2", "derivation", "the decomposition with λ = 1/2 (it holds only for λ = 1/4)",

@@ -187,6 +187,16 @@ def alternative_margin(target: float, alternatives: dict[str, float]) -> Margin 
                   excludes=f"{name} ({alt:.4g}); half the distance from {target:.4g}")
 
 
+def _undecidable(d, half: float, band: float) -> str:
+    """The reason an undecided equivalence could not have been decided at this sample size (its interval's half-width
+    ``half`` exceeds the band's ``band``: no interval this wide fits inside, wherever it lies), or ``""``.  Read off
+    the widths only, never the estimate."""
+    if d.status != "inconclusive" or half <= band:
+        return ""
+    return (f"; undecidable at this size: the interval's half-width {half:.2g} exceeds the band's {band:.2g} (the "
+            "alternative lies within the resolution)")
+
+
 def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[str, slice], order: int,
                           alternatives: dict, unit: str = "point") -> dict:
     r"""Per point and block: ``scale_n <Dbar_n, e>`` (``e`` the unit vector along the block of ``target``) fitted as
@@ -214,7 +224,8 @@ def coefficient_decisions(ev: Evidence, ns, draws, target, scale, parts: dict[st
                 ev.status("inconclusive", f"{label}: no named alternative differs from {claimed:.4g} here")
                 continue
             d = decide_close(a - ev.z * a_se, a + ev.z * a_se, claimed, margin=margin)
-            ev.decide(label, d, value=a, line=f"{unit} {b + 1} {name}: {a:.4g} {d} (excludes {margin.excludes})")
+            ev.decide(label, d, value=a, line=f"{unit} {b + 1} {name}: {a:.4g} {d} (excludes {margin.excludes})"
+                      + _undecidable(d, ev.z * a_se, margin.around(claimed)))
     return series
 
 

@@ -362,3 +362,9 @@ def probe_parameters(inst: dict, facts: dict) -> dict[str, float]:
 def probe_describe(inst: dict, facts: dict) -> dict:
     """The instance as plain numbers and nested lists, with ``M*`` and the point's facts."""
     return S.readable(inst | {"M*": _probe_target(inst)} | {k: float(v) for k, v in facts.items()})
+
+
+#: the settings A.T3, A.T4 and A.T5's probes share (``theorems.probe.probe_check`` parameters; each claim adds its
+#: conclusion, the bias law it decides at the drawn instance)
+PROBE = dict(strategy=probe_instances(), examples=PROBE_EXAMPLES, describe=probe_describe, assumptions=probe_assumptions,
+             parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)

@@ -82,7 +82,7 @@ from theorems.paper_a.softmax_bias.row_setups import (QUERY_Q, ROW_NS, RowQuadra
                                                       row_probe_describe, row_probe_instances, row_probe_parameters,
                                                       row_probe_setup)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.L9"
@@ -340,14 +340,13 @@ CLAIM = Claim(
                   "b/n' + c/n'² + d/n'³; the fit's truncation error "
                   "reported from the exact finite-n values); n'²·E(Σs²)² vs e^{2q} reported",
                   check_limits, uses={"data": row_data}),
-            Check("probe", "probe", "Hypothesis over d ≤ 4, Σ, the query's tilt (μ = ΣKᵀxᵢ, q ≤ 3), n = 2..2²⁰ and "
+            probe("Hypothesis over d ≤ 4, Σ, the query's tilt (μ = ΣKᵀxᵢ, q ≤ 3), n = 2..2²⁰ and "
                   "the context law (Gaussian or a scale mixture: A1 crossed; ‖B‖op across A3's 1/2): both AM-GM bounds "
                   "hold for the "
                   "exact moments (quadrature, no Monte Carlo; A3 bounds only the averaged constant E e^{2q}, so a "
-                  "fixed query needs none)", probe_check,
-                  params=dict(strategy=row_probe_instances(PROBE_NS), conclusion=probe_conclusion,
-                              examples=PROBE_EXAMPLES, describe=row_probe_describe, assumptions=row_probe_assumptions,
-                              parameters=row_probe_parameters, min_decided=PROBE_MIN_DECIDED))),
+                  "fixed query needs none)", strategy=row_probe_instances(PROBE_NS), conclusion=probe_conclusion,
+                  examples=PROBE_EXAMPLES, describe=row_probe_describe, assumptions=row_probe_assumptions,
+                  parameters=row_probe_parameters, min_decided=PROBE_MIN_DECIDED)),
     controls=(Control("symbolic: off-by-one count", "derivation", "the other scores counted n' times instead of n'−1",
                       {"others": all_scores}),
               Control("score variance without Σ", "amgm-bounds", "the bounds at q = ‖Kᵀxᵢ‖² (Σ dropped from the "

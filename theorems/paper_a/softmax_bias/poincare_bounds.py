@@ -70,7 +70,7 @@ from theorems.paper_a.softmax_bias.decisions import headline, limit_decisions, l
 from theorems.paper_a.softmax_bias.row_setups import (LEMMA_DATA_ID, LemmaInstance, instance_choices, lemma_instance,
                                                       row_data)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -674,13 +674,11 @@ def _claim(lemma: str) -> Claim:
             Check("derivation", "symbolic", "Lemma 8's chain rule; both sides' leading constants by Gaussian tilting "
                   "(d = 2 symbolic, d = 3 rational) and their difference e^q(q·VAR + EXTRA) ≥ 0",
                   symbolic_derivation, params={"lemma": lemma}),
-            Check("probe", "probe", "Hypothesis over d ≤ 4, Σ, the tilt q (0.05-3), n (4-256) and the context's law "
+            probe("Hypothesis over d ≤ 4, Σ, the tilt q (0.05-3), n (4-256) and the context's law "
                   "(Gaussian; heavier or lighter tails; a shared component): Var₋ᵢ f ≤ Σⱼ E‖∇_{x_j} f‖²_Σ "
-                  "(closed-form gradients, paired Monte Carlo per instance)",
-                  probe_check, params=dict(strategy=probe_instances(), conclusion=_probe_conclusion(lemma),
-                                           examples=POINCARE_PROBE_EXAMPLES, describe=probe_describe,
-                                           assumptions=probe_assumptions, parameters=probe_parameters,
-                                           min_decided=POINCARE_PROBE_MIN_DECIDED)),
+                  "(closed-form gradients, paired Monte Carlo per instance)", strategy=probe_instances(),
+                  conclusion=_probe_conclusion(lemma), examples=POINCARE_PROBE_EXAMPLES, describe=probe_describe,
+                  assumptions=probe_assumptions, parameters=probe_parameters, min_decided=POINCARE_PROBE_MIN_DECIDED),
         ),
         controls=(
             Control("softmax frozen in the Jacobian", "poincare-inequality", "Σⱼ E‖∇_{x_j} f‖²_Σ with the weights sᵢⱼ "

@@ -72,7 +72,7 @@ from theorems.paper_a.displays import NORMAL, expect, norm
 from theorems.paper_a.softmax_bias.coefficients import loo_bias_coefficient, std_normal_expectation
 from theorems.pilot import planned_growth
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strategies import dims, matrix, readable, spd, tensor, with_singular_values
 from theorems.symbolic import Derivation
 
@@ -579,11 +579,10 @@ CLAIM = Claim(
             Check("n-law", "numeric", "E L̂ₙ − L = c/(n−1) + O(n⁻²): log-log slope −1 ± 1/4 per instance; fitted/derived "
                   "c = 1 ± half the distance to 1/Z, pooled over the instances",
                   check_n_law),
-            Check("probe", "probe", "Hypothesis over dimensions, covariances, W*, θ, noise, with ‖B‖op where the "
-                  "nested Monte Carlo decides (‖B‖op² < 1/8): the closed form matches",
-                  probe_check, params=dict(strategy=instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                           describe=describe, parameters=probe_parameters,
-                                           min_decided=PROBE_MIN_DECIDED))),
+            probe("Hypothesis over dimensions, covariances, W*, θ, noise, with ‖B‖op where the "
+                  "nested Monte Carlo decides (‖B‖op² < 1/8): the closed form matches", strategy=instances(),
+                  conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe, parameters=probe_parameters,
+                  min_decided=PROBE_MIN_DECIDED)),
     controls=(Control("symbolic: dropped Σ", "derivation", "closed form tr(E Eᵀ) in place of tr(E Σ Eᵀ)",
                       {"closed_form": closed_form_without_sigma}),
               Control("dropped Σ factor", "closed-form-vs-monte-carlo", "tilted mean Kᵀx in place of ΣKᵀx",

@@ -95,13 +95,11 @@ from theorems.paper_a.softmax_bias.coefficients import loss_bias_gradient
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_COEFFICIENT_ORDER, SquaredNorm,
                                                      alternative_margin, coefficient_decisions, coefficient_plot,
                                                      headline, mean_square, rate_decisions)
-from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE_BATCHES,
-                                                           PROBE_EXAMPLES, PROBE_MIN_DECIDED, SCALE_SCOPE, PilotChunks,
-                                                           ProbePoint, bias_law_conclusion, blocks, gradient_data,
-                                                           gradient_instance, instance_choices, probe_assumptions,
-                                                           probe_describe, probe_instances, probe_parameters)
+from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE, PROBE_BATCHES,
+                                                           SCALE_SCOPE, PilotChunks, ProbePoint, bias_law_conclusion,
+                                                           blocks, gradient_data, gradient_instance, instance_choices)
 from theorems.pilot import sized_to_power
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.T4"
@@ -475,13 +473,10 @@ CLAIM = Claim(
                   "= the derived −2 (the paper's envelope −1 reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "(n−1)·bias → ∇c in both blocks and (n−1)(E L̂ₙ − L) → c",
                   check_coefficient, uses={"batches": pilot_batches}),
-            Check("probe", "probe", "Hypothesis across A3's scale σ₁(M*) (to 0.4; our derived term needs ‖B‖op² < "
+            probe("Hypothesis across A3's scale σ₁(M*) (to 0.4; our derived term needs ‖B‖op² < "
                   "1/6 at θ) and the distance from Mfold (to 2.5ρ), d ≤ 3, n ∈ {32, 64}: the bias is its derived "
-                  "leading term ∇c/(n−1) within half its norm (U-statistic of a Monte Carlo per instance)",
-                  probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                                           examples=PROBE_EXAMPLES, describe=probe_describe,
-                                           assumptions=probe_assumptions, parameters=probe_parameters,
-                                           min_decided=PROBE_MIN_DECIDED))),
+                  "leading term ∇c/(n−1) within half its norm (U-statistic of a Monte Carlo per instance)", PROBE,
+                  conclusion=probe_conclusion)),
     controls=(Control("symbolic: covariance term dropped", "derivation",
                       "V-coefficient without the VΣ term (forgetting Cov₋ᵢ x̄ in E x̄x̄ᵀ)", {"route": v_route_without_covariance}),
               Control("third moment dropped", "coefficient-two-routes",

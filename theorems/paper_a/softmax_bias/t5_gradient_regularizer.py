@@ -63,13 +63,11 @@ from theorems.paper_a.softmax_bias.coefficients import isserlis, regularizer_bia
 from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, REGULARIZER_COEFFICIENT_ORDER,
                                                      coefficient_decisions, coefficient_plot, headline, rate_decisions)
 from theorems.fixture import Parts, fixture
-from theorems.paper_a.softmax_bias.gradient_setups import (N_POINTS, PROBE_EXAMPLES, PROBE_MIN_DECIDED,
-                                                           PROBE_REG_BATCHES, SCALE_SCOPE, PilotChunks, ProbePoint,
-                                                           bias_law_conclusion, blocks, instance_choices,
-                                                           probe_assumptions, probe_describe, probe_instances,
-                                                           probe_parameters, regularizer_data)
+from theorems.paper_a.softmax_bias.gradient_setups import (N_POINTS, PROBE, PROBE_REG_BATCHES, SCALE_SCOPE,
+                                                           PilotChunks, ProbePoint, bias_law_conclusion, blocks,
+                                                           instance_choices, regularizer_data)
 from theorems.pilot import sized_to_power
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "A.T5"
@@ -281,13 +279,10 @@ CLAIM = Claim(
                   "derived −2 (the paper's envelope 1/n reported)", check_rate, uses={"batches": pilot_batches}),
             Check("bias-coefficient", "numeric", "n·bias → c_R = ½ E D²f(Σ)[H, H], projected per block",
                   check_coefficient, uses={"batches": pilot_batches}),
-            Check("probe", "probe", "Hypothesis across A3's scale σ₁(M*) (to 0.4) and the distance from Mfold (to "
+            probe("Hypothesis across A3's scale σ₁(M*) (to 0.4) and the distance from Mfold (to "
                   "2.5ρ), d ≤ 3, n ∈ {32, 64}: the bias is its derived leading term c_R/n within half its norm "
-                  "(U-statistic of a Monte Carlo per instance)",
-                  probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                                           examples=PROBE_EXAMPLES, describe=probe_describe,
-                                           assumptions=probe_assumptions, parameters=probe_parameters,
-                                           min_decided=PROBE_MIN_DECIDED))),
+                  "(U-statistic of a Monte Carlo per instance)", PROBE,
+                  conclusion=probe_conclusion)),
     controls=(Control("symbolic: one Isserlis pairing", "derivation", "E H⊗H with the Σ_ad Σ_bc pairing dropped",
                       {"covariance": first_pairing_covariance}),
               Control("isotropic population regularizer", "bias-rate",

@@ -90,7 +90,7 @@ from theorems.paper_a.softmax_bias.row_setups import (RowGeometry, RowQuadrature
                                                       row_data, row_geometry, row_probe_assumptions,
                                                       row_probe_describe, row_probe_instances, row_probe_parameters,
                                                       row_probe_setup)
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 #: which object (and derived constant) each MSE / bias lemma is about (reconstructed, see the module docstring)
@@ -491,15 +491,14 @@ def _claim(lemma: str) -> Claim:
         controls = (UNTILTED_SYMBOLIC, Control(TILT_DROPPED, "one-over-n", "the derived constant without the factor "
                                                "e^q", {"limits": untilted_limits}))
     what = "bias" if bias else "MSE"
-    checks += (Check("probe", "probe", f"Hypothesis over d ≤ 4, Σ, the query's tilt (μ = ΣKᵀxᵢ, q ≤ 3) and the "
+    checks += (probe(f"Hypothesis over d ≤ 4, Σ, the query's tilt (μ = ΣKᵀxᵢ, q ≤ 3) and the "
                      f"context law (Gaussian or a scale mixture: A1 crossed; ‖B‖op across A3's 1/2): the exact "
                      f"conditional {what} (quadrature, no Monte Carlo), extrapolated in n', has n'·{what} → the "
                      f"derived constant to {PROBE_RTOL:g} of its scale (A3 bounds only the average of C(xᵢ) over the "
-                     f"query, so a fixed query needs none)", probe_check,
-                     params=dict(strategy=row_probe_instances(), conclusion=probe_conclusion(lemma),
-                                 examples=PROBE_EXAMPLES, describe=row_probe_describe,
-                                 assumptions=row_probe_assumptions, parameters=row_probe_parameters,
-                                 min_decided=PROBE_MIN_DECIDED)),)
+                     f"query, so a fixed query needs none)", strategy=row_probe_instances(),
+                     conclusion=probe_conclusion(lemma), examples=PROBE_EXAMPLES, describe=row_probe_describe,
+                     assumptions=row_probe_assumptions, parameters=row_probe_parameters,
+                     min_decided=PROBE_MIN_DECIDED),)
     controls += (Control("probe: " + TILT_DROPPED, "probe", "the constants without the factor e^q: the probe must "
                          "find an instance whose exact limit is not that", {"mutant": {"limits": untilted_limits}}),)
     findings = (("Loose by a factor 1/n: the squared conditional bias decays with exponent −2 (decided against our "

@@ -32,7 +32,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoic
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head.bank import bad_init_problem, most_loaded_sample_dropped
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import instance_and_facts, probe, probe_check
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -291,9 +291,6 @@ def probe_parameters(inst, facts: dict) -> dict:
     return {"log₁₀ ‖W₀‖": inst["log_norm"], "τ": inst["tau"]}
 
 
-def describe(inst, facts: dict) -> dict:
-    return dict(inst) | facts
-
 
 CLAIM = Claim(
     id=ID,
@@ -311,11 +308,11 @@ CLAIM = Claim(
         Check("convergence", "numeric", "GD (η = 1) and NGD (η = 0.1) from perturbed bad-direction inits of norm "
               "1e−2..1: aligned with W_mm and loss down, every run", check_convergence, stochastic=False,
               uses={"problem": bad_init_problem}),
-        Check("probe", "probe", "Hypothesis over the algorithm, the init norm (small, or 2-100) and the perturbation of "
-              "the bad direction: the claim's convergence rule on each run at the quick horizon",
-              check_probe, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
-                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
+        probe("Hypothesis over the algorithm, the init norm (small, or 2-100) and the perturbation of "
+              "the bad direction: the claim's convergence rule on each run at the quick horizon", fn=check_probe,
+              strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
+              describe=instance_and_facts, assumptions=probe_assumptions, parameters=probe_parameters,
+              min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: a direction that keeps both constraints", "derivation", "W̄₀ solved for ⟨A₀, W⟩ = ⟨A₁, W⟩ "

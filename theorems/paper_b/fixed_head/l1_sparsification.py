@@ -74,7 +74,7 @@ from theorems.paper_b.fixed_head.phase_probe import (ASSUMPTIONS, PHASE_NORM, PR
 from theorems.paper_b.fixed_head.rates import (late, log_one_minus_s_opt, one_minus_corr, saturation_rate, step_size,
                                                upper_envelope)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L1"
@@ -268,9 +268,9 @@ CLAIM = Claim(
               uses=RUNS),
         Check("rate", "numeric", "Slope of log(1 − s_opt)‖W_mm‖/η in t equals −1 (exp(−Ω(t)) with c → 1), on the runs "
               "inside the assumptions", check_rate, uses={"suite": RUNS["suite"], "run": RUNS["run"]}),
-        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread, init (Lemma 2's ε), step size: "
-              "c_t ≥ 1/2 and normalized slope ≤ −1/2 on the NGD run's window in its asymptotic phase", probe_check,
-              params=PROBE | {"conclusion": probe_conclusion}),
+        probe("Hypothesis over token geometry (ν vs ν*), spread, init (Lemma 2's ε), step size: "
+              "c_t ≥ 1/2 and normalized slope ≤ −1/2 on the NGD run's window in its asymptotic phase", PROBE,
+              conclusion=probe_conclusion),
     ),
     controls=(
         Control("symbolic: dropped term", "derivation", "1 − s_opt with one of the two exponentials dropped",

@@ -46,7 +46,7 @@ from theorems.paper_b.fixed_head.assumptions import DELTA, EPS, sigma0
 from theorems.paper_b.fixed_head.bank import orthogonal_seed
 from theorems.paper_b.fixed_head.lemma_probes import PROBE
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L2"
@@ -264,10 +264,9 @@ CLAIM = Claim(
               derivation),
         Check("event", "numeric", "Monte Carlo P(all |a_it(W₀)| ≤ ε and ‖W₀‖ ≤ bound) at σ₀ vs 1 − δ "
               "(Clopper-Pearson); measured critical scale σ_δ/σ₀", check_event),
-        Check("probe", "probe", "Hypothesis over n, T, d, δ, the token-norm scale R and the init scale on both sides of σ₀",
-              probe_check, params=PROBE | dict(strategy=l2_instances(), conclusion=l2_conclusion,
-                                               assumptions=l2_assumptions, parameters=l2_parameters,
-                                               examples=L2_EXAMPLES, min_decided=MIN_DECIDED)),
+        probe("Hypothesis over n, T, d, δ, the token-norm scale R and the init scale on both sides of σ₀", PROBE,
+              strategy=l2_instances(), conclusion=l2_conclusion, assumptions=l2_assumptions, parameters=l2_parameters,
+              examples=L2_EXAMPLES, min_decided=MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: query norm dropped", "derivation", "Var(xᵀW₀y) = σ²‖x‖² (the ‖y‖² factor dropped)",

@@ -71,7 +71,7 @@ from theorems.paper_b.fixed_head.inscope import (FAMILY_SCOPE, INSCOPE_LEVEL, IN
                                                  record_scope)
 from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_dataset
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -349,10 +349,9 @@ CLAIM = Claim(
         Check("every-step (Example 1)", "numeric", "The same on the shared trajectory bank's Lemma-2 inits (Example 1 "
               "at d = 32, outside our Ass 1, and one exactly orthogonal instance)", check_steps, stochastic=False,
               uses={"step_runs": bank_runs}),
-        Check("probe", "probe", "Hypothesis over ν (both sides of ν*), Ass 2, init scale, algorithm and step size",
-              probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l3_instances(),
-                                               conclusion=l3_conclusion, assumptions=l3_assumptions,
-                                               parameters=l3_parameters, min_decided=MIN_DECIDED)),
+        probe("Hypothesis over ν (both sides of ν*), Ass 2, init scale, algorithm and step size", PROBE,
+              examples=PROBE_EXAMPLES, strategy=l3_instances(), conclusion=l3_conclusion, assumptions=l3_assumptions,
+              parameters=l3_parameters, min_decided=MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: x̄ dropped from (5)", "derivation", "−∇L's direction without the softmax average, "

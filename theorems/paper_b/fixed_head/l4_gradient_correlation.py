@@ -60,7 +60,7 @@ from theorems.paper_b.fixed_head.bank import (BANK_ALGOS, Instances, bank_horizo
 from theorems.paper_b.fixed_head.correlation_bound import log_l4_bound, log_l4_ratio
 from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_dataset, probe_problem, svm_probe_assumptions
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -493,11 +493,10 @@ CLAIMS = [
                   "Softmax Jacobian, the W-gradient of e^{−m} and the Ass-2 collapse, by sympy", derivation_e5),
             Check("autograd", "numeric", "(5) vs autograd on sampled W (Example 1 and orthogonal tokens)",
                   check_e5_autograd, stochastic=False, uses={"instances": example1_instances}),
-            Check("probe", "probe", "Hypothesis over token geometry (ν), sizes, d, score spread (Ass 2), the loss (exp "
-                  "or logistic) and ‖W‖: (5) equals autograd's −∇L to rounding",
-                  probe_check, params=PROBE | dict(strategy=e5_instances(), conclusion=e5_conclusion,
-                                                   assumptions=e5_assumptions, parameters=e5_parameters,
-                                                   min_decided=E5_MIN_DECIDED)),
+            probe("Hypothesis over token geometry (ν), sizes, d, score spread (Ass 2), the loss (exp "
+                  "or logistic) and ‖W‖: (5) equals autograd's −∇L to rounding", PROBE, strategy=e5_instances(),
+                  conclusion=e5_conclusion, assumptions=e5_assumptions, parameters=e5_parameters,
+                  min_decided=E5_MIN_DECIDED),
         ),
         controls=(
             Control("symbolic: dropped (1 − s_o)", "derivation", "the collapse without the factor (1 − s_o)",
@@ -527,11 +526,10 @@ CLAIMS = [
                   check_l4, stochastic=False, uses={"bank": trajectory_bank}, evidence="implementation",
                   by_algebra="⟨−∇L, W_mm⟩ = LB + a nonnegative remainder is an identity under Ass 2 (the derivation, "
                              "by sympy): on the bank's instances it can fail only through our gradient code"),
-            Check("probe", "probe", "Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
-                  "⟨−∇L, W_mm⟩ ≥ LB(W)",
-                  probe_check, params=PROBE | dict(examples=PROBE_EXAMPLES, strategy=l4_instances(),
-                                                   conclusion=l4_probe_conclusion, assumptions=svm_probe_assumptions,
-                                                   parameters=l4_parameters, min_decided=MIN_DECIDED)),
+            probe("Hypothesis over token geometry (ν), score spread (Ass 2), d, ‖W‖ and direction: "
+                  "⟨−∇L, W_mm⟩ ≥ LB(W)", PROBE, examples=PROBE_EXAMPLES, strategy=l4_instances(),
+                  conclusion=l4_probe_conclusion, assumptions=svm_probe_assumptions, parameters=l4_parameters,
+                  min_decided=MIN_DECIDED),
         ),
         controls=(
             Control("symbolic: unnormalized weights", "derivation", "pairing with weights s_t instead of s_t/(1 − s_o)",

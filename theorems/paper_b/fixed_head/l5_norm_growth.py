@@ -48,7 +48,7 @@ from theorems.paper_b.fixed_head.bank import bank_horizon_choice, trajectory_ban
 from theorems.paper_b.fixed_head.inscope import record_scope
 from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_problem, svm_probe_assumptions
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L5"
@@ -339,10 +339,9 @@ CLAIM = Claim(
         Check("linear-growth", "numeric", "Θ(t) as a law: the exponent in t of each NGD run's mean speed per block "
               "over the late window is 0 (± 1/4: excludes √t's −1/2), mean over the bank's NGD runs",
               check_linear_growth, uses={"bank": trajectory_bank}),
-        Check("probe", "probe", "Hypothesis over geometry (ν), Ass 2, d, init scale, η",
-              probe_check, params=PROBE | dict(examples=EXAMPLES, strategy=l5_instances(), conclusion=l5_conclusion,
-                                               assumptions=svm_probe_assumptions, parameters=l5_parameters,
-                                               min_decided=MIN_DECIDED, mutant={"n_steps": PROBE_STEPS})),
+        probe("Hypothesis over geometry (ν), Ass 2, d, init scale, η", PROBE, examples=EXAMPLES,
+              strategy=l5_instances(), conclusion=l5_conclusion, assumptions=svm_probe_assumptions,
+              parameters=l5_parameters, min_decided=MIN_DECIDED, mutant={"n_steps": PROBE_STEPS}),
     ),
     controls=(
         Control("symbolic: a step up the gradient", "derivation", "W + η d_s telescoped: ⟨W_t, W̄_mm⟩ gains "

@@ -59,7 +59,7 @@ from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoic
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head.assumptions import ASS1, ASS2, EPS, ass1_lhs, nu_star, opt_score_floor
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import instance_and_facts, probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -361,9 +361,6 @@ def probe_parameters(inst, facts: dict) -> dict:
             "log₁₀ δ": math.log10(inst["delta"]), "nT": float(inst["n"] * inst["T"])}
 
 
-def describe(inst, facts: dict) -> dict:
-    return dict(inst) | facts
-
 
 CLAIM = Claim(
     id=ID,
@@ -385,11 +382,10 @@ CLAIM = Claim(
               check_probability),
         Check("rate", "numeric", "Exponent of E[ν] in d on 10⁴..10⁸ = −1/2 (± 1/4: excludes −1 and 0)",
               check_rate),
-        Check("probe", "probe", "Hypothesis over n, T, δ, Lemma 2's ε and d on both sides of d₁(δ): P(Ass 1) ≥ 1 − δ "
-              "by a Monte Carlo through the Gram matrix (Clopper-Pearson)",
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                                       examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
-                                       parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED)),
+        probe("Hypothesis over n, T, δ, Lemma 2's ε and d on both sides of d₁(δ): P(Ass 1) ≥ 1 − δ "
+              "by a Monte Carlo through the Gram matrix (Clopper-Pearson)", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=instance_and_facts,
+              assumptions=probe_assumptions, parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: no union bound over pairs", "derivation", "E2's threshold s = √(2 log(4/δ)): the union "

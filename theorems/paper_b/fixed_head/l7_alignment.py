@@ -52,7 +52,7 @@ from theorems.paper_b.fixed_head.assumptions import ASS1, ASS2, ass1
 from theorems.paper_b.fixed_head.bank import bank_horizon_choice, most_loaded_sample_dropped, trajectory_bank
 from theorems.paper_b.fixed_head.lemma_probes import PROBE, probe_problem, svm_probe_assumptions
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
 
@@ -403,12 +403,11 @@ CLAIM = Claim(
               derivation),
         Check("alignment", "numeric", "R_ε measured for ε = 0.5 … 0.02 along trajectories and on sampled W",
               check_alignment, stochastic=False, uses={"bank": trajectory_bank}),
-        Check("probe", "probe", f"Hypothesis over token geometry (ν), sizes, score spread (Ass 2), the angle of a ray "
+        probe(f"Hypothesis over token geometry (ν), sizes, score spread (Ass 2), the angle of a ray "
               f"to W̄mm and its length: (4) at ε = {PROBE_EPS:g} over the ray's top half, inside and outside the "
-              "Lemma 3 domain", probe_check,
-              params=PROBE | dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                  assumptions=probe_assumptions, parameters=probe_parameters,
-                                  min_decided=PROBE_MIN_DECIDED)),
+              "Lemma 3 domain", PROBE, strategy=probe_instances(), conclusion=probe_conclusion,
+              examples=PROBE_EXAMPLES, assumptions=probe_assumptions, parameters=probe_parameters,
+              min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: gradient without the softmax centering", "derivation", "s_t γ_t in place of s_t(γ_t − m): "

@@ -95,7 +95,7 @@ from theorems.paper_b.fixed_head.example1_suite import (ENVELOPE, ETA, Suite, Su
 from theorems.paper_b.fixed_head.inscope import FAMILY_SCOPE, family_run, rate_inputs, record_scope, suite_scope
 from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS, PHASE_NORM, PROBE, probe_rate
 from theorems.paper_b.fixed_head.rates import POLYLOG_K, check_envelope, one_minus_corr
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.T1"
@@ -272,10 +272,10 @@ CLAIM = Claim(
               "initial directions), against −1 + polylog allowance", check_envelope, uses=RATE),
         Check("global-convergence", "numeric", "Every run inside the assumptions, including W₀ ∝ −W̄mm, aligns with "
               "W_mm", check_global, uses=RATE),
-        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
+        probe("Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
               "2's ε) and step size on both sides of their assumptions; conclusion: linear norm growth and envelope "
-              "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v, on its window in its asymptotic phase", probe_check,
-              params=PROBE | {"conclusion": probe_conclusion}),
+              "exponent ≤ −1 + s₂ in the run's own clock ‖W_t‖/v, on its window in its asymptotic phase", PROBE,
+              conclusion=probe_conclusion),
     ),
     controls=(
         Control("symbolic: polylog degree 1", "derivation", "the envelope C log t/t: the summed slack κη log²t/2 "

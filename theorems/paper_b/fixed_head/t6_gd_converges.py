@@ -78,7 +78,7 @@ from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS, linear_growth, 
 from theorems.paper_b.fixed_head.phase_probe import PROBE as PHASE_PROBE
 from theorems.paper_b.fixed_head.rates import late, one_minus_corr, rate_fit, upper_envelope
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.T6"
@@ -329,11 +329,10 @@ CLAIM = Claim(
               "level, Lemma 2's small init)", check_direction, uses=DIRECTION),
         Check("slower-than-NGD", "numeric", f"Paired difference of exponents in t, GD minus NGD, is at least {SLOWER_BY} "
               "(derived limit 2), from the same starts inside the assumptions", check_slower, uses=SLOWER),
-        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
+        probe("Hypothesis over token geometry (ν vs ν*), non-opt score spread (Ass 2), init (Lemma "
               "2's ε) and step size on both sides of their assumptions: per GD run, 1 − corr falls in log t and the "
-              "norm grows sublinearly (O(log t), not NGD's Θ(t))", probe_check,
-              params=PHASE_PROBE | dict(conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                        min_decided=PROBE_MIN_DECIDED, mutant={})),
+              "norm grows sublinearly (O(log t), not NGD's Θ(t))", PHASE_PROBE, conclusion=probe_conclusion,
+              examples=PROBE_EXAMPLES, min_decided=PROBE_MIN_DECIDED, mutant={}),
     ),
     controls=(
         Control("symbolic: step not rescaled to the gradient", "derivation", "z moves by √2η a step (NGD's): "

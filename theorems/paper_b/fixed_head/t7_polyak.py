@@ -83,7 +83,7 @@ from theorems.paper_b.fixed_head.phase_probe import (ASSUMPTIONS, PHASE_NORM, PR
                                                      probe_assumptions, probe_rate, probe_run)
 from theorems.paper_b.fixed_head.rates import check_envelope
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe, probe_check
 from theorems.symbolic import Derivation
 
 ID = "B.T7"
@@ -334,11 +334,10 @@ CLAIM = Claim(
         Check("rate", "numeric", "Exponent of 1 − corr for uncapped PS against B.T1's envelope rule, on runs inside "
               "the assumptions (near-orthogonal tokens at half Ass 1's level, Lemma 2's small init)", check_envelope,
               uses=RATE),
-        Check("probe", "probe", "Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
+        probe("Hypothesis over token geometry (ν vs ν*), spread (Ass 2), init (Lemma 2's ε): (b) "
               "at random W, and the uncapped-PS run's linear norm growth and envelope exponent in its own clock, on "
               "its window in its asymptotic phase; the reported counterexample replayed by the same rule",
-              probe_and_replay,
-              params=PROBE_NO_STEP | {"conclusion": probe_conclusion}),
+              PROBE_NO_STEP, fn=probe_and_replay, conclusion=probe_conclusion),
     ),
     controls=(
         Control("symbolic: Ass. 2 broken", "derivation", "the one-direction form with γ₃ ≠ γ̄", {"ass2": False}),

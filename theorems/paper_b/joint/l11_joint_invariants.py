@@ -72,7 +72,7 @@ from theorems.paper_b.joint.assumptions import MAIN, condition1_assumptions
 from theorems.paper_b.joint.setups import (BROKEN, BROKEN_BATCH, CONDITION1, DM, EQ10, EQ10_UPDATE, JointRun, Update,
                                            at_choices, joint_choices, joint_run, opt_ratio_choice, resized, update_at)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L11"
@@ -472,10 +472,9 @@ CLAIM = Claim(
               check_invariants, stochastic=False, uses={"run": EVERY_STEP}),
         Check("draw-scan", "numeric", f"(ii) and (iii) over the first {SCAN_STEPS} steps of (10) on many fresh draws "
               "under Condition 1 and on the known violating draw", check_draw_scan, stochastic=False),
-        Check("probe", "probe", "hypothesis over n, T, d, ρ, η, init on both sides of Condition 1",
-              probe_check, params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                                       describe=describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                                       min_decided=MIN_DECIDED)),
+        probe("hypothesis over n, T, d, ρ, η, init on both sides of Condition 1", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=describe, assumptions=probe_assumptions,
+              parameters=probe_parameters, min_decided=MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: frozen softmax", "derivation", "the W-gradient's weights without the softmax Jacobian's "

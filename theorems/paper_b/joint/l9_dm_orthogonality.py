@@ -67,7 +67,7 @@ from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.joint.assumptions import MAIN, nu0_level, nu_threshold
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import instance_and_facts, probe
 from theorems.strata import fair_sampled_from
 from theorems.strategies import log_uniform
 from theorems.symbolic import Derivation
@@ -314,11 +314,6 @@ def probe_parameters(inst, facts) -> dict[str, float]:
             "nT": float(inst["n"] * inst["T"]), "δ": inst["delta"]}
 
 
-def probe_describe(inst, facts) -> dict:
-    """The instance's numbers (``gram_nu(np.random.default_rng(seed), PROBE_DRAWS, n, T, d, rho)`` redraws its data
-    sets) and the facts its conclusion computed."""
-    return dict(inst) | facts
-
 
 CLAIM = Claim(
     id=ID,
@@ -337,11 +332,10 @@ CLAIM = Claim(
         Check("derivation", "symbolic", "ν₀ makes the first u-step raise every score gap", derivation),
         Check("probability-at-d9", "numeric", "Monte Carlo P(ν ≤ ν₀) at d₉(δ) with a Clopper-Pearson interval",
               check_probability),
-        Check("probe", "probe", "hypothesis over n, T, ρ, δ and d on both sides of d₉(δ) (and of ρ = 1): P(ν ≤ ν₀) "
-              "≥ 1 − δ by a Clopper-Pearson interval per instance", probe_check,
-              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=PROBE_EXAMPLES,
-                          describe=probe_describe, assumptions=probe_assumptions, parameters=probe_parameters,
-                          min_decided=PROBE_MIN_DECIDED)),
+        probe("hypothesis over n, T, ρ, δ and d on both sides of d₉(δ) (and of ρ = 1): P(ν ≤ ν₀) "
+              "≥ 1 − δ by a Clopper-Pearson interval per instance", strategy=probe_instances(),
+              conclusion=probe_conclusion, examples=PROBE_EXAMPLES, describe=instance_and_facts,
+              assumptions=probe_assumptions, parameters=probe_parameters, min_decided=PROBE_MIN_DECIDED),
     ),
     controls=(
         Control("symbolic: ν₀ twice as large", "derivation", "ν₀ = (1 − 1/ρ²)/(nT): the cross term "

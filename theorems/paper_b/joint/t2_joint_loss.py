@@ -90,7 +90,7 @@ from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, STEPS, JointRun, at_choices, eq10_update,
                                            joint_choices, joint_run, run_on)
 from theorems.plots import new_figure
-from theorems.probe import probe_check
+from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.T2"
@@ -457,10 +457,10 @@ CLAIM = Claim(
               "b = 2/3 … 9/10 on DM (the EQ10 run among them)", check_law, uses={"sweep": law_runs}),
         Check("interior-law", "numeric", "growth exponent of log(1/L) = 1 − b in the interior a + b > 1: a = 1/2, "
               "b = 2/3 at its asymptotic horizon (a = 3/4 reported)", check_interior, uses={"runs": interior_runs}),
-        Check("probe", "probe", "hypothesis over n, T, d, ρ, ηR², the init and the schedule (b from 1/2 to 9/10, a "
-              "across a + b = 1), each run into its phase: growth exponent of log(1/L) = 1 − b ± 1/30",
-              probe_check, params=probing.PROBE | dict(strategy=probe_instances(), conclusion=probe_conclusion,
-                                                       assumptions=probe_assumptions, parameters=probe_parameters)),
+        probe("hypothesis over n, T, d, ρ, ηR², the init and the schedule (b from 1/2 to 9/10, a "
+              "across a + b = 1), each run into its phase: growth exponent of log(1/L) = 1 − b ± 1/30", probing.PROBE,
+              strategy=probe_instances(), conclusion=probe_conclusion, assumptions=probe_assumptions,
+              parameters=probe_parameters),
     ),
     controls=(
         Control("symbolic: p = 1 − a", "derivation", "the W factor in place of the u factor",

@@ -18,7 +18,8 @@ itself; otherwise a small softmax-attention classifier trained from scratch on t
 balanced classes, sentence pairs, the label carried by one cue word of the second segment), each optimizer's step
 size tuned on tuning seeds; each check's summary says whether the paper's scale ran.
 
-Free choices (``setups``): the cap SNGD and SPS share, the horizon, the batch; analysis choices: the effect and the
+Free choices, checks and controls (``setups.faster_parts``, shared with B.Fig4): the cap SNGD and SPS share,
+the horizon, the batch; analysis choices: the effect and the
 metric of "faster".  Checks: sngd-faster, sps-faster (paired mean over runs, upper confidence bound below
 -``faster``).  Controls (a slip in each optimizer, trained in the same batch): SNGD without its normalization
 (-min(eta, cap) g: SGD at SNGD's step size) and SPS with the square dropped (min(L/||g||, cap)): neither may count
@@ -26,10 +27,9 @@ as faster.
 """
 from __future__ import annotations
 
-from theorems.claim import Check, Claim, Control
-from theorems.paper_b.language.setups import (METRIC, SNGD_UNNORMALIZED, SPS_UNSQUARED, batch_choice, cap_choice,
-                                              check_sngd_faster, check_sps_faster, epochs_choice, faster_choice,
-                                              language_runs, metric_choice)
+from theorems.claim import Claim
+from theorems.paper_b.language.setups import language_runs, faster_parts
+
 
 ID = "B.Fig1"
 STATEMENT = (r"\text{BERT on MNLI: } \overline{\log L}^{SNGD}-\overline{\log L}^{SGD}\le-0.2,\quad "
@@ -38,9 +38,6 @@ STATEMENT = (r"\text{BERT on MNLI: } \overline{\log L}^{SNGD}-\overline{\log L}^
 
 #: the train-loss figure's title
 TITLE_FIGURE = "Figure 1: train loss per optimizer"
-
-#: the checks the free choices set: both read the same runs
-CHECKS = ("sngd-faster", "sps-faster")
 
 CLAIM = Claim(
     id=ID,
@@ -53,20 +50,5 @@ CLAIM = Claim(
                    "$VERIFY_DATA_DIR with bert-base-uncased/ and mnli/, full budget) the same checks read BERT "
                    "fine-tuned on MNLI. Adam's gap to SGD is measured, not decided (the paper's 'no significant gap' "
                    "is read as about the vision setting)."),
-    checks=(
-        Check("sngd-faster", "numeric", "Paired run-averaged log-loss gap, SNGD minus SGD, ≤ −0.2",
-              check_sngd_faster, params={"figure": TITLE_FIGURE}, uses={"runs": language_runs}),
-        Check("sps-faster", "numeric", "Paired run-averaged log-loss gap, SPS minus SGD, ≤ −0.2",
-              check_sps_faster, params={"figure": TITLE_FIGURE}, uses={"runs": language_runs}),
-    ),
-    controls=(
-        Control("SNGD without normalization", "sngd-faster",
-                "−min(η, cap) g, the division by ‖g‖ dropped (SGD at SNGD's step): must not count as faster",
-                {"sngd": SNGD_UNNORMALIZED}),
-        Control("SPS with ‖g‖ for ‖g‖²", "sps-faster",
-                "the Polyak step's square dropped, min(L/‖g‖, cap) g: must not count as faster",
-                {"sps": SPS_UNSQUARED}),
-    ),
-    free_choices=(cap_choice(language_runs, CHECKS), epochs_choice(language_runs, CHECKS),
-                  batch_choice(language_runs, CHECKS), faster_choice(CHECKS), metric_choice(CHECKS, METRIC)),
+    **faster_parts(language_runs, TITLE_FIGURE),
 )

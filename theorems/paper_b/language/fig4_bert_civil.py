@@ -14,18 +14,15 @@ Where it runs (``setups``): at the full budget with ``$VERIFY_DATA_DIR`` holding
 generated ``toxic`` task (1 in 9 toxic, CivilComments' share; toxic iff a toxic word occurs; identity words a
 spurious correlate), each optimizer's step size tuned on tuning seeds.
 
-Free choices (``setups``): the cap SNGD and SPS share, the horizon, the batch; analysis choices: the effect and the
-metric of "faster".  Checks: sngd-faster, sps-faster (paired mean over runs, upper confidence bound below
--``faster``).  Controls (a slip in each optimizer, trained in the same batch): SNGD without its normalization
-(-min(eta, cap) g: SGD at SNGD's step size) and SPS with the square dropped (min(L/||g||, cap)): neither may count
-as faster.
+Free choices, checks and controls: B.Fig1's, declared once (``setups.faster_parts``): the cap, the horizon and the
+batch; the effect and the metric of "faster"; SNGD without its normalization and SPS with the square dropped in
+place of each optimizer.
 """
 from __future__ import annotations
 
-from theorems.claim import Check, Claim, Control
-from theorems.paper_b.language.setups import (METRIC, SNGD_UNNORMALIZED, SPS_UNSQUARED, TOXIC_RUNS, batch_choice,
-                                              cap_choice, check_sngd_faster, check_sps_faster, epochs_choice,
-                                              faster_choice, metric_choice)
+from theorems.claim import Claim
+from theorems.paper_b.language.setups import TOXIC_RUNS, faster_parts
+
 
 ID = "B.Fig4"
 STATEMENT = (r"\text{BERT on CivilComments: } \overline{\log L}^{SNGD}-\overline{\log L}^{SGD}\le-0.2,\quad "
@@ -34,9 +31,6 @@ STATEMENT = (r"\text{BERT on CivilComments: } \overline{\log L}^{SNGD}-\overline
 
 #: the train-loss figure's title
 TITLE_FIGURE = "Figure 4: train loss per optimizer"
-
-#: the checks the free choices set: both read the same runs
-CHECKS = ("sngd-faster", "sps-faster")
 
 CLAIM = Claim(
     id=ID,
@@ -50,20 +44,5 @@ CLAIM = Claim(
                    "the same checks read BERT fine-tuned on CivilComments. Adam's gap to SGD is measured, not "
                    "decided (the paper's 'no significant gap' "
                    "is read as about the vision setting)."),
-    checks=(
-        Check("sngd-faster", "numeric", "Paired run-averaged log-loss gap, SNGD minus SGD, ≤ −0.2",
-              check_sngd_faster, params={"figure": TITLE_FIGURE}, uses={"runs": TOXIC_RUNS}),
-        Check("sps-faster", "numeric", "Paired run-averaged log-loss gap, SPS minus SGD, ≤ −0.2",
-              check_sps_faster, params={"figure": TITLE_FIGURE}, uses={"runs": TOXIC_RUNS}),
-    ),
-    controls=(
-        Control("SNGD without normalization", "sngd-faster",
-                "−min(η, cap) g, the division by ‖g‖ dropped (SGD at SNGD's step): must not count as faster",
-                {"sngd": SNGD_UNNORMALIZED}),
-        Control("SPS with ‖g‖ for ‖g‖²", "sps-faster",
-                "the Polyak step's square dropped, min(L/‖g‖, cap) g: must not count as faster",
-                {"sps": SPS_UNSQUARED}),
-    ),
-    free_choices=(cap_choice(TOXIC_RUNS, CHECKS), epochs_choice(TOXIC_RUNS, CHECKS),
-                  batch_choice(TOXIC_RUNS, CHECKS), faster_choice(CHECKS), metric_choice(CHECKS, METRIC)),
+    **faster_parts(TOXIC_RUNS, TITLE_FIGURE),
 )

@@ -349,6 +349,34 @@ def check_sps_faster(ctx, runs: tuple, figure: str, sps: Variant = SPS, faster: 
     return faster_outcome(ctx, runs, sps, faster, metric, figure)
 
 
+def faster_parts(runs, figure: str) -> dict:
+    """What B.Fig1 and B.Fig4 share, declared once: the two "trains faster" checks on ``runs`` (their figure titled
+    ``figure``), the controls that put a slipped optimizer in each one's place, and the free choices that set both.
+
+    Returned as the :class:`~theorems.claim.Claim` fields ``checks``, ``controls`` and ``free_choices``."""
+    from theorems.claim import Check, Control
+
+    checks = ("sngd-faster", "sps-faster")
+    return dict(
+        checks=(
+            Check("sngd-faster", "numeric", "Paired run-averaged log-loss gap, SNGD minus SGD, ≤ −0.2",
+                  check_sngd_faster, params={"figure": figure}, uses={"runs": runs}),
+            Check("sps-faster", "numeric", "Paired run-averaged log-loss gap, SPS minus SGD, ≤ −0.2",
+                  check_sps_faster, params={"figure": figure}, uses={"runs": runs}),
+        ),
+        controls=(
+            Control("SNGD without normalization", "sngd-faster",
+                    "−min(η, cap) g, the division by ‖g‖ dropped (SGD at SNGD's step): must not count as faster",
+                    {"sngd": SNGD_UNNORMALIZED}),
+            Control("SPS with ‖g‖ for ‖g‖²", "sps-faster",
+                    "the Polyak step's square dropped, min(L/‖g‖, cap) g: must not count as faster",
+                    {"sps": SPS_UNSQUARED}),
+        ),
+        free_choices=(cap_choice(runs, checks), epochs_choice(runs, checks), batch_choice(runs, checks),
+                      faster_choice(checks), metric_choice(checks, METRIC)),
+    )
+
+
 def loss_figure(runs: dict, setup: dict):
     """Each optimizer's smoothed minibatch train loss: the median over runs and its 10-90 % band."""
     from theorems.plots import new_figure
