@@ -9,7 +9,7 @@ from numerics.paper_b import data
 from theorems.paper_a.geometry import t1_3_strong_convexity as t13
 from theorems.paper_b.joint import l11_joint_invariants as l11
 from theorems.paper_b.joint.assumptions import MAIN, nu_threshold
-from theorems.pilot import POWER_WIDTH, planned_growth, sized_by_pilot, sized_to_power, widest_ratio
+from theorems.pilot import LOOKS, POWER_WIDTH, planned_growth, sized_by_pilot, sized_to_power, two_looks, widest_ratio
 
 
 def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
@@ -83,6 +83,46 @@ def test_sized_to_power_never_reads_positions_a_shifted_pilot_gives_the_same_siz
     moved, asked_moved = _rows(lambda g: 3.0 / math.sqrt(g), shift=shift, status=status)
     (_, g, ratios), (_, g_moved, ratios_moved) = sized_to_power(base, 2, cap=8), sized_to_power(moved, 2, cap=8)
     assert g == g_moved == 3 and asked_base == asked_moved and ratios_moved == pytest.approx(ratios, rel=1e-12)
+
+
+def _two_look_rates(truth: float, reps: int = 4000, alpha: float = 0.1, seed: int = 11):
+    """(false-pass rate, fail rate, share stopped at look 1) of :func:`two_looks` on one equivalence decision of a
+    normal mean against 0 +- 1, each look at ``alpha / LOOKS``, a pilot of 8 draws (sd 1.5: wider than the 95 %-power
+    width, so the pilot alone often cannot decide) grown to at most 4 times."""
+    import numpy as np
+    from scipy.stats import norm
+
+    from numerics import stats
+
+    margin, sd, n0 = stats.Margin(1.0, excludes="planted"), 1.5, 8
+    z = float(norm.isf(alpha / LOOKS / 2))
+    max_width = stats.width_for_power(margin.half_width, z)
+    rng = np.random.default_rng(seed)
+    passed = failed = early = 0
+    for _ in range(reps):
+        draws = rng.normal(truth, sd, 4 * n0)
+
+        def decide_at(g):
+            x = draws[:g * n0]
+            m, se = x.mean(), sd / math.sqrt(len(x))  # a known spread: the design alone, no t correction
+            d = stats.decide_interval(m - z * se, m + z * se, 0.0, margin=margin)
+            return 2 * z * se / max_width, [{"status": d.status}], d.status
+
+        status, g = two_looks(decide_at, 0.8, 4)
+        passed, failed, early = passed + (status == "pass"), failed + (status == "fail"), early + (g == 1)
+    return passed / reps, failed / reps, early / reps
+
+
+def test_two_looks_spend_the_level_once_over_both_looks():
+    """At the band's edge the chance of a false pass over both looks is at most alpha/2 (each look at alpha/4); at
+    the target a false fail is as rare and the power is high; a mutant far outside stops at the pilot."""
+    slack = 3 * math.sqrt(0.05 * 0.95 / 4000)
+    p_edge, _, _ = _two_look_rates(1.0)
+    assert p_edge <= 0.05 + slack
+    p_target, f_target, _ = _two_look_rates(0.0)
+    assert f_target <= 0.05 + slack and p_target > 0.8
+    _, f_far, early_far = _two_look_rates(4.0)
+    assert f_far > 0.9 and early_far > 0.5
 
 
 def test_b_l11_known_draw_is_inside_condition1_and_breaks_invariant_iii():

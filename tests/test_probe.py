@@ -227,3 +227,17 @@ def test_a_counterexample_ends_the_probe_without_further_rounds():
     out = run_probe(Context(seed=0, budget="quick"), st.integers(0, 100),
                     lambda i, a: ((None if i % 2 else i < 50), "", f"{i} >= 50"), 30, min_decided=10**6)
     assert out.status == "fail" and out.details["rounds"] == 1
+
+
+def test_a_probe_strategy_draws_outside_its_assumptions():
+    """B.L3's strategy reaches instances outside its assumptions (here Ass 2: a positive score spread), so its
+    four-cell accounting can show whether they matter; a strategy stuck inside them cannot (a deterministic search)."""
+    from hypothesis import find, settings
+
+    from theorems.paper_b.fixed_head.l3_opt_score import l3_instances
+
+    quiet = settings(database=None, derandomize=True, max_examples=300)
+    outside = find(l3_instances(), lambda inst: inst["spread"] > 0, settings=quiet)
+    inside = find(l3_instances(), lambda inst: inst["spread"] == 0 and inst["kind"] == "orthogonal", settings=quiet)
+    assert outside["spread"] > 0 and inside["spread"] == 0
+

@@ -8,7 +8,9 @@ the ``max_width`` its check declares.  The
 pilot sets only how many draws, from their spread, never from the estimate's distance to the claim, so the decision's
 coverage is as it was to first order (Stein 1945; Wittes and Brittain 1990).  Decisions and maxima are unchanged.
 :func:`sized_to_power` (A.T3-A.T5) grows to the 95 %-power width itself, up to a declared cap;
-:func:`sized_by_pilot` (B.T4) to a declared fraction of it.
+:func:`sized_by_pilot` (B.T4) to a declared fraction of it; :func:`two_looks` (A.T1.1) is group-sequential: it also
+stops at the pilot when its decisions are already decided there (or one fails), at the price of deciding each
+look at half the level.
 """
 from __future__ import annotations
 
@@ -86,3 +88,36 @@ def sized_to_power(decide_at: Callable[[int], tuple[list[dict], R]], decisions: 
             return result, g, ratios
         r = ratios[-1]
         g = cap if not math.isfinite(r) else min(cap, max(g + 1, math.ceil(g * (r / POWER_WIDTH) ** 2)))
+
+
+#: the looks of :func:`two_looks`: a check using it builds its evidence with LOOKS times its decisions, so that each
+#: look decides at half the check's level (Bonferroni over the looks)
+LOOKS = 2
+
+
+def two_looks(decide_at: Callable[[int], tuple[float, list[dict], R]], target: float, cap: int) -> tuple[R, int]:
+    """Group-sequential sizing with two looks: stop at the pilot when every decision is decided there, else grow by
+    the pilot's widths and decide once more on all draws pooled.
+
+    ``decide_at(g)`` decides on ``g`` times the pilot's draws and returns ``(ratio, rows, result)``: the widest
+    interval relative to its maximum (``inf`` when a decision is missing), the decision rows (``Evidence.decisions``)
+    and what the check reports.  Look 1 is ``g = 1``: when every row passes or fails there, or one fails (the check
+    fails whatever the others do), it is the result.
+    Otherwise the growth follows the pilot's widths only (:func:`planned_growth` to ``target``, at most ``cap``), and
+    look 2 decides on all draws pooled (when the growth is 1, look 1's result stands).
+
+    The error rates.  Each look decides at level ``alpha_each / LOOKS`` (the caller's evidence counts ``LOOKS``
+    times its decisions), so a decision's probability of a false pass, or of a false fail, summed over the looks is at
+    most that of one look at ``alpha_each`` (Bonferroni; ``tests/test_pilot.py`` measures it by simulation).  The
+    saving: a check decided at the pilot, a control's mutant far outside its band above all, skips the growth.
+    Returns the deciding look's result and its ``g``."""
+    ratio, rows, result = decide_at(1)
+    statuses = [r["status"] for r in rows]
+    if statuses and (all(st in ("pass", "fail") for st in statuses) or "fail" in statuses):
+        return result, 1
+    growth = planned_growth(ratio, target, cap)
+    if growth == 1:
+        return result, 1
+    _, _, result = decide_at(growth)
+    return result, growth
+

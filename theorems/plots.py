@@ -26,6 +26,19 @@ def new_figure():
     return pyplot().subplots()
 
 
+def label(ax, xlabel: str, ylabel: str | None = None, title: str | None = None, *, title_size: float | None = None,
+          legend: float | None = 7) -> None:
+    """An axes' labels, its title (at ``title_size`` when given) and its legend (at font size ``legend``; none when
+    ``None``), in that order."""
+    ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title, **({} if title_size is None else {"fontsize": title_size}))
+    if legend is not None:
+        ax.legend(fontsize=legend)
+
+
 def to_svg(fig) -> str:
     """Render and close ``fig``; strip the XML prolog so the SVG can be inlined in HTML."""
     buf = io.StringIO()

@@ -295,8 +295,7 @@ def probe_check(
 
     ::
 
-        Check("probe", "probe", "...", probe_check,
-              params=dict(strategy=probe_instances(), conclusion=probe_conclusion, examples=(25, 100, 300), ...)),
+        probe("...", strategy=probe_instances(), conclusion=probe_conclusion, examples=(25, 100, 300), ...),
         Control("probe: 10 α", "probe", "...", {"mutant": {"alpha_factor": 10.0}}),
 
     The conclusion is called ``conclusion(instance, alpha_each, **mutant)`` (``Claim`` refuses a mutant the conclusion

@@ -73,7 +73,7 @@ from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome, 
 from theorems.evidence import Evidence, ScopeTally
 from theorems.fixture import fixture, per_budget
 from theorems import strategies as S
-from theorems.plots import new_figure
+from theorems.plots import label, new_figure
 from theorems.probe import instance_and_facts, probe, probe_check
 from theorems.strata import fair_sampled_from
 from theorems.symbolic import Derivation
@@ -337,15 +337,15 @@ def check_closed_form(ctx: Context, runs: dict, closed_form: TwoTokenAlgorithm =
     om_want = two_token.one_minus_corr(want, R["r0"][None])
     err_om = np.abs(R["om"] - om_want) / om_want
     worst = float(np.nan_to_num(np.max([err_p.max(), err_r.max(), err_om.max()]), nan=np.inf))
-    label, algorithm = R["name"], closed_form.name
+    engine, algorithm = R["name"], closed_form.name
     ev = Evidence(ctx)
     ev.scopes(R.get("scope", {}))
-    ev.measure(f"max relative error of p_t = ⟨W_t, W̄mm⟩ ({label} vs {algorithm} closed form)",
+    ev.measure(f"max relative error of p_t = ⟨W_t, W̄mm⟩ ({engine} vs {algorithm} closed form)",
                float(np.nan_to_num(err_p.max(), nan=np.inf)), claimed=f"≤ {TOL:g}")
     ev.measure("max relative change of r = ‖W_⊥‖", float(np.nan_to_num(err_r.max(), nan=np.inf)),
                claimed=f"≤ {TOL:g} (r constant)")
     ev.measure("max relative error of 1 − corr", float(np.nan_to_num(err_om.max(), nan=np.inf)), claimed=f"≤ {TOL:g}")
-    ev.exact("engine = closed form", worst <= TOL, f"{label} vs the {algorithm} closed form over {R['N']} steps, "
+    ev.exact("engine = closed form", worst <= TOL, f"{engine} vs the {algorithm} closed form over {R['N']} steps, "
              f"{R['p'].shape[1]} runs: max relative error {worst:.2e} (tolerance {TOL:g})")
     if ev.plots:
         fig, ax = new_figure()
@@ -355,7 +355,7 @@ def check_closed_form(ctx: Context, runs: dict, closed_form: TwoTokenAlgorithm =
             ax.loglog(R["steps"][pos], om_want[pos, b], "-", lw=0.8, color=f"C{b}")
         ax.set_xlabel("t")
         ax.set_ylabel("1 − ⟨W̄ₜ, W̄mm⟩")
-        ax.set_title(f"{label} (torch, dots) vs {algorithm} closed form (lines), 6 runs", fontsize=8)
+        ax.set_title(f"{engine} (torch, dots) vs {algorithm} closed form (lines), 6 runs", fontsize=8)
         ev.figure(f"{algorithm}: engine vs closed form", fig,
                   "1 − corr from the log-domain engine (dots) and from the exact one-dimensional dynamics.")
     return ev.outcome(eta=R["eta"], n_steps=R["N"], gd_factor=gd_factor)
@@ -399,10 +399,7 @@ def check_gd_rates(ctx: Context, runs: dict) -> Outcome:
         tt = R["steps"][R["steps"] >= 3].astype(float)
         ax.loglog(tt, 1 / np.log(tt) ** 2, "k--", lw=1, label="1/log²t (derived)")
         ax.loglog(tt, 1 / (2 * tt**2), "k:", lw=1, label="1/(2t²): NGD, η = 1 (derived)")
-        ax.set_xlabel("t")
-        ax.set_ylabel("(1 − corr) / r²")
-        ax.set_title(f"{algorithm} on the two-token example (η = {R['eta']:.3g})", fontsize=8)
-        ax.legend(loc="best", fontsize=7)
+        label(ax, "t", "(1 − corr) / r²", f"{algorithm} on the two-token example (η = {R['eta']:.3g})", title_size=8)
         ev.figure("GD: ‖W_t‖ = O(log t) and 1 − corr = Θ(1/log²t)", fig,
                   "(1 − corr)/r² per run against the derived 1/log²t; NGD's 1/(2t²) for comparison.")
     return ev.outcome(headline=f"1 − corr ~ (log t)^{mc:.2f}, ‖W‖ ~ (log t)^{mn:.2f}; "

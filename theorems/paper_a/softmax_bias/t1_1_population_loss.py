@@ -70,7 +70,7 @@ from theorems.evidence import Evidence
 from theorems.paper_a.assumptions import A1
 from theorems.paper_a.displays import NORMAL, expect, norm
 from theorems.paper_a.softmax_bias.coefficients import loo_bias_coefficient, std_normal_expectation
-from theorems.pilot import planned_growth
+from theorems.pilot import LOOKS, planned_growth, two_looks
 from theorems.plots import new_figure
 from theorems.probe import probe
 from theorems.strategies import dims, matrix, readable, spd, tensor, with_singular_values
@@ -433,10 +433,11 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW
     ``1/Z`` (``COEFFICIENT_MARGIN_RULE``), from the draws of ``gap_samples`` (leave-one-out; the control passes
     :func:`include_self_gaps`).  Each instance's coefficient is reported with its interval.
 
-    Two stages (the ledger's ``NLAW_TARGET_WIDTH``): a pilot of ``NLAW_PER_N`` data sets per unit of ``n``, then,
-    if its widest interval is above ``NLAW_TARGET_WIDTH`` of the width giving 95% power, more draws of the same kind
-    (:func:`theorems.pilot.planned_growth`); every interval is decided on all draws pooled.  The pilot sets only the
-    sample size from the noise, never from the estimate's distance to the claim.  ``B_op_range``: the keys' ``‖B‖op``
+    Two looks (:func:`theorems.pilot.two_looks`, group-sequential): a pilot of ``NLAW_PER_N`` data sets per unit of
+    ``n``, decided there when every decision is; otherwise, if its widest interval is above ``NLAW_TARGET_WIDTH`` of
+    the width giving 95% power, more draws of the same kind, every interval decided on all draws pooled.  The growth
+    is set from the noise only, never from the estimate's distance to the claim; each look decides at half the
+    check's level, so the two together spend it once.  ``B_op_range``: the keys' ``‖B‖op``
     (``NLAW_B_OP``; its lower end a free choice)."""
     gen = ctx.generator(ID, "n-law")
     ns = ctx.pick(*NLAW_NS)
@@ -445,28 +446,30 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW
     c_derived = loo_bias_coefficient(V, K, Sigma, W).numpy()
     Z = outer_factor(K, Sigma).numpy()
     margin = coefficient_margin(Z)
-    ev = Evidence(ctx, decisions=len(c_derived) + 1)
-
     def draws(k):
         return [gap_samples(V, K, Sigma, W, sigma, n, k * per_n * n, gen) for n in ns]
 
-    samples = draws(1)
-    growth = planned_growth(n_law_fits(ns, samples, c_derived, margin, ev.z)[3], NLAW_TARGET_WIDTH, NLAW_MAX_GROWTH)
-    if growth > 1:
-        samples = [torch.cat([s, extra]) for s, extra in zip(samples, draws(growth - 1))]
-    means, ses, fits, _ = n_law_fits(ns, samples, c_derived, margin, ev.z)
+    pilot = draws(1)
+
+    def decide_at(g):
+        samples = pilot if g == 1 else [torch.cat([s, extra]) for s, extra in zip(pilot, draws(g - 1))]
+        ev = Evidence(ctx, decisions=LOOKS * (len(c_derived) + 1))  # each of the two looks at half the level
+        means, ses, fits, ratio = n_law_fits(ns, samples, c_derived, margin, ev.z)
+        r, r_se = pooled_ratio(fits, c_derived)
+        d = decide_equal(r, r_se, 1.0, ev.z, margin=margin)
+        ev.decide("leading coefficient: fitted / derived c, pooled over the instances", d, value=r,
+                  line=f"c fitted/derived (pooled) {r:.4f} {d}")
+        for i, (c, (fit, sl)) in enumerate(zip(c_derived, fits)):
+            a, h = float(fit.coef[0]), ev.z * float(fit.se[0])
+            ev.measure(f"instance {i + 1}: leading coefficient c [reported; decided pooled]", a,
+                       claimed=f"= {c:.4g} (derived; without Z: {c / Z[i]:.4g})", lo=a - h, hi=a + h, level=ev.level)
+            d = decide_exponent(sl, ev.z, -1.0, margin=SLOPE_MARGIN)
+            ev.decide(f"instance {i + 1}: exponent of |E Lhat_n − L| in n", d, value=float(sl.coef[1]),
+                      line=f"#{i + 1}: c {a:.4g} ± {h:.2g} (derived {c:.4g}); slope {sl.coef[1]:.3f} {d}")
+        return ratio, ev.decisions, (ev, means, ses)
+
+    (ev, means, ses), growth = two_looks(decide_at, NLAW_TARGET_WIDTH, NLAW_MAX_GROWTH)
     m = np.array(ns, float) - 1
-    r, r_se = pooled_ratio(fits, c_derived)
-    d = decide_equal(r, r_se, 1.0, ev.z, margin=margin)
-    ev.decide("leading coefficient: fitted / derived c, pooled over the instances", d, value=r,
-              line=f"c fitted/derived (pooled) {r:.4f} {d}")
-    for i, (c, (fit, sl)) in enumerate(zip(c_derived, fits)):
-        a, h = float(fit.coef[0]), ev.z * float(fit.se[0])
-        ev.measure(f"instance {i + 1}: leading coefficient c [reported; decided pooled]", a,
-                   claimed=f"= {c:.4g} (derived; without Z: {c / Z[i]:.4g})", lo=a - h, hi=a + h, level=ev.level)
-        d = decide_exponent(sl, ev.z, -1.0, margin=SLOPE_MARGIN)
-        ev.decide(f"instance {i + 1}: exponent of |E Lhat_n − L| in n", d, value=float(sl.coef[1]),
-                  line=f"#{i + 1}: c {a:.4g} ± {h:.2g} (derived {c:.4g}); slope {sl.coef[1]:.3f} {d}")
     if ev.plots:
         fig, ax = new_figure()
         for i, c in enumerate(c_derived):

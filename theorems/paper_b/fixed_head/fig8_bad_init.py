@@ -28,7 +28,7 @@ from numerics.paper_b import model, runs
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
 from theorems.paper_b.fixed_head.bank import bad_init_problem
-from theorems.plots import new_figure
+from theorems.plots import label, new_figure
 
 ID = "B.Fig8"
 STATEMENT = (
@@ -109,9 +109,7 @@ def _plot(ds, Wb, Rs, s0, s1, gd, ngd):
         for name, tr in (("GD", gd), ("NGD", ngd)):
             a.plot(tr.steps.numpy(), tr[metric][:, 0].numpy(), label=name)
         a.set_xscale("symlog", linthresh=1)
-        a.set_xlabel("step")
-        a.set_ylabel(ylabel)
-        a.legend(fontsize=7)
+        label(a, "step", ylabel)
     return fig
 
 

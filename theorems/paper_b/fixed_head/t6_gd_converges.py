@@ -74,10 +74,10 @@ from theorems.fixture import per_budget
 from theorems.paper_b.fixed_head.choices import horizon_choice, n_choice, step_choice
 from theorems.paper_b.fixed_head.example1_suite import ETA, Suite, SuiteRun, suite_wrong_w_mm
 from theorems.paper_b.fixed_head.inscope import FAMILY_SCOPE, family, family_run, rate_inputs, record_scope, suite_scope
-from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS, linear_growth, probe_run
+from theorems.paper_b.fixed_head.phase_probe import ASSUMPTIONS, OMC_FLOOR, linear_growth, probe_run
 from theorems.paper_b.fixed_head.phase_probe import PROBE as PHASE_PROBE
 from theorems.paper_b.fixed_head.rates import late, one_minus_corr, rate_fit, upper_envelope
-from theorems.plots import new_figure
+from theorems.plots import label, new_figure
 from theorems.probe import probe
 from theorems.symbolic import Derivation
 
@@ -166,10 +166,7 @@ def check_direction(ctx: Context, suite: Suite, run: SuiteRun, W_mm: torch.Tenso
         tt = steps[steps >= 3]
         ax.loglog(tt, K / np.log(tt) ** 2, "k--", lw=1, label="C / log²t")
         ax.axvspan(t[0], t[-1], color="0.9", zorder=0)
-        ax.set_xlabel("t")
-        ax.set_ylabel("1 − ⟨W̄ₜ, W̄mm⟩")
-        ax.set_title(f"{algorithm}", fontsize=8)
-        ax.legend(loc="best", fontsize=7)
+        label(ax, "t", "1 − ⟨W̄ₜ, W̄mm⟩", f"{algorithm}", title_size=8)
         ev.figure("GD alignment vs the 1/log²t surrogate", fig,
                   "1 − ⟨W̄ₜ, W̄mm⟩ per run; red: W₀ ∝ −W̄mm; dashed: C/log²t through the worst run.")
     scope = suite_scope(s, run)
@@ -301,6 +298,9 @@ def probe_conclusion(inst, alpha_each, algorithm: str = "GD"):
     t = steps[sel].astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = float(per_run_slopes(np.log(np.log(t)), np.log(upper_envelope(om[sel, None])))[0])
+    end = float(upper_envelope(om[sel, None])[-1, 0])
+    if end < OMC_FLOOR:  # at W_mm's own precision: the slope would be the rounding noise's (the family's rule)
+        return None, "precision floor", f"{algorithm}: 1 − corr {end:.1e} < {OMC_FLOOR:g}: not decided", run.facts
     aligns = bool(np.isfinite(slope) and slope < 0)
     linear, _, growth = linear_growth(t, torch.linalg.matrix_norm(run.traj["W"][:, 0]).numpy()[sel])
     return (aligns and not linear, "evaluated", f"{algorithm}: exponent of 1 − corr in log t {slope:.3f} (< 0: "

@@ -55,7 +55,6 @@ from theorems.paper_b.joint.rates import tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, Update, dm_batch,
                                            eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
-from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L10"
@@ -299,9 +298,7 @@ CLAIM = Claim(
               "record", check_upper_bounds, stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
               by_algebra="from W_0 = u_0 = 0, the triangle inequality over steps of length η(s+1)^{-a} and "
                          "η(s+1)^{-b}||∇_u L||/L ≤ η(s+1)^{-b}R"),
-        probe("hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
-              "into its phase: growth exponents of ||W_t||, ||u_t|| ≥ 1 − a, 1 − b (up to 0.02)", probing.PROBE,
-              conclusion=probe_conclusion),
+        probing.joint_probe("growth exponents of ||W_t||, ||u_t|| ≥ 1 − a, 1 − b (up to 0.02)", probe_conclusion),
     ),
     controls=(
         Control("W-step without normalization", "norm-exponents", "W+ = W − η(t+1)^{-a} ∇_W L (a GD step in W): "

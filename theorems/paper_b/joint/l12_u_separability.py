@@ -52,7 +52,6 @@ from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.setups import (ASCENT_RUN, ASCENT_W, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, Update,
                                            at_choices, batch_at, dm_batch, joint_choices)
 from theorems.plots import new_figure
-from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L12"
@@ -298,9 +297,7 @@ CLAIM = Claim(
                          "y_i ū_mm^T x_opt ≥ 1/||u_mm|| (u-SVM) and Σ_τ≠opt s_τ = 1 − s_opt"),
         Check("derivation", "symbolic", "Lemma 12's bound from the u-SVM's constraints (margin − bound a sum of "
               "nonnegative terms), its threshold in s_opt and the condition at uniform attention", derivation),
-        probe("hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
-              "into its phase: u-SVM certified, margin ≥ Lemma 12's bound > 0 at every record", probing.PROBE,
-              conclusion=probe_conclusion),
+        probing.joint_probe("u-SVM certified, margin ≥ Lemma 12's bound > 0 at every record", probe_conclusion),
     ),
     controls=(
         Control("dropped constraint", "u-svm-certificate", "u-SVM without its most loaded constraint, certified "

@@ -74,7 +74,6 @@ from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, N_CTRL, RAW_W, DMBatch, JointRun, dm_batch,
                                            eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
-from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.L13"
@@ -434,9 +433,8 @@ CLAIM = Claim(
               "B_t", check_segment, uses={"run": MAIN_RUN}),
         Check("hessian-self-bounded", "numeric", "||∇²L|| / L bounded along the trajectory (slope ≤ 0.05; power "
               "iteration)", check_hessian, uses={"run": HESSIAN_RUN}),
-        probe("hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
-              "into its phase: (1) ||∇_u L||/L and (2) the margin change over a step bounded, by their checks' rules",
-              probing.PROBE, conclusion=probe_conclusion),
+        probing.joint_probe("(1) ||∇_u L||/L and (2) the margin change over a step bounded, by their checks' rules",
+                            probe_conclusion),
     ),
     controls=(
         Control("non-separable data", "pl-inequality", "a sequence repeated with the opposite label",

@@ -366,3 +366,13 @@ def z_each(alpha_each: float) -> float:
 #: each, its parameters plotted, at least MIN_DECIDED decided inside
 PROBE = dict(strategy=instances(), examples=EXAMPLES, describe=describe, assumptions=condition1,
              parameters=parameters, min_decided=MIN_DECIDED)
+
+
+def joint_probe(conclusion_text: str, conclusion, search: str = "hypothesis over n, T, d, ρ, ηR² and the init on both "
+                "sides of Condition 1, each run into its phase", **params):
+    """A joint-training claim's probe: :data:`PROBE`'s search (described by ``search``) deciding ``conclusion``
+    (described by ``conclusion_text``) on each instance; ``params``: the claim's own settings over PROBE's."""
+    from theorems.probe import probe
+
+    return probe(f"{search}: {conclusion_text}", PROBE, conclusion=conclusion, **params)
+

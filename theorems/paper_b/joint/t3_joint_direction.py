@@ -59,7 +59,6 @@ from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
 from theorems.paper_b.joint.setups import ASCENT_W, N_CTRL, DMBatch, JointRun, dm_batch, joint_choices, joint_run
 from theorems.plots import new_figure
-from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.T3"
@@ -279,8 +278,7 @@ CLAIM = Claim(
               "window's polylog allowance", derivation),
         Check("direction-rate", "numeric", "(A) ||W_t||(1 − corr)/log²t non-increasing; (B) exponent of 1 − ⟨W̄_t, "
               "W̄_mm⟩ against −(1 − a) + polylog allowance", check_direction, uses={"run": T3_RUN}),
-        probe("hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
-              "into its phase: (A) and (B) by direction-rate's rules", probing.PROBE, conclusion=probe_conclusion),
+        probing.joint_probe("(A) and (B) by direction-rate's rules", probe_conclusion),
     ),
     controls=(
         Control("symbolic: Theorem 1's envelope", "derivation", "t^{−1} (NGD with a fixed head, ||W_t|| ~ t) in place "

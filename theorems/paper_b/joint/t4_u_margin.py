@@ -58,7 +58,6 @@ from theorems.paper_b.joint.setups import (ASCENT_RUN, BROKEN_BATCH, CONDITION1,
                                            joint_choices, joint_run, run_on)
 from theorems.pilot import sized_by_pilot, widest_ratio
 from theorems.plots import new_figure
-from theorems.probe import probe
 from theorems.symbolic import Derivation
 
 ID = "B.T4"
@@ -310,9 +309,7 @@ CLAIM = Claim(
               stochastic=False, uses={"run": MAIN_RUN}, evidence="implementation",
               by_algebra="ū_mm maximizes min_i y_i ū^T x_i,opt over unit ū, with value 1/||u_mm||, so q_t = "
                          "||u_mm|| min_i y_i ū_t^T x_i,opt ≤ 1"),
-        probe("hypothesis over n, T, d, ρ, ηR² and the init on both sides of Condition 1, each run "
-              "into its phase: q_t ≥ c = 1/2 over the late window (± its drift)", probing.PROBE,
-              conclusion=probe_conclusion),
+        probing.joint_probe("q_t ≥ c = 1/2 over the late window (± its drift)", probe_conclusion),
     ),
     controls=(
         Control("symbolic: the W factor's exponent", "derivation", "Theorem 2's loss exponent read as 1 − a: the bound "

@@ -104,7 +104,7 @@ def _decide(ev: Evidence, values: np.ndarray, name: str) -> None:
 
 def _plot(units):
     from numerics.paper_b.language import pair_cosines
-    from theorems.plots import new_figure
+    from theorems.plots import label, new_figure
 
     fig, ax = new_figure()
     for unit in units[:4]:
@@ -112,9 +112,7 @@ def _plot(units):
         c, ok = pair_cosines(v, keep)
         ax.hist(c[ok].numpy(), bins=60, range=(-1, 1), histtype="step", density=True, label=unit["name"])
     ax.axvspan(-TAU, TAU, alpha=0.1)
-    ax.set_xlabel("cos(e_i, e_j)")
-    ax.set_ylabel("density")
-    ax.legend(fontsize=7)
+    label(ax, "cos(e_i, e_j)", "density")
     return fig
 
 
