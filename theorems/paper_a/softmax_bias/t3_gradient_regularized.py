@@ -28,9 +28,10 @@ mean square in place of the squared mean (the single-batch error, which decays l
 :data:`SINGLE_BATCH_ERROR`) and the oracle with ``Sigmahat`` dropped from ``Rhat`` (``Rhat = R(theta; Sigma)``,
 unbiased: the data then miss ``lambda c_R``; :func:`regularizer_at_sigma_draws`).  Batches, points and ``lambda = 1/4``
 as in A.T4 (the fixture ``gradient_setups.gradient_data``, shared with A.T4; ``numerics.paper_a.geometry.LAMBDA``); both
-checks sized by the pilot A.T4 and A.T5 use (the shared batches first, more on this claim's own stream while an interval
-is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``: ``theorems.pilot.sized_to_power``; the extra chunks are
-drawn once and shared by both checks and their controls, :func:`pilot_samples`).
+checks sized in two looks (the shared batches first, decided there when every decision is or one fails; otherwise more
+on this claim's own stream, as many as the widest interval asks to reach its 95 %-power width, up to
+``PILOT_MAX_GROWTH``; each look at half the level: ``theorems.pilot.two_looks``; the extra chunks are drawn once and
+shared by both checks and their controls, :func:`pilot_samples`).
 
 Why the scope matters (measured when this module was written; gradient_setups's ledger entry ``M_OP``).  With
 ``sigma_1(M*) = 0.25`` (``||B||_op ~ 0.52``, the setting of the oracle's unit tests) the dual-norm bias was 0.18,
@@ -69,7 +70,7 @@ from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_C
 from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE, PROBE_BATCHES,
                                                            SCALE_SCOPE, PilotChunks, ProbePoint, bias_law_conclusion,
                                                            blocks, gradient_data, instance_choices)
-from theorems.pilot import sized_to_power
+from theorems.pilot import LOOKS, POWER_WIDTH, two_looks, widest_ratio
 from theorems.probe import probe
 from theorems.symbolic import Derivation
 
@@ -105,8 +106,8 @@ FINDINGS = (
 #: 20 % or more from ∇c + λc_R at 99 % of 400 instance draws (FINDINGS); at point 1's A-block it moves the coefficient
 #: by a few percent, below the check's resolution, so a rejection there would be luck
 SIGMA_HAT_MOVES = ("point 1, B-block*", "point 2, *")
-#: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches while an interval is wider than its
-#: 95 %-power width): 4-fold the shared batches, about a minute more per run at quick; A.T4's cap (the same batches)
+#: the pilot's cap on cost (``theorems.pilot.two_looks``: more batches where the pilot's widest interval is wider than
+#: its 95 %-power width): 4-fold the shared batches, about a minute more per run at quick; A.T4's cap (the same batches)
 PILOT_MAX_GROWTH = 4
 
 # ---------------------------------------------------------------------------
@@ -246,18 +247,21 @@ def pilot_samples(ctx, data) -> PilotChunks:
 
 def pilot_sized(ctx: Context, batches: PilotChunks, draws_of, decide, decisions: int) -> tuple[Evidence, object, dict]:
     """``decide(ev, draws)`` (``decisions`` of them) on the shared batches' draws (``draws_of(samples)``), the pilot,
-    and on more batches pooled in while an interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``
-    (:func:`theorems.pilot.sized_to_power`).  Returns the deciding evidence, ``decide``'s result and what the
-    pilot did (for the record)."""
+    in two looks (:func:`theorems.pilot.two_looks`): decided at the pilot when every decision is (or one fails),
+    else on more batches pooled in, as many as the pilot's widest interval asks to reach its 95 %-power width, up to
+    ``PILOT_MAX_GROWTH``; each look at half the check's level.  Returns the deciding evidence, ``decide``'s result and
+    what the pilot did (for the record)."""
     shared = draws_of(batches.data.samples)
+    ratios = []
 
     def decide_at(growth):
         more = [draws_of(batches.more[chunk]) for chunk in range(1, growth)]
-        ev = Evidence(ctx, decisions=decisions)
+        ev = Evidence(ctx, decisions=LOOKS * decisions)
         result = decide(ev, [torch.cat(per_n) for per_n in zip(shared, *more)])
-        return ev.decisions, (ev, result)
+        ratios.append(widest_ratio(ev.decisions, decisions))
+        return ratios[-1], ev.decisions, (ev, result)
 
-    (ev, result), growth, ratios = sized_to_power(decide_at, decisions, PILOT_MAX_GROWTH)
+    (ev, result), growth = two_looks(decide_at, POWER_WIDTH, PILOT_MAX_GROWTH)
     return ev, result, dict(n_batches=growth * batches.data.n_batches, pilot_growth=growth, stage_widest=ratios,
                             pilot_cap=PILOT_MAX_GROWTH)
 
