@@ -124,6 +124,26 @@ def normalize_spectral() -> Transform:
     return Transform(lambda p: (), update)
 
 
+def scale_by_capped_normalized(eta: float, cap: float) -> Transform:
+    """SNGD: ``u = -min(eta/||g||, cap) g``, ``||g||`` the whole model's gradient norm, run by run."""
+
+    def update(g, s, p, info):
+        return tree_scale(g, -torch.clamp(eta / batch_norm(g), max=cap)), s
+
+    return Transform(lambda p: (), update)
+
+
+def scale_by_stochastic_polyak(cap: float, c: float = 1.0) -> Transform:
+    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``; a zero
+    gradient (a minibatch whose float32 loss is exactly 0) takes no step (0/0 would make the run NaN)."""
+
+    def update(g, s, p, info):
+        n2 = batch_norm(g).pow(2)
+        return tree_scale(g, -torch.clamp(torch.where(n2 > 0, info["loss"] / (c * n2), 0.0), max=cap)), s
+
+    return Transform(lambda p: (), update)
+
+
 def scale_by_capped_normalized_per_leaf(eta: float, cap: float) -> Transform:
     r"""``u_k = -min(eta / ||g_k||, cap) g_k`` for each leaf k, run by run (Frobenius norm of each parameter tensor).
 

@@ -57,7 +57,7 @@ import torch.nn.functional as F
 from numerics import deterministic as _deterministic
 from numerics import trailing_mean  # noqa: F401 (read by the claims as this engine's)
 from numerics import optim
-from numerics.optim import Transform, batch_norm, tree_scale
+from numerics.optim import Transform, batch_norm
 from numerics.paper_b.vision import DataFormatError, data_root  # the same $VERIFY_DATA_DIR and its one-line errors
 
 LANG_DTYPE = torch.float32
@@ -81,29 +81,16 @@ def sgd(lr: float) -> Transform:
     return optim.scale(lr)
 
 
-def sngd(eta: float, cap: float) -> Transform:
-    """SNGD: ``u = -min(eta/||g||, cap) g``, ``||g||`` the whole model's gradient norm, run by run."""
-
-    def update(g, s, p, info):
-        return tree_scale(g, -torch.clamp(eta / batch_norm(g), max=cap)), s
-
-    return Transform(lambda p: (), update)
+#: SNGD, ``u = -min(eta/||g||, cap) g`` over the whole model, and SPS_max, ``u = -min(L/(c ||g||^2), cap) g``: the
+#: vision engine's transformations (:mod:`numerics.optim`)
+sngd = optim.scale_by_capped_normalized
+sps = optim.scale_by_stochastic_polyak
 
 
 def sngd_unnormalized(eta: float, cap: float) -> Transform:
     """A control's mutant of :func:`sngd`: the division by ``||g||`` dropped, ``u = -min(eta, cap) g`` (SGD at SNGD's
     step size)."""
     return optim.scale(min(eta, cap))
-
-
-def sps(cap: float, c: float = 1.0) -> Transform:
-    """SPS_max (Loizou et al. 2021), L* = 0: ``u = -min(L/(c ||g||^2), cap) g``; a zero gradient takes no step."""
-
-    def update(g, s, p, info):
-        n2 = batch_norm(g).pow(2)
-        return tree_scale(g, -torch.clamp(torch.where(n2 > 0, info["loss"] / (c * n2), 0.0), max=cap)), s
-
-    return Transform(lambda p: (), update)
 
 
 def adam(lr: float, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> Transform:

@@ -22,8 +22,8 @@ independent runs along the leading dimension (L = the run's minibatch loss, g = 
 the whole model: the seed does not say "per layer", so SNGD normalizes the whole model's gradient)::
 
     SGD    u = -eta g                                            optim.scale(eta)
-    SNGD   u = -min(eta/||g||, cap) g                            scale_by_capped_normalized(eta, cap)
-    SPS    u = -min(L/||g||^2, cap) g   (L* = 0, Polyak's c = 1)  scale_by_stochastic_polyak(cap)
+    SNGD   u = -min(eta/||g||, cap) g                            optim.scale_by_capped_normalized(eta, cap)
+    SPS    u = -min(L/||g||^2, cap) g   (L* = 0, Polyak's c = 1)  optim.scale_by_stochastic_polyak(cap)
     Adam   torch.optim.Adam on the stacked runs                   adam(lr)   (elementwise, so runs stay independent)
     + weight decay: u <- u - eta wd theta                          add_decayed_weights(wd) before the scale
 
@@ -52,7 +52,8 @@ import torch.nn.functional as F
 from numerics import deterministic as _deterministic
 from numerics import trailing_mean
 from numerics import optim
-from numerics.optim import Transform, batch_norm, tree_scale
+from numerics.optim import Transform, batch_norm
+from numerics.optim import scale_by_capped_normalized, scale_by_stochastic_polyak  # noqa: F401 (this engine's SNGD, SPS)
 
 VISION_DTYPE = torch.float32
 #: digits held out for the test accuracy (fixed permutation, seed 0): 20 %, sklearn's usual split
@@ -308,28 +309,6 @@ def check_data_dir(root=None) -> list[str]:
 def sgd(lr: float) -> Transform:
     """``u = -lr g``."""
     return optim.scale(lr)
-
-
-def scale_by_capped_normalized(eta: float, cap: float) -> Transform:
-    """SNGD: ``u = -min(eta/||g||, cap) g``, ||g|| the whole model's gradient norm, run by run."""
-
-    def update(g, s, p, info):
-        step = torch.clamp(eta / batch_norm(g), max=cap)
-        return tree_scale(g, -step), s
-
-    return Transform(lambda p: (), update)
-
-
-def scale_by_stochastic_polyak(cap: float, c: float = 1.0) -> Transform:
-    """SPS_max (Loizou et al. 2021) with L* = 0: ``u = -min(L/(c ||g||^2), cap) g``, L = ``info['loss']``; a zero
-    gradient (a minibatch whose float32 loss is exactly 0) takes no step (0/0 would make the run NaN)."""
-
-    def update(g, s, p, info):
-        n2 = batch_norm(g).pow(2)
-        step = torch.clamp(torch.where(n2 > 0, info["loss"] / (c * n2), 0.0), max=cap)
-        return tree_scale(g, -step), s
-
-    return Transform(lambda p: (), update)
 
 
 def add_decayed_weights(wd: float) -> Transform:

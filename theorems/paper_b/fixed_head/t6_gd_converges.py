@@ -296,11 +296,12 @@ def probe_conclusion(inst, alpha_each, algorithm: str = "GD"):
     steps = run.traj.steps.numpy()
     sel = late(steps, PROBE_N)
     t = steps[sel].astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slope = float(per_run_slopes(np.log(np.log(t)), np.log(upper_envelope(om[sel, None])))[0])
-    end = float(upper_envelope(om[sel, None])[-1, 0])
+    envelope = upper_envelope(om[sel, None])
+    end = float(envelope[-1, 0])
     if end < OMC_FLOOR:  # at W_mm's own precision: the slope would be the rounding noise's (the family's rule)
         return None, "precision floor", f"{algorithm}: 1 − corr {end:.1e} < {OMC_FLOOR:g}: not decided", run.facts
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = float(per_run_slopes(np.log(np.log(t)), np.log(envelope))[0])
     aligns = bool(np.isfinite(slope) and slope < 0)
     linear, _, growth = linear_growth(t, torch.linalg.matrix_norm(run.traj["W"][:, 0]).numpy()[sel])
     return (aligns and not linear, "evaluated", f"{algorithm}: exponent of 1 − corr in log t {slope:.3f} (< 0: "

@@ -52,8 +52,8 @@ from theorems.evidence import Evidence
 from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import tail_exponent
-from theorems.paper_b.joint.setups import (EQ10, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, Update, dm_batch,
-                                           eq10_update, joint_choices, joint_run)
+from theorems.paper_b.joint.setups import (EQ10, EQ10_UPDATE, ETA, MAIN_RUN, N_CTRL, RAW_W, JointRun, Update,
+                                           dm_batch, eq10_update, joint_choices, joint_run)
 from theorems.plots import new_figure
 from theorems.symbolic import Derivation
 
@@ -109,8 +109,7 @@ def spectral_w_step(eta: float, a: float, alpha: float, b: float) -> optim.Trans
 
 #: the W-step normalized by its spectral norm (the implementation check's control), on the check's own draws and
 #: horizon (MAIN_RUN's)
-SPECTRAL_W = Update(repr(("eq10_mutant", ETA, *EQ10, "spectral_W")), spectral_w_step,
-                    (("eta", ETA), ("a", EQ10[0]), ("alpha", EQ10[1]), ("b", EQ10[2])))
+SPECTRAL_W = Update(repr(("eq10_mutant", ETA, *EQ10, "spectral_W")), spectral_w_step, EQ10_UPDATE.params)
 SPECTRAL_W_RUN = joint_run.bind(update=SPECTRAL_W)
 
 

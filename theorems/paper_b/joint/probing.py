@@ -41,6 +41,7 @@ from numerics.paper_b import joint as J
 from theorems.paper_b.joint.assumptions import nu_threshold
 from theorems.paper_b.joint.rates import WINDOW
 from theorems.paper_b.joint.setups import DM, EQ10_UPDATE, DMBatch, JointRun, Update, changed
+from theorems.probe import probe
 from theorems.strata import fair_sampled_from
 from theorems.strategies import log_uniform
 
@@ -372,7 +373,5 @@ def joint_probe(conclusion_text: str, conclusion, search: str = "hypothesis over
                 "sides of Condition 1, each run into its phase", **params):
     """A joint-training claim's probe: :data:`PROBE`'s search (described by ``search``) deciding ``conclusion``
     (described by ``conclusion_text``) on each instance; ``params``: the claim's own settings over PROBE's."""
-    from theorems.probe import probe
-
     return probe(f"{search}: {conclusion_text}", PROBE, conclusion=conclusion, **params)
 

@@ -175,18 +175,18 @@ def check_margin(ctx: Context, run: JointRun, c: float = C_FRACTION) -> Outcome:
                       q_window_min=q[steps >= WINDOW * N].min(0), runs=q.shape[1], pilot_growth=growth)
 
 
-def margin_fraction_mean_separator(run: JointRun, growth: int = 1):
-    """A mutant of :func:`margin_fraction` (the control of ``fraction-at-most-1``): ||u_mm|| taken from a separator
-    that is not the max-margin one, the opt tokens' signed sum v = sum_i y_i x_i,opt scaled to margin 1 (a plausible
-    slip for the SVM solve: the norm of a feasible point, at least ||u_mm||).  q_t <= 1 then fails only once u_t's
-    normalized margin exceeds v's: the check rejects it only if the runs' direction beats the signed sum's."""
-    steps, q, N = margin_fraction(run, growth)
-    b = run.batch if growth == 1 else draw_batch(run.batch.dm, growth * run.batch.setup.B, run.batch.setup.seed)
-    ds = b.ds
+def margin_fraction_mean_separator(run: JointRun):
+    """A mutant of :func:`margin_fraction` (the control of ``fraction-at-most-1``, which reads the run's own draws):
+    ||u_mm|| taken from a separator that is not the max-margin one, the opt tokens' signed sum v = sum_i y_i x_i,opt
+    scaled to margin 1 (a plausible slip for the SVM solve: the norm of a feasible point, at least ||u_mm||).
+    q_t <= 1 then fails only once u_t's normalized margin exceeds v's: the check rejects it only if the runs'
+    direction beats the signed sum's."""
+    steps, q, N = margin_fraction(run)
+    ds = run.batch.ds
     x_opt = ds.X.gather(2, ds.opt_index[..., None, None].expand(-1, -1, 1, ds.X.shape[-1])).squeeze(2)  # (B, n, d)
     v = (ds.y[..., None] * x_opt).sum(1)                                                                  # (B, d)
     v_margin = (ds.y * (x_opt @ v[..., None]).squeeze(-1)).amin(-1)                                      # (B,)
-    ratio = torch.linalg.vector_norm(v, dim=-1) / v_margin / torch.linalg.vector_norm(b.u_mm, dim=-1)
+    ratio = torch.linalg.vector_norm(v, dim=-1) / v_margin / torch.linalg.vector_norm(run.batch.u_mm, dim=-1)
     return steps, q * torch.where(v_margin > 0, ratio, torch.inf).numpy(), N
 
 

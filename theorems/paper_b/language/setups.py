@@ -27,7 +27,7 @@ import torch
 from numerics import optim
 from numerics.optim import Variant
 from numerics.paper_b import language as Lg
-from theorems.claim import FreeChoice
+from theorems.claim import Check, Control, FreeChoice
 from theorems.fixture import fixture, per_budget
 
 #: the analog's model: width 16, 2 heads, MLP 32, one block (~3k parameters): on tuning seeds it learns both tasks
@@ -354,8 +354,6 @@ def faster_parts(runs, figure: str) -> dict:
     ``figure``), the controls that put a slipped optimizer in each one's place, and the free choices that set both.
 
     Returned as the :class:`~theorems.claim.Claim` fields ``checks``, ``controls`` and ``free_choices``."""
-    from theorems.claim import Check, Control
-
     checks = ("sngd-faster", "sps-faster")
     return dict(
         checks=(
