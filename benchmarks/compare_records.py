@@ -48,8 +48,7 @@ def main() -> None:
     base, new, *rest = sys.argv[1:]
     ids = rest[rest.index("-k") + 1:] if "-k" in rest else None
     files = sorted(Path(new).glob("*.json"))
-    bad = 0
-    n = 0
+    bad = missing = n = 0
     for f in files:
         rec = json.loads(f.read_text())
         if "claim" not in rec:
@@ -59,14 +58,14 @@ def main() -> None:
             continue
         g = Path(base) / f.name
         if not g.exists():
-            print(f"{cid}: not in base"); bad += 1; continue
+            print(f"{cid}: not in base"); missing += 1; continue
         n += 1
         d = diff(norm(json.loads(g.read_text())), norm(rec))
         if d:
             bad += 1
             print(f"{cid}: {len(d)} differences"); [print("   ", x) for x in d[:8]]
-    print(f"compared {n} records: {n - bad} identical, {bad} differ")
-    sys.exit(1 if bad else 0)
+    print(f"compared {n} records: {n - bad} identical, {bad} differ" + (f"; {missing} not in base" if missing else ""))
+    sys.exit(1 if bad or missing else 0)
 
 
 main()

@@ -1,11 +1,14 @@
-"""A.T2's rate and floor checks on the instances that made them miss: quick calibration seeds 115 and 105, fresh seed
-502 (and 312, where a first fix for 502 lost the control)."""
+"""A.T2's rate and floor checks on the instances that made them miss: quick calibration seeds 115 and 105 (the latter
+planted since the floor's replicas run in halves), fresh seed 502 (and 312, where a first fix for 502 lost the control)."""
 import math
 
 import numpy as np
+import torch
 
 from numerics.paper_a import geometry as ge
+from numerics.paper_a.moments import squared_norm_of_mean
 from theorems.claim import Context
+from theorems.fixture import resolve
 from theorems.paper_a import t2_scaling_law as t2
 
 
@@ -42,17 +45,50 @@ def test_linearized_excess_decays_at_the_rate_of_the_mode_it_starts_on():
     assert math.isclose(-slope, 2 * c, rel_tol=1e-6)
 
 
+def _halves(ctx, **params):
+    return [resolve(t2.floor_half.bind(half=h, **params), ctx) for h in (0, 1)]
+
+
 def test_a_replica_kicked_out_by_the_monte_carlo_oracle_is_dropped(monkeypatch):
-    # seed 105 with 24 replicas: one replica's first step at n = 8 jumped from excess 2.7e-4 to 0.62 and diverged to
-    # NaN, and the non-finite interval decided "fail"; it is now dropped and the estimate stays finite
+    # quick seed 105 (24 replicas in one batch, before the halves): one replica's first step at n = 8 jumped from excess
+    # 2.7e-4 to 0.62 and diverged to NaN, and the non-finite interval decided "fail". Planted here: the first replica
+    # of each half reads NaN at every step; each is dropped, the pooled estimate stays finite and counts them
     monkeypatch.setattr(t2, "FLOOR_NS", ((8, 16, 32),) * 3)
-    monkeypatch.setattr(t2, "FLOOR_REPLICAS", (24, 24, 24))
-    out = t2.oracle_floors(Context(seed=105, budget="quick", figures=False), fresh=False)
-    assert out["dropped"] == 1
+    real = t2.excess
+
+    def nan_in_first_replica(V, K, Sigma, W):
+        e = real(V, K, Sigma, W)
+        return torch.where(torch.arange(e.shape[-1]) == 0, torch.nan, e) if e.dim() == 1 else e
+
+    monkeypatch.setattr(t2, "excess", nan_in_first_replica)
+    ctx = Context(seed=105, budget="quick", figures=False)
+    halves = _halves(ctx)
+    assert [h["dropped"] for h in halves] == [1, 1]
+    out = t2.oracle_floors(ctx, halves, fresh=False)
+    assert out["dropped"] == 2 and out["R"] == 24
     assert np.all(np.isfinite(out["floor"])) and len(out["floor"]) == 3
-    # more than a quarter dropped: inconclusive, never a decision on the survivors
+
+
+def test_the_halves_pool_into_one_u_statistic_over_every_alive_replica():
+    # the two halves are one sample of replicas: the estimate is the U-statistic over all of them, not a mean of two
+    ctx = Context(seed=3, budget="quick", figures=False)
+    gen = torch.Generator().manual_seed(0)
+    rows = [torch.randn(12, 4, generator=gen, dtype=torch.float64) + 0.3, torch.randn(11, 4, generator=gen,
+                                                                                        dtype=torch.float64) + 0.3]
+    halves = [{"ns": [8], "resid": [r], "R": 12, "T": 60, "m": 3, "eta": 0.3, "fixed_context": None,
+               "dropped": 12 - r.shape[0]} for r in rows]
+    out = t2.oracle_floors(ctx, halves, fresh=False)
+    whole = squared_norm_of_mean(torch.cat(rows).unsqueeze(1))
+    assert out["floor"][0] == float(whole.value[0]) and out["se"][0] == float(whole.se[0])
+    assert (out["R"], out["dropped"]) == (24, 1)
+
+
+def test_more_than_a_quarter_dropped_is_inconclusive_never_a_decision_on_the_survivors(monkeypatch):
+    monkeypatch.setattr(t2, "FLOOR_NS", ((8, 16, 32),) * 3)
     monkeypatch.setattr(t2, "DIVERGED_EXCESS", 1e-6)
-    assert t2.check_floor(Context(seed=105, budget="quick", figures=False)).status == "inconclusive"
+    ctx = Context(seed=105, budget="quick", figures=False)
+    h0, h1 = _halves(ctx)
+    assert t2.check_floor(ctx, h0, h1).status == "inconclusive"
 
 
 def test_rate_is_decided_per_half_window_so_a_predicted_bend_is_not_error():

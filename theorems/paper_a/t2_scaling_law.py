@@ -129,6 +129,7 @@ from numerics.stats import Margin, decide_close, decide_lower, decide_upper, log
 from theorems import strategies as S
 from theorems.claim import Assumption, Check, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter
 from theorems.evidence import Evidence
+from theorems.fixture import fixture
 from theorems.paper_a.assumptions import A1, A2, a3
 from theorems.paper_a.geometry.constants import alpha_bound, good_init_constants, sqrt_beta_bound
 from theorems.paper_a.geometry.instances import spectral_instances
@@ -526,25 +527,35 @@ def check_key_block_mode(ctx: Context, preconditioner: Preconditioner = TWO_SIDE
 # 2. Statistical term: the floor vs the context size n
 # ---------------------------------------------------------------------------
 
-def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = True, ev: Evidence | None = None,
-                  eta: float = ETA_FLOOR):
-    """Per context size ``n``: the excess at the Polyak-averaged fixed point of Algorithm 1 with the control-variate
-    oracle (U-statistic over replicas), continuing from the previous ``n``; ``fixed_context`` keeps the oracle's
-    contexts at that size; ``fresh`` adds the one-fresh-batch noise floors; ``ev``: the check's evidence, on which
-    the instance's rejected draws and the dropped replicas are recorded (its scope filters).  ``eta`` is the step;
-    the steps per ``n`` scale as ``1/eta`` (``FLOOR_STEPS`` at ``ETA_FLOOR``: the same ``eta T``)."""
+def floor_instance(ctx: Context, ev: Evidence | None = None):
+    """The floor's instance ``(Sigma, W*)``, its spectral init and ``Sigmahat`` (Algorithm 1, steps 1-2), on the
+    stream "floor": the same in each half of the replicas and in the check, which records the instance's rejected
+    draws on ``ev`` (its scope filter)."""
     gen = ctx.generator(ID, "floor")
     Sigma, W = conditioned_instances(gen, 1, ev=ev)
     Sigma, W = Sigma[0], W[0]
-    Rr = ctx.pick(*FLOOR_REPLICAS)
+    init, S_hat = training_sets(gen, Sigma, W, 1)
+    return Sigma, W, init, S_hat
+
+
+@fixture
+def floor_half(ctx, half: int, fixed_context: int | None = None, eta: float = ETA_FLOOR) -> dict:
+    """Half ``half`` (0 or 1) of the floor's replicas: per context size ``n``, Algorithm 1 with the control-variate
+    oracle at ``n`` (``fixed_context``: the oracle's contexts kept at that size), Polyak-averaged, continuing from the
+    previous ``n``; returns per ``n`` the residuals ``(V Sigma K^T - W*) Sigma^{1/2}`` of the replicas alive at it.
+    The replicas are independent, so the halves run as two tasks (each on its own oracle stream) and the check
+    pools them into one U-statistic.  ``eta`` is the step; the steps per ``n`` scale as ``1/eta`` (``FLOOR_STEPS`` at
+    ``ETA_FLOOR``: the same ``eta T``)."""
+    Sigma, W, (V0, K0), S_hat = floor_instance(ctx)
+    gen = ctx.generator(ID, "floor oracle", half)
+    Rr = ctx.pick(*FLOOR_REPLICAS) // 2
     ns = list(ctx.pick(*FLOOR_NS))
     T = round(ctx.pick(*FLOOR_STEPS) * ETA_FLOOR / eta)
     m = ctx.pick(*FLOOR_BATCHES)
-    (V0, K0), S_hat = training_sets(gen, Sigma, W, 1)
     S = sym_sqrt(Sigma)
     params = (V0.expand(Rr, -1, -1).clone(), K0.expand(Rr, -1, -1).clone())
     tx = al.algorithm1(S_hat.expand(Rr, -1, -1), eta)
-    floors, ses = [], []
+    resids = []
     alive = torch.ones(Rr, dtype=torch.bool)
     for n in ns:
         ctx_n = fixed_context or n
@@ -557,16 +568,35 @@ def oracle_floors(ctx: Context, fixed_context: int | None = None, fresh: bool = 
         params = (tr["V"][T // 3:].mean(0), tr["K"][T // 3:].mean(0))  # Polyak averages; also the next n's start
         # a dropped replica restarts from the others' mean so that it cannot overflow; it stays out of the estimate
         params = tuple(torch.where(alive[:, None, None], p, p[alive].mean(0)) for p in params)
-        resid = ((params[0] @ Sigma @ params[1].mT - W) @ S).flatten(-2)
-        est = squared_norm_of_mean(resid[alive].unsqueeze(1))
+        resids.append(((params[0] @ Sigma @ params[1].mT - W) @ S).flatten(-2)[alive])
+    return {"ns": ns[:len(resids)], "resid": resids, "R": Rr, "T": T, "m": m, "eta": eta,
+            "fixed_context": fixed_context, "dropped": int(Rr - alive.sum())}
+
+
+def floor_halves(**params) -> dict:
+    """The floor check's ``uses``: its two halves of replicas bound at ``params`` (``fixed_context``, ``eta``)."""
+    return {f"half{h}": floor_half.bind(half=h, **params) for h in (0, 1)}
+
+
+def oracle_floors(ctx: Context, halves: list[dict], fresh: bool = True, ev: Evidence | None = None):
+    """Per context size ``n`` reached by both halves: the excess at the Polyak-averaged fixed point, ``||E r||^2`` by
+    the U-statistic over the alive replicas of both halves pooled; ``fresh`` adds the one-fresh-batch noise floors;
+    ``ev``: the check's evidence, on which the instance's rejected draws and the dropped replicas are recorded (its
+    scope filters)."""
+    Sigma, W, init, S_hat = floor_instance(ctx, ev=ev)
+    floors, ses = [], []
+    for i in range(min(len(h["ns"]) for h in halves)):
+        est = squared_norm_of_mean(torch.cat([h["resid"][i] for h in halves]).unsqueeze(1))
         floors.append(float(est.value[0]))
         ses.append(float(est.se[0]))
-    out = {"ns": ns[:len(floors)], "floor": np.array(floors), "se": np.array(ses), "R": Rr, "T": T, "m": m, "eta": eta,
-           "dropped": int(Rr - alive.sum())}
+    first = halves[0]
+    out = {"ns": first["ns"][:len(floors)], "floor": np.array(floors), "se": np.array(ses),
+           "R": sum(h["R"] for h in halves), "T": first["T"], "m": first["m"], "eta": first["eta"],
+           "dropped": sum(h["dropped"] for h in halves)}
     if ev is not None:
-        ev.scope(DIVERGED_SCOPE, out["dropped"], Rr)
+        ev.scope(DIVERGED_SCOPE, out["dropped"], out["R"])
     if fresh:
-        out["fresh"] = fresh_batch_floors(gen, Sigma, W, (V0, K0), S_hat, ctx, eta)
+        out["fresh"] = fresh_batch_floors(ctx.generator(ID, "fresh floors"), Sigma, W, init, S_hat, ctx, out["eta"])
     return out
 
 
@@ -593,12 +623,14 @@ def decide_floor_exponent(lo: float, hi: float):
     return decide_upper(lo, hi, -1.0, max_width=FLOOR_MAX_WIDTH)
 
 
-def check_floor(ctx: Context, fixed_context: int | None = None, eta: float = ETA_FLOOR,
-                big_n: int = FLOOR_BIG_N) -> Outcome:
-    """The exponent of the exact oracle's floor in the context size ``n``, fitted on ``n >= big_n``; ``fixed_context``
-    keeps every context at that size (control: 8) while ``n`` grows; ``eta`` is the runs' step."""
+def check_floor(ctx: Context, half0: dict, half1: dict, big_n: int = FLOOR_BIG_N) -> Outcome:
+    """The exponent of the exact oracle's floor in the context size ``n``, fitted on ``n >= big_n``, from the two
+    halves of its replicas (:func:`floor_half`: the control binds them with every context kept at 8 while ``n``
+    grows; the free choice binds their step)."""
     ev = Evidence(ctx)
-    f = oracle_floors(ctx, fixed_context, fresh=fixed_context is None, ev=ev, eta=eta)
+    fixed_context = half0["fixed_context"]
+    f = oracle_floors(ctx, [half0, half1], fresh=fixed_context is None, ev=ev)
+    eta = f["eta"]
     ns, fl, se = np.array(f["ns"], float), f["floor"], f["se"]
     z = ev.z
     if f["dropped"] > MAX_DROPPED_FRACTION * f["R"]:
@@ -807,7 +839,7 @@ CLAIM = Claim(
               "along it at the predicted −log|1 − ημ| (to 1e-3): where two- and one-sided preconditioners differ",
               check_key_block_mode, stochastic=False),
         Check("floor", "numeric", "Floor of Algorithm 1 with the oracle vs context size n = 8..256: exponent ≤ −1",
-              check_floor),
+              check_floor, uses=floor_halves()),
         probe("Hypothesis across A3 (σ₁(M*)), the training-set size (initial distance, e) and the "
               "step size: inside the assumptions dist²_t ≤ (1 − 2η(α − κ√β) + η²(1 + κ)²β)^t dist²₀ at every step of "
               "Algorithm 1 with its Σ̂", strategy=probe_instances(), conclusion=probe_conclusion,
@@ -822,7 +854,7 @@ CLAIM = Claim(
         Control("one-sided preconditioner", "key-block-mode", "(g_VΣ̂⁻¹, Σ̂⁻¹g_K): the key block's step is off by Σ on "
                 "the right, so the mode decays at another rate", {"preconditioner": ONE_SIDED}),
         Control("context fixed at 8", "floor", "the oracle's contexts kept at 8 samples while n grows: no decay",
-                {"fixed_context": 8}),
+                floor_halves(fixed_context=8)),
         Control("probe: Q = I projection", "probe", "the envelope for the distance to the Q = I point of Mfold in place "
                 "of the Procrustes projection P(θ): the probe must find a trajectory inside the assumptions that leaves "
                 "it", {"mutant": {"projection": "identity"}}),
@@ -833,7 +865,7 @@ CLAIM = Claim(
                    {"rate": lambda v: {"eta_mult": v}}, low=0.25, high=1.0, scale="log"),
         FreeChoice("floor step η", ETA_FLOOR, "the paper's step is lost; 0.1-1 spans a factor 3 either side of our 0.3, "
                    "all below the stability limit 2/μ_max = 3.3 of this family (steps per n scale as 1/η: the same ηT)",
-                   {"floor": lambda v: {"eta": v}}, low=0.1, high=1.0, scale="log"),
+                   {"floor": lambda v: floor_halves(eta=v)}, low=0.1, high=1.0, scale="log"),
         FreeChoice("floor n0", FLOOR_BIG_N, "the theorem's n0(δ) is lost; 16-64 spans a factor 2 either side of our 32 "
                    "and leaves at least 3 context sizes at quick (n ≤ 256)", {"floor": lambda v: {"big_n": v}},
                    low=16, high=64, scale="log", integer=True),

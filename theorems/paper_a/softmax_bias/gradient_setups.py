@@ -34,10 +34,12 @@ from numerics.paper_a.geometry import dist_to_manifold, haar_orthogonal, perturb
 from numerics.paper_a.model import factor_B
 from theorems import strategies as S
 from theorems.claim import Assumption, FreeChoice, ScopeFilter
+from theorems.evidence import Evidence
 from theorems.fixture import Parts, Request, as_request, fixture
 from theorems.paper_a.assumptions import a3
 from theorems.paper_a.geometry.constants import rho_of
 from theorems.paper_a.geometry.instances import instance_tensors, probe_point, spectral_instances
+from theorems.pilot import LOOKS, POWER_WIDTH, two_looks, widest_ratio
 from theorems.strata import fair_sampled_from
 
 #: the name of the gradient Monte Carlo stream (seeds are derived from it, so its draws do not depend on other checks)
@@ -159,7 +161,7 @@ class PilotChunks:
     """A claim's pilot over the shared batches ``data``: its later chunks (``more[c]``, c = 1, 2, ..., drawn on first
     use and kept with the value, so the checks and controls that share it draw each chunk once).  Each claim draws
     its chunks on its own stream (A.T3's ``more_samples``, A.T4's and A.T5's ``more_batches``); the pilot's rule is
-    ``theorems.pilot.sized_to_power``."""
+    :meth:`sized`, the same for the three claims."""
 
     data: object
     more: Parts
@@ -167,6 +169,26 @@ class PilotChunks:
     def pooled(self, shared: list, growth: int) -> list[list]:
         """Per n, the shared batches' entry (``shared``: the data's per-n list) and those of chunks 1..growth-1."""
         return [[s, *more] for s, *more in zip(shared, *(self.more[c] for c in range(1, growth)))]
+
+    def sized(self, ctx, decide: Callable[[Evidence, int], Any], decisions: int,
+              cap: int) -> tuple[Evidence, Any, dict]:
+        """``decide(ev, growth)`` (``decisions`` of them, on ``growth`` chunks pooled: chunk 0 the shared batches) in
+        two looks (:func:`theorems.pilot.two_looks`): decided at the pilot (``growth = 1``) when every decision is,
+        or one fails; else once more on as many chunks as the pilot's widest interval asks to reach its 95 %-power
+        width, at most ``cap`` (the claim's declared cost limit).  Each look decides at half the check's level (the
+        evidence counts ``LOOKS`` times its decisions).  Returns the deciding evidence, ``decide``'s result and what
+        the pilot did (for the record)."""
+        ratios = []
+
+        def decide_at(growth):
+            ev = Evidence(ctx, decisions=LOOKS * decisions)
+            result = decide(ev, growth)
+            ratios.append(widest_ratio(ev.decisions, decisions))
+            return ratios[-1], ev.decisions, (ev, result)
+
+        (ev, result), growth = two_looks(decide_at, POWER_WIDTH, cap)
+        return ev, result, dict(n_batches=growth * self.data.n_batches, pilot_growth=growth, stage_widest=ratios,
+                                pilot_cap=cap)
 
 
 # ---------------------------------------------------------------------------

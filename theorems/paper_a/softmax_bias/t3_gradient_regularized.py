@@ -70,7 +70,6 @@ from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_C
 from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE, PROBE_BATCHES,
                                                            SCALE_SCOPE, PilotChunks, ProbePoint, bias_law_conclusion,
                                                            blocks, gradient_data, instance_choices)
-from theorems.pilot import LOOKS, POWER_WIDTH, two_looks, widest_ratio
 from theorems.probe import probe
 from theorems.symbolic import Derivation
 
@@ -246,24 +245,16 @@ def pilot_samples(ctx, data) -> PilotChunks:
 
 
 def pilot_sized(ctx: Context, batches: PilotChunks, draws_of, decide, decisions: int) -> tuple[Evidence, object, dict]:
-    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches' draws (``draws_of(samples)``), the pilot,
-    in two looks (:func:`theorems.pilot.two_looks`): decided at the pilot when every decision is (or one fails),
-    else on more batches pooled in, as many as the pilot's widest interval asks to reach its 95 %-power width, up to
-    ``PILOT_MAX_GROWTH``; each look at half the check's level.  Returns the deciding evidence, ``decide``'s result and
-    what the pilot did (for the record)."""
+    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches' draws (``draws_of(samples)``, per n), the
+    pilot, and in a second look on more batches pooled in (:meth:`PilotChunks.sized`, at most ``PILOT_MAX_GROWTH``
+    times the pilot).  Returns the deciding evidence, ``decide``'s result and what the pilot did (for the record)."""
     shared = draws_of(batches.data.samples)
-    ratios = []
 
-    def decide_at(growth):
+    def decide_pooled(ev, growth):
         more = [draws_of(batches.more[chunk]) for chunk in range(1, growth)]
-        ev = Evidence(ctx, decisions=LOOKS * decisions)
-        result = decide(ev, [torch.cat(per_n) for per_n in zip(shared, *more)])
-        ratios.append(widest_ratio(ev.decisions, decisions))
-        return ratios[-1], ev.decisions, (ev, result)
+        return decide(ev, [torch.cat(per_n) for per_n in zip(shared, *more)])
 
-    (ev, result), growth = two_looks(decide_at, POWER_WIDTH, PILOT_MAX_GROWTH)
-    return ev, result, dict(n_batches=growth * batches.data.n_batches, pilot_growth=growth, stage_widest=ratios,
-                            pilot_cap=PILOT_MAX_GROWTH)
+    return batches.sized(ctx, decide_pooled, decisions, PILOT_MAX_GROWTH)
 
 
 def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = REGULARIZED_BIAS) -> Outcome:

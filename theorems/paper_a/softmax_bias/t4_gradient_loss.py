@@ -98,7 +98,6 @@ from theorems.paper_a.softmax_bias.decisions import (COEFFICIENT_CAPTION, LOSS_C
 from theorems.paper_a.softmax_bias.gradient_setups import (INSTANCE_A3, N_POINTS, NEAR_MANIFOLD, PROBE, PROBE_BATCHES,
                                                            SCALE_SCOPE, PilotChunks, ProbePoint, bias_law_conclusion,
                                                            blocks, gradient_data, gradient_instance, instance_choices)
-from theorems.pilot import sized_to_power
 from theorems.probe import probe
 from theorems.symbolic import Derivation
 
@@ -134,9 +133,9 @@ FINDINGS = (
 
 #: the two derivations of the coefficient are exact (closed forms in float64): they must agree to rounding
 TWO_ROUTES_TOL = 1e-9
-#: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches on this claim's own stream while an
-#: interval is wider than its 95 %-power width at its margin): 4-fold the shared batches, about a minute more per run
-#: at quick
+#: the pilot's cap on cost (``PilotChunks.sized``: a second look on more batches of this claim's own stream when the
+#: pilot leaves a decision open, as many as its widest interval asks to reach its 95 %-power width): 4-fold the shared
+#: batches, about a minute more per run at quick
 PILOT_MAX_GROWTH = 4
 
 
@@ -360,27 +359,23 @@ def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = SQUARED_
         _, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
         return mo.flat(gV, gK).pow(2).sum(-1).numpy() / m[:, None] ** 2
 
-    def decide_at(growth):
-        ev = Evidence(ctx, decisions=N_POINTS)
+    def decide(ev, growth):
         draws = [torch.cat([error.draws(s) for s in per_n]) for per_n in pooled(batches, growth)]
-        result = rate_decisions(ev, data.ns, draws, error.name, error.estimate, derived=derived,
-                                derived_label="‖∇c‖²/(n−1)²")
-        return ev.decisions, (ev, result)
+        return rate_decisions(ev, data.ns, draws, error.name, error.estimate, derived=derived,
+                              derived_label="‖∇c‖²/(n−1)²")
 
-    (ev, (vals, ses)), growth, ratios = sized_to_power(decide_at, N_POINTS, PILOT_MAX_GROWTH)
+    ev, (vals, ses), pilot = batches.sized(ctx, decide, N_POINTS, PILOT_MAX_GROWTH)
     return ev.outcome(headline=headline(ev, f"exponent of {error.name} in n"), ns=data.ns, values=vals, se=ses,
-                      n_batches=growth * data.n_batches, pilot_growth=growth, stage_widest=ratios,
-                      pilot_cap=PILOT_MAX_GROWTH)
+                      **pilot)
 
 
-def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, dict]:
-    """The coefficient decisions on the draws ``dL`` (per n: (N, B, p)) and ``loss_gap`` (per n: (N, B)): per point,
-    both blocks of (n−1)·bias against ∇c and (n−1)(E L̂ₙ − L) against c."""
+def coefficient_decisions_of(ev: Evidence, data, dL, loss_gap) -> dict:
+    """The coefficient decisions on the draws ``dL`` (per n: (N, B, p)) and ``loss_gap`` (per n: (N, B)), made on
+    ``ev``: per point, both blocks of (n−1)·bias against ∇c and (n−1)(E L̂ₙ − L) against c (``3 B`` decisions)."""
     c, gV, gK = loss_bias_gradient(data.V, data.K, data.Sigma, data.W)
     target = mo.flat(gV, gK)
     alternatives, loss_alternatives = derived_alternatives(data.V, data.K, data.Sigma, data.W)
     B = target.shape[0]
-    ev = Evidence(ctx, decisions=3 * B)
     m = [n - 1 for n in data.ns]
     series = coefficient_decisions(ev, data.ns, dL, target, m, blocks(like=data), order=LOSS_COEFFICIENT_ORDER,
                                    alternatives=alternatives)
@@ -393,26 +388,25 @@ def coefficient_evidence(ctx: Context, data, dL, loss_gap) -> tuple[Evidence, di
         d = decide_equal(float(fit.coef[0]), float(fit.se[0]), cb, ev.z, margin=margin)
         ev.decide(f"point {b + 1}: (n−1)(E L̂ₙ − L) → c", d, value=float(fit.coef[0]),
                   line=f"point {b + 1} loss gap: {float(fit.coef[0]):.4g} {d} (excludes {margin.excludes})")
-    return ev, series
+    return series
 
 
 def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
     """(n−1)·bias → ∇c (V- and K-block) and (n−1)(E L̂ₙ − L) → c, per point, on the batches ``batches`` (leave-one-out;
     the control passes :data:`INCLUDE_SELF_BATCHES`).
 
-    Sized by a pilot: the shared batches first, then more of the same kind on this claim's own stream while an
-    interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH`` (:func:`theorems.pilot.sized_to_power`);
-    every decision on all batches pooled."""
+    Sized by a pilot in two looks: the shared batches first, then, unless every decision is decided there, more of
+    the same kind on this claim's own stream, as many as the pilot's widest interval asks, up to ``PILOT_MAX_GROWTH``
+    (:meth:`PilotChunks.sized`); each look on all batches pooled."""
     data = batches.data
 
-    def decide_at(growth):
+    def decide(ev, growth):
         per_n = pooled(batches, growth)
         dL = [torch.cat([mo.flat(*s.dL) for s in group]) for group in per_n]
         loss_gap = [torch.cat([s.loss_gap for s in group]) for group in per_n]
-        ev, series = coefficient_evidence(ctx, data, dL, loss_gap)
-        return ev.decisions, (ev, series)
+        return coefficient_decisions_of(ev, data, dL, loss_gap)
 
-    (ev, series), growth, widths = sized_to_power(decide_at, 3 * N_POINTS, PILOT_MAX_GROWTH)
+    ev, series, pilot = batches.sized(ctx, decide, 3 * N_POINTS, PILOT_MAX_GROWTH)
     if ev.plots:
         ev.figure("Gradient bias × (n−1) → ∇c" + (" (include-self control)" if data.include_self else ""),
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨E∇L̂ₙ − ∇L, e⟩"), COEFFICIENT_CAPTION)
@@ -421,8 +415,7 @@ def check_coefficient(ctx: Context, batches: PilotChunks) -> Outcome:
         ev.measure(f"point {b + 1}: ‖B‖op (A3 scope)", v)
     target = mo.flat(*loss_bias_gradient(data.V, data.K, data.Sigma, data.W)[1:])
     return ev.outcome(headline=headline(ev, "(n−1)·bias → ∇c per block, (n−1)(E L̂ₙ − L) → c"), ns=data.ns,
-                      n_batches=growth * data.n_batches, pilot_growth=growth, pilot_cap=PILOT_MAX_GROWTH,
-                      stage_widest=widths, include_self=data.include_self,
+                      include_self=data.include_self, **pilot,
                       grad_c_norm=target.norm(dim=-1).tolist())
 
 

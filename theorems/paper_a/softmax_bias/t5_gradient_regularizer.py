@@ -29,8 +29,9 @@ distance to ``c_R`` with one Isserlis pairing (the coefficient the derivation gi
 pairing it says is there, the control's mutant).  Monte Carlo: per batch
 ``grad Rhat - grad R - D(grad R)(Sigma)[Sigmahat - Sigma]`` (the linear term has mean zero exactly), at A.T4's points
 but on this claim's own regularizer-only batches (the fixture ``gradient_setups.regularizer_data``: no softmax, so ten
-times more batches), sized by a pilot as A.T4's (``theorems/pilot.py``: the shared batches first; more on this claim's
-own stream while an interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``).
+times more batches), sized by a pilot in two looks as A.T4's (``PilotChunks.sized``: the shared batches first; unless
+every decision is decided there, more on this claim's own stream, as many as the pilot's widest interval asks to reach
+its 95 %-power width, up to ``PILOT_MAX_GROWTH``; each look at half the level).
 
 Controls: the Isserlis formula with one pairing dropped (coefficient and symbolic: :func:`first_only`,
 :func:`first_pairing_covariance`), and, for the rate, the population regularizer with its ``Sigma`` weights dropped
@@ -66,7 +67,6 @@ from theorems.fixture import Parts, fixture
 from theorems.paper_a.softmax_bias.gradient_setups import (N_POINTS, PROBE, PROBE_REG_BATCHES, SCALE_SCOPE,
                                                            PilotChunks, ProbePoint, bias_law_conclusion, blocks,
                                                            instance_choices, regularizer_data)
-from theorems.pilot import sized_to_power
 from theorems.probe import probe
 from theorems.symbolic import Derivation
 
@@ -87,8 +87,8 @@ FINDINGS = (
     "is small there and dominates only beyond n ≈ 150-250.",
 )
 
-#: the pilot's cap on cost (``theorems.pilot.sized_to_power``: more batches on this claim's own stream while an
-#: interval is wider than its 95 %-power width at its margin): 8-fold the regularizer-only batches, whose chunk costs
+#: the pilot's cap on cost (``PilotChunks.sized``: a second look on more batches of this claim's own stream when the
+#: pilot leaves a decision open, as many as its widest interval asks to reach its 95 %-power width): 8-fold the regularizer-only batches, whose chunk costs
 #: about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s at quick), so its cap costs what theirs do
 PILOT_MAX_GROWTH = 8
 
@@ -190,20 +190,14 @@ def pilot_batches(ctx, data) -> PilotChunks:
 
 
 def pilot_sized(ctx: Context, batches: PilotChunks, decide, decisions: int) -> tuple[Evidence, object, dict]:
-    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches, the pilot, and on more batches pooled in
-    while an interval is wider than its 95 %-power width, up to ``PILOT_MAX_GROWTH``
-    (:func:`theorems.pilot.sized_to_power`).  Returns the deciding evidence, ``decide``'s result and what the pilot
-    did (for the record)."""
+    """``decide(ev, draws)`` (``decisions`` of them) on the shared batches, the pilot, and in a second look on more
+    batches pooled in (:meth:`PilotChunks.sized`, at most ``PILOT_MAX_GROWTH`` times the pilot).  Returns the deciding
+    evidence, ``decide``'s result and what the pilot did (for the record)."""
 
-    def decide_at(growth):
-        draws = [torch.cat([mo.flat(*d) for d in per_n]) for per_n in batches.pooled(batches.data.dR, growth)]
-        ev = Evidence(ctx, decisions=decisions)
-        result = decide(ev, draws)
-        return ev.decisions, (ev, result)
+    def decide_pooled(ev, growth):
+        return decide(ev, [torch.cat([mo.flat(*d) for d in per_n]) for per_n in batches.pooled(batches.data.dR, growth)])
 
-    (ev, result), growth, ratios = sized_to_power(decide_at, decisions, PILOT_MAX_GROWTH)
-    return ev, result, dict(n_batches=growth * batches.data.n_batches, pilot_growth=growth, stage_widest=ratios,
-                            pilot_cap=PILOT_MAX_GROWTH)
+    return batches.sized(ctx, decide_pooled, decisions, PILOT_MAX_GROWTH)
 
 
 def check_rate(ctx: Context, batches: PilotChunks, reference=regularizer_grad) -> Outcome:
