@@ -259,6 +259,24 @@ def test_cuda_asked_for_but_absent(capsys):
     assert code == 2 and "no CUDA device" in err and err.count("\n") == 1
 
 
+def test_list_published_says_which_rows_measure_the_current_code(capsys, monkeypatch):
+    from verify import published
+
+    hashes = registry.code_hashes()
+    store = {"calibration": {"quick": {"claims": [{"id": "A.L1", "code_hash": hashes["A.L1"]},
+                                                  {"id": "B.T4", "code_hash": "0" * 16}]}},
+             "maps": {"standard": {"B.T4": {"code_hash": hashes["B.T4"]}}}, "carried": {}, "log": []}
+    monkeypatch.setattr(published, "load", lambda: store)
+    code, out, _ = _cli_in_process(capsys, "list", "--published", "-k", "A.L1", "-k", "B.T4", "-k", "A.L12")
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line[:1] in "AB"}
+    assert code == 0
+    assert rows["A.L1"] == ["current", "missing", "-"]  # A.L1 declares no free choice: no map to publish
+    assert rows["B.T4"] == ["older", "missing", "current"]
+    assert rows["A.L12"] == ["not", "checked"]
+    assert "quick calibration: 1 of 2 to publish: verify calibrate --budget quick --publish -k B.T4" in out
+    assert "standard map: every row measures the current code" in out
+
+
 def test_list_names_the_claim(capsys):
     code, out, err = _cli_in_process(capsys, "list")
     assert code == 0 and "A.T1.1" in out and "exact" in out

@@ -160,10 +160,68 @@ def cmd_list(args) -> int:
     if args.k:
         ids = set(registry.select_ids(args.k))
         entries = [e for e in entries if e["id"] in ids]
+    if args.published:
+        return _list_published(entries)
     for e in entries:
         kinds = ",".join(e["kinds"]) or "-"
         extra = f"  [not checked: {e['not_checked']}]" if e["not_checked"] else ""
         print(f"{e['id']:<10} {e['fidelity']:<13} {kinds:<24} {e['title']}{extra}")
+    return 0
+
+
+#: what ``verify list --published`` says of a published row: it measures the claim's code (``current``), was carried
+#: forward to it (``carried``), measures older code (``older``), or there is none (``missing``)
+PUBLISHED_STATES = ("current", "carried", "older", "missing")
+
+
+def published_state(claim_id: str, row: dict | None, code_hash: str, carried: dict) -> str:
+    """One of :data:`PUBLISHED_STATES` for a published calibration or map row of ``claim_id`` (``None``: none)."""
+    from verify import published
+
+    if row is None:
+        return "missing"
+    if row["code_hash"] == code_hash:
+        return "current"
+    return "carried" if published.current(claim_id, row["code_hash"], code_hash, carried) else "older"
+
+
+def _list_published(entries) -> int:
+    """Per claim, whether its published quick and standard calibrations and its standard map measure its code now,
+    then the counts and the commands that bring the rest up to date (what a re-publication has left to do)."""
+    from verify import published, registry
+
+    store, hashes = published.load(), registry.code_hashes()
+    calib = {b: {c["id"]: c for c in (store["calibration"].get(b) or {}).get("claims", [])}
+             for b in ("quick", "standard")}
+    maps = store["maps"].get("standard", {})
+    claims = {c.id: c for c in registry.all_claims()}
+    columns = ("quick calibration", "standard calibration", "standard map")
+    print(f"{'claim':<10} {columns[0]:<19} {columns[1]:<22} {columns[2]}")
+    left = {c: [] for c in columns}
+    eligible = {c: 0 for c in columns}  # the claims a column applies to (checked; the map: with free choices)
+    for e in entries:
+        cid = e["id"]
+        if e["not_checked"]:
+            print(f"{cid:<10} not checked")
+            continue
+        states = [published_state(cid, calib[b].get(cid), hashes[cid], store["carried"]) for b in calib]
+        has_map = bool(claims[cid].free_choices)
+        states.append(published_state(cid, maps.get(cid), hashes[cid], store["carried"]) if has_map else "-")
+        for col, st in zip(columns, states):
+            eligible[col] += st != "-"
+            if st in ("older", "missing"):
+                left[col].append(cid)
+        print(f"{cid:<10} {states[0]:<19} {states[1]:<22} {states[2]}")
+    commands = {columns[0]: "verify calibrate --budget quick --publish",
+                columns[1]: "verify calibrate --budget standard --publish",
+                columns[2]: "verify sensitivity --budget standard --publish"}
+    everything = len(entries) == len(claims)  # no -k: a column whose every claim is left needs no selection
+    for col, ids in left.items():
+        if ids:
+            picked = "" if everything and len(ids) == eligible[col] else " " + " ".join(f"-k {i}" for i in ids)
+            print(f"{col}: {len(ids)} of {eligible[col]} to publish: {commands[col]}{picked}")
+        else:
+            print(f"{col}: every row measures the current code")
     return 0
 
 
@@ -586,6 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = parser("list", "list the registered claims (id, fidelity, evidence kinds, title)")
     s.add_argument("-k", metavar="PATTERN", action="append", help="claims whose id or title matches; default: all")
+    s.add_argument("--published", action="store_true", help="instead: whether each claim's published calibrations "
+                   "(quick, standard) and standard map measure its current code, and the commands for the rest")
     s.set_defaults(fn=cmd_list)
     s = parser("run", "run claims and write one results record each")
     common(s)
