@@ -236,3 +236,20 @@ def test_context_weights_leave_one_out_is_the_masked_softmax_bit_for_bit():
     assert torch.equal(s, masked) and torch.equal(s.diagonal(dim1=-2, dim2=-1), torch.zeros(7, 2, 9, dtype=s.dtype))
     assert torch.equal(x, x0) and torch.equal(K, K0)
     assert torch.equal(context_weights(K, x, include_self=True), (x @ K @ x.mT).softmax(-1))
+
+
+def test_softmax_rows_in_place_are_the_plain_formula_bit_for_bit():
+    # softmax_rows writes its mask, shift and exp into the scores it computed (no n x n copies): the weights and the
+    # log-normalisers must be those of the out-of-place formula exactly, and the inputs untouched
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(5, 2, 11, 3, generator=gen, dtype=torch.float64)
+    K = 0.5 * torch.randn(2, 3, 3, generator=gen, dtype=torch.float64)
+    x0 = x.clone()
+    for include_self in (False, True):
+        scores = x @ K @ x.mT
+        if not include_self:
+            scores = scores.masked_fill(torch.eye(11, dtype=torch.bool), float("-inf"))
+        logZ = torch.logsumexp(scores, -1)
+        s, lz = mo.softmax_rows(K, x, include_self)
+        assert torch.equal(s, torch.exp(scores - logZ.unsqueeze(-1))) and torch.equal(lz, logZ)
+    assert torch.equal(x, x0)
