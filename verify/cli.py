@@ -325,6 +325,11 @@ def cmd_readme(args) -> int:
               "calibrations": readme.load_calibrations(),
               "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked])}
     text, changed = readme.update(args.readme, records, **shared)
+    crashed = raised_parts(records)
+    if args.check and crashed:  # a crash makes its claim inconclusive, which a measured seed dependence may absorb
+        print("verify: checks or controls raised instead of deciding (a defect, never a verdict): "
+              + "; ".join(crashed), file=sys.stderr)
+        return 1
     if args.check:  # verdicts exactly; headline values within their reproducibility tolerance
         now, then = readme.verdicts(text), readme.verdicts(Path(args.readme).read_text())
         glance_now, glance_then = readme.glance_text(text), readme.glance_text(Path(args.readme).read_text())
@@ -496,6 +501,13 @@ def cmd_diff(args) -> int:
     print(json.dumps(rows, indent=1, default=str) if args.json else "\n".join(
         show.diff_text(rows, Path(args.a), Path(args.b), args.tolerance)))
     return 1 if rows else 0
+
+
+def raised_parts(records) -> list[str]:
+    """``"<claim> <check or control>: <error>"`` for each check and control of ``records`` that raised."""
+    return [f"{r['claim']['id']} {part[:-1]} {x['name']!r}: {((x.get('details') or {}).get('error') or '').splitlines()[0]}"
+            for r in records for part in ("checks", "controls") for x in r.get(part, [])
+            if (x.get("details") or {}).get("raised")]
 
 
 def cmd_carry(args) -> int:

@@ -60,7 +60,7 @@ import numpy as np
 import sympy as sp
 import torch
 from hypothesis import strategies as st
-from scipy.stats import norm
+from scipy.stats import norm as normal_law
 
 from numerics import DTYPE
 from numerics.paper_a import model
@@ -542,7 +542,7 @@ def probe_conclusion(inst, alpha_each: float, closed_form=model.population_loss)
     g = torch.Generator().manual_seed(inst["mc_seed"])
     est = model.mc_population_loss(inst["V"], inst["K"], inst["Sigma"], inst["W"], inst["sigma"], PROBE_OUTER,
                                    PROBE_INNER, g)
-    z = float(norm.isf(alpha_each / 2))  # two-sided, at the probe's per-example rate
+    z = float(normal_law.isf(alpha_each / 2))  # two-sided, at the probe's per-example rate
     cf = float(closed_form(inst["V"], inst["K"], inst["Sigma"], inst["W"], inst["sigma"])[0])
     dev = abs(float(est.mean[0]) - cf)
     # plus rounding: where every outer term is the same number (e.g. V = W* = 0) the sample SE is 0, and the mean of
