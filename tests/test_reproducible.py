@@ -180,9 +180,10 @@ def test_stored_values_survive_a_double_dash_in_a_name(tmp_path, recs):
     assert "--" not in comment and readme.stored_values(page)["Z.L2"]["values"]["a --> b"] == 0.72
 
 
-def test_verify_readme_check_prints_one_line_per_row_moved(tmp_path, recs, monkeypatch, capsys):
-    """The command: ``verify readme --check`` against a page written from these records passes, and against records
-    whose Z.L2 headline moved beyond its tolerance fails with that row's line."""
+@pytest.fixture
+def readme_check(tmp_path, recs, monkeypatch):
+    """``verify readme --check`` over the registry of :func:`_claims` and a page written from ``recs``: a function
+    that runs it on the records it is given and returns the exit status."""
     from verify import calibrate, cli, registry, results, sensitivity
 
     claims = _claims()
@@ -193,34 +194,30 @@ def test_verify_readme_check_prints_one_line_per_row_moved(tmp_path, recs, monke
     monkeypatch.setattr(calibrate, "first_confirmation_seeds", lambda cs: {r["claim"]["id"]: r["seed"] for r in recs})
     page = tmp_path / "claims.md"
     page.write_text(_page(tmp_path, recs, "written.md"))
-    monkeypatch.setattr(results, "read_records", lambda d: recs)
-    assert cli.main(["readme", "--check", "--readme", str(page), "--results", str(tmp_path)]) == 0
-    monkeypatch.setattr(results, "read_records", lambda d: _scaled(recs, "Z.L2", 1.01))
-    assert cli.main(["readme", "--check", "--readme", str(page), "--results", str(tmp_path)]) == 1
+
+    def check(records) -> int:
+        monkeypatch.setattr(results, "read_records", lambda d: records)
+        return cli.main(["readme", "--check", "--readme", str(page), "--results", str(tmp_path)])
+    return check
+
+
+def test_verify_readme_check_prints_one_line_per_row_moved(recs, readme_check, capsys):
+    """The command: ``verify readme --check`` against a page written from these records passes, and against records
+    whose Z.L2 headline moved beyond its tolerance fails with that row's line."""
+    assert readme_check(recs) == 0
+    assert readme_check(_scaled(recs, "Z.L2", 1.01)) == 1
     err = capsys.readouterr().err
     assert "differs from the records in its headline values" in err and "\n  Z.L2: alpha" in err, err
 
 
-def test_verify_readme_check_fails_on_a_check_that_raised(tmp_path, recs, monkeypatch, capsys):
+def test_verify_readme_check_fails_on_a_check_that_raised(recs, readme_check, capsys):
     """A check that raised makes its claim inconclusive, an outcome a measured seed dependence may absorb: the check
     CI runs on the report's records refuses it, naming the claim, the check and the error."""
-    from verify import calibrate, cli, registry, results, sensitivity
-
-    claims = _claims()
-    monkeypatch.setattr(registry, "all_claims", lambda: claims)
-    monkeypatch.setattr(registry, "code_hash", lambda c: next(r["code_hash"] for r in recs if r["claim"]["id"] == c.id))
-    monkeypatch.setattr(sensitivity, "published_maps", lambda *a, **k: {})
-    monkeypatch.setattr(readme, "load_calibrations", lambda: {})
-    monkeypatch.setattr(calibrate, "first_confirmation_seeds", lambda cs: {r["claim"]["id"]: r["seed"] for r in recs})
-    page = tmp_path / "claims.md"
-    page.write_text(_page(tmp_path, recs, "written.md"))
     crashed = copy.deepcopy(recs)
     check = next(r for r in crashed if r["claim"]["id"] == "Z.L2")["checks"][0]
     check["details"] = {**(check.get("details") or {}), "raised": True,
                         "error": "AttributeError: 'function' object has no attribute 'isf'\nFailing test case: ..."}
-    monkeypatch.setattr(results, "read_records", lambda d: crashed)
-    assert cli.main(["readme", "--check", "--readme", str(page), "--results", str(tmp_path)]) == 1
+    assert readme_check(crashed) == 1
     err = capsys.readouterr().err
     assert f"Z.L2 check {check['name']!r}: AttributeError: 'function' object has no attribute 'isf'" in err, err
-    monkeypatch.setattr(results, "read_records", lambda d: recs)
-    assert cli.main(["readme", "--check", "--readme", str(page), "--results", str(tmp_path)]) == 0
+    assert readme_check(recs) == 0
