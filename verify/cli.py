@@ -505,9 +505,15 @@ def cmd_diff(args) -> int:
 
 def raised_parts(records) -> list[str]:
     """``"<claim> <check or control>: <error>"`` for each check and control of ``records`` that raised."""
-    return [f"{r['claim']['id']} {part[:-1]} {x['name']!r}: {((x.get('details') or {}).get('error') or '').splitlines()[0]}"
-            for r in records for part in ("checks", "controls") for x in r.get(part, [])
-            if (x.get("details") or {}).get("raised")]
+    out = []
+    for r in records:
+        for part in ("checks", "controls"):
+            for x in r.get(part, []):
+                details = x.get("details") or {}
+                if details.get("raised"):
+                    first_line = (details.get("error") or "").partition("\n")[0]  # an empty error has no lines
+                    out.append(f"{r['claim']['id']} {part[:-1]} {x['name']!r}: {first_line}")
+    return out
 
 
 def cmd_carry(args) -> int:
