@@ -124,10 +124,8 @@ def context_weights(K: torch.Tensor, x: torch.Tensor, include_self: bool = False
     Returns (B, n, n).
     """
     scores = x @ K @ x.mT
-    if not include_self:
-        n = x.shape[-2]
-        eye = torch.eye(n, dtype=torch.bool, device=x.device)
-        scores = scores.masked_fill(eye, float("-inf"))
+    if not include_self:  # in place: the scores are this call's own, and a masked copy costs as much as the softmax
+        scores.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
     return torch.softmax(scores, dim=-1)
 
 

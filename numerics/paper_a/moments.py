@@ -45,7 +45,8 @@ def softmax_rows(K, x, include_self: bool = False) -> tuple[torch.Tensor, torch.
     if not include_self:  # leave-one-out, as model.context_weights, without the mask copy
         scores.diagonal(dim1=-2, dim2=-1).fill_(float("-inf"))
     logZ = torch.logsumexp(scores, dim=-1)
-    return torch.exp(scores - logZ.unsqueeze(-1)), logZ
+    # in place, as the mask: the scores are this call's own, and each n x n copy costs a pass over memory
+    return scores.sub_(logZ.unsqueeze(-1)).exp_(), logZ
 
 
 def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Tensor | None = None,
@@ -67,7 +68,7 @@ def empirical_loss_grad(V, K, x, y, include_self: bool = False, noise: torch.Ten
     def grads(e):
         u = -2 * e @ V  # rows u_i^T = -2 e_i^T V
         # C_i u_i = sum_j s_ij x_j (x_j . u_i) - xbar_i (xbar_i . u_i)
-        Cu = (s * (u @ x.mT)) @ x - xbar * (xbar * u).sum(-1, keepdim=True)
+        Cu = (u @ x.mT).mul_(s) @ x - xbar * (xbar * u).sum(-1, keepdim=True)  # mul_: no second n x n copy
         return -2 * e.mT @ xbar / n, x.mT @ Cu / n
 
     e = y - xbar @ V.mT
@@ -131,7 +132,7 @@ def softmax_linear_terms(V, K, Sigma, x, y, rows: tuple[torch.Tensor, torch.Tens
     uo_mu = (Uo * Mu).sum(-1, keepdim=True)
     uo_d = (Uo * D).sum(-1, keepdim=True)
     # u^o_i^T Delta_i^lin = rho_i [sum_j s_ij (u^o_i . x_j) x_j^T - u^o_i^T (Sigma + mu_i mu_i^T)]
-    lin = (2 * D @ (V.mT @ V) @ Sigma + rho * ((s * (Uo @ x.mT)) @ x - Uo @ Sigma - uo_mu * Mu)
+    lin = (2 * D @ (V.mT @ V) @ Sigma + rho * ((Uo @ x.mT).mul_(s) @ x - Uo @ Sigma - uo_mu * Mu)
            - uo_d * Mu - uo_mu * D)
     return cv_V, x.mT @ lin / n, cv_loss
 

@@ -220,3 +220,36 @@ def test_scaled_ss_exact_quadrature_is_exact_at_small_n_and_reaches_e_q():
     assert abs(float(v.mean()) - mo.scaled_ss_exact(q, 15)) < 5 * float(v.std()) / math.sqrt(len(v))
     assert abs(mo.scaled_ss_exact(q, 10**6) - math.exp(q)) < 1e-5
     assert mo.scaled_ss_exact(q, 255) < mo.scaled_ss_exact(q, 1023) < math.exp(q)
+
+
+def test_context_weights_leave_one_out_is_the_masked_softmax_bit_for_bit():
+    # the leave-one-out mask is written into the scores in place (a masked copy cost as much as the softmax): the
+    # weights must be those of the masked copy exactly, with no weight on the query itself and the inputs untouched
+    from numerics.paper_a.model import context_weights
+
+    gen = torch.Generator().manual_seed(3)
+    x = torch.randn(7, 2, 9, 3, generator=gen, dtype=torch.float64)
+    K = 0.4 * torch.randn(3, 3, generator=gen, dtype=torch.float64)
+    x0, K0 = x.clone(), K.clone()
+    masked = (x @ K @ x.mT).masked_fill(torch.eye(9, dtype=torch.bool), float("-inf")).softmax(-1)
+    s = context_weights(K, x)
+    assert torch.equal(s, masked) and torch.equal(s.diagonal(dim1=-2, dim2=-1), torch.zeros(7, 2, 9, dtype=s.dtype))
+    assert torch.equal(x, x0) and torch.equal(K, K0)
+    assert torch.equal(context_weights(K, x, include_self=True), (x @ K @ x.mT).softmax(-1))
+
+
+def test_softmax_rows_in_place_are_the_plain_formula_bit_for_bit():
+    # softmax_rows writes its mask, shift and exp into the scores it computed (no n x n copies): the weights and the
+    # log-normalisers must be those of the out-of-place formula exactly, and the inputs untouched
+    gen = torch.Generator().manual_seed(4)
+    x = torch.randn(5, 2, 11, 3, generator=gen, dtype=torch.float64)
+    K = 0.5 * torch.randn(2, 3, 3, generator=gen, dtype=torch.float64)
+    x0 = x.clone()
+    for include_self in (False, True):
+        scores = x @ K @ x.mT
+        if not include_self:
+            scores = scores.masked_fill(torch.eye(11, dtype=torch.bool), float("-inf"))
+        logZ = torch.logsumexp(scores, -1)
+        s, lz = mo.softmax_rows(K, x, include_self)
+        assert torch.equal(s, torch.exp(scores - logZ.unsqueeze(-1))) and torch.equal(lz, logZ)
+    assert torch.equal(x, x0)
