@@ -357,3 +357,20 @@ def test_every_calibration_run_is_logged_and_a_publication_counts_the_runs_befor
     assert row["runs_at_earlier_code"] == 1
     version["v"] = 3
     assert main(argv) == 0 and calibrate.runs_before("T.5", "other", calibrate.read_log()) == 1
+
+
+def test_a_row_whose_seed_basis_moved_reads_as_older_unless_carried(tmp_path, monkeypatch):
+    """A row of unchanged code ran at the confirmation seeds of the seed basis it records; when a fixture mate's
+    change moves the basis, the row is of older seeds (stale) until ``verify carry`` carries it."""
+    from verify import registry
+
+    now = registry.code_hashes()["A.L1"]
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    row = {"id": "A.L1", "code_hash": now, "seeds": [1], "verdicts": {}, "checks": {}, "controls": {}}
+    basis = calibrate.seed_bases(["A.L1"])["A.L1"]
+    for recorded, carried, stale in ((basis, False, False), ("0" * 16, False, True), ("0" * 16, True, False)):
+        if carried:
+            published.update("carried", "A.L1", {"from": [now], "to": now})
+        published.update("calibration", "quick", {"mode": "confirmation", "claims": [{**row, "seed_basis": recorded}]})
+        c = calibrate.load_summary(None, "quick")["claims"][0]
+        assert (c["stale"], c["carried"]) == (stale, carried)

@@ -275,6 +275,13 @@ def test_list_published_says_which_rows_measure_the_current_code(capsys, monkeyp
     assert rows["A.L12"] == ["not", "checked"]
     assert "quick calibration: 1 of 2 to publish: verify calibrate --budget quick --publish -k B.T4" in out
     assert "standard map: every row measures the current code" in out
+    # the same code, but a fixture mate's change moved the seed basis: its seeds are of older code unless carried
+    store["calibration"]["quick"]["claims"][0]["seed_basis"] = "0" * 16
+    code, out, _ = _cli_in_process(capsys, "list", "--published", "-k", "A.L1")
+    assert out.split("\n")[1].split()[:2] == ["A.L1", "older"]
+    store["carried"]["A.L1"] = {"from": [hashes["A.L1"]], "to": hashes["A.L1"]}
+    code, out, _ = _cli_in_process(capsys, "list", "--published", "-k", "A.L1")
+    assert out.split("\n")[1].split()[:2] == ["A.L1", "carried"]
 
 
 def test_list_names_the_claim(capsys):

@@ -420,14 +420,19 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
     summary.setdefault("mode", "development")  # written before confirmation seeds existed
     summary.setdefault("n_seeds", len(summary.get("seeds") or []))
     hashes = registry.code_hashes()
+    bases = seed_bases([c["id"] for c in summary.get("claims", []) if c["id"] in hashes])
     for c in summary.get("claims", []):
         c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
         now = hashes.get(c["id"])
         if now is None:  # a claim since removed or renamed
             c["stale"], c["carried"] = True, False
             continue
-        c["stale"] = not published.current(c["id"], c["code_hash"], now, store["carried"])
-        c["carried"] = c["code_hash"] != now and not c["stale"]
+        # a row of unchanged code whose fixture mate changed ran at the seeds of the old seed basis: older unless
+        # carried (``verify.carry``)
+        moved = c.get("seed_basis") not in (None, bases[c["id"]])
+        carried = c["id"] in store["carried"]
+        c["stale"] = not published.current(c["id"], c["code_hash"], now, store["carried"]) or (moved and not carried)
+        c["carried"] = not c["stale"] and (c["code_hash"] != now or moved)
     return summary
 
 

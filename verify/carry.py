@@ -9,7 +9,10 @@ verdict, status, measured value and interval, and every decision's interval and 
 identical at every canary seed, the store records the claim as carried forward from the measured code to the current
 code (``verify.published``: ``carried``), with the canary digests as the proof.  The carried measurements keep their
 confirmation seeds (those of the code they were measured on).  Any difference in a canary record leaves the claim's
-measurements of older code, as before; a claim whose code did not change needs nothing.
+measurements of older code, as before.  A claim whose code did not change needs nothing, unless a claim it shares a
+fixture with changed: its seed basis (``calibrate.seed_basis``), hence its confirmation seeds, moved with the mate's
+code, while every number it computes at a given seed is the same (its code hash covers all it imports); it is carried
+without a canary, keeping the seeds it was measured at.
 
 What the canary cannot see: a change that moves numbers only at the standard budget, or only at seeds other than the
 canary seeds, or only at other settings of a free choice.  ``--budget standard`` adds that budget's canary (slower).
@@ -23,7 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from verify import published, registry, results
+from verify import calibrate, published, registry, results
 
 #: the canary's seeds: fixed (not derived from the code), so two versions of the code are compared at the same draws
 CANARY_SEEDS = (0, 1)
@@ -107,6 +110,15 @@ def measured(store: dict, claim_id: str) -> list[str]:
     return sorted(set(out))
 
 
+def basis_moved(store: dict, claim_id: str, basis: str) -> bool:
+    """Whether a published calibration row of the claim records a seed basis other than ``basis``: its own code is
+    unchanged but a claim it shares a fixture with changed (``calibrate.seed_basis``), so its confirmation seeds moved.
+    Such a claim needs the canary too: if its records are identical, its rows stay at the seeds they were measured
+    at, as a changed claim's do."""
+    return any(c["id"] == claim_id and c.get("seed_basis") not in (None, basis)  # basis None: any recorded basis
+               for s in store["calibration"].values() for c in s.get("claims", []))
+
+
 def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (CANARY_BUDGET,),
           seeds: tuple[int, ...] = CANARY_SEEDS, workers: int = 1) -> list[dict]:
     """Compare ``claims`` at ``rev`` and at the working tree on the canary, and carry forward the published
@@ -115,13 +127,13 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     ``rev`` to carry))."""
     store = published.load()
     then = code_hashes_at(worktree(rev, workdir))
-    rows, todo = [], []
+    rows, todo, unchanged = [], [], []
     for c in claims:
         now, old, hs = registry.code_hash(c), then.get(c.id), measured(store, c.id)
         if not hs:
             rows.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
         elif all(published.current(c.id, h, now, store["carried"]) for h in hs):
-            rows.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"})
+            unchanged.append(c)
         else:
             froms = [h for h in hs if old and published.current(c.id, h, old, store["carried"])]
             if froms:
@@ -129,6 +141,12 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
             else:
                 rows.append({"id": c.id, "status": "unpublished",
                              "why": f"no published measurement is of the code at {rev}"})
+    # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
+    recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None)]
+    bases = calibrate.seed_bases(recorded) if recorded else {}
+    mates = [c for c in recorded if basis_moved(store, c.id, bases[c.id])]
+    rows += [{"id": c.id, "status": "current", "why": "its published measurements are of this code"}
+             for c in unchanged if c not in mates]
     ids = [c.id for c, *_ in todo]
     diff: dict[str, list[str]] = {}
     digests: dict[str, dict] = {cid: {} for cid in ids}
@@ -158,5 +176,13 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                                       "canary": {"budgets": list(budgets), "seeds": list(seeds),
                                                  "digests": digests[c.id]}, "time": results.now_utc()}
             rows.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
+    for c in mates:
+        now = registry.code_hash(c)
+        store["carried"][c.id] = {"from": [now], "to": now, "rev": rev, "commit": head.strip(),
+                                  "canary": {"budgets": [], "seeds": [], "digests": {},
+                                             "why": "code unchanged; the seed basis moved with a fixture mate's code"},
+                                  "time": results.now_utc()}
+        rows.append({"id": c.id, "status": "carried", "why": "its code is unchanged (a fixture mate's changed): its "
+                                                            "rows keep the seeds they were measured at"})
     published.save(store)
     return rows

@@ -174,13 +174,17 @@ def cmd_list(args) -> int:
 PUBLISHED_STATES = ("current", "carried", "older", "missing")
 
 
-def published_state(claim_id: str, row: dict | None, code_hash: str, carried: dict) -> str:
-    """One of :data:`PUBLISHED_STATES` for a published calibration or map row of ``claim_id`` (``None``: none)."""
+def published_state(claim_id: str, row: dict | None, code_hash: str, carried: dict, basis: str | None = None) -> str:
+    """One of :data:`PUBLISHED_STATES` for a published calibration or map row of ``claim_id`` (``None``: none);
+    ``basis``: the claim's seed basis now, for a calibration row (its seeds are the confirmation seeds of the basis it
+    records: a row of unchanged code whose fixture mate changed is of older seeds unless carried)."""
     from verify import published
 
     if row is None:
         return "missing"
     if row["code_hash"] == code_hash:
+        if basis is not None and row.get("seed_basis") not in (None, basis):
+            return "carried" if claim_id in carried else "older"
         return "current"
     return "carried" if published.current(claim_id, row["code_hash"], code_hash, carried) else "older"
 
@@ -190,7 +194,10 @@ def _list_published(entries) -> int:
     then the counts and the commands that bring the rest up to date (what a re-publication has left to do)."""
     from verify import published, registry
 
+    from verify import calibrate
+
     store, hashes = published.load(), registry.code_hashes()
+    bases = calibrate.seed_bases([e["id"] for e in entries if not e["not_checked"]])
     calib = {b: {c["id"]: c for c in (store["calibration"].get(b) or {}).get("claims", [])}
              for b in ("quick", "standard")}
     maps = store["maps"].get("standard", {})
@@ -204,7 +211,7 @@ def _list_published(entries) -> int:
         if e["not_checked"]:
             print(f"{cid:<10} not checked")
             continue
-        states = [published_state(cid, calib[b].get(cid), hashes[cid], store["carried"]) for b in calib]
+        states = [published_state(cid, calib[b].get(cid), hashes[cid], store["carried"], bases[cid]) for b in calib]
         has_map = bool(claims[cid].free_choices)
         states.append(published_state(cid, maps.get(cid), hashes[cid], store["carried"]) if has_map else "-")
         for col, st in zip(columns, states):
