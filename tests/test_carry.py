@@ -123,19 +123,24 @@ def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monke
 def test_a_claim_whose_fixture_mate_changed_is_carried_without_a_canary(tmp_path, monkeypatch):
     """A claim whose own code is unchanged computes the same numbers at any seed; only its seed basis moved with a
     mate's code.  It is carried (its rows keep their seeds) without canary runs; one whose basis did not move is
-    current; a claim already carried is not carried again."""
+    current; a claim already carried is not carried again; one unchanged since the revision whose other rows are of
+    code before it is left as it is (nothing to compare)."""
     from types import SimpleNamespace
 
     from verify import calibrate, carry, published, registry
 
     monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
     rows = [{"id": cid, "code_hash": "now-" + cid, "seed_basis": "basis-then"} for cid in ("X.4", "X.5", "X.6")]
+    rows.append({"id": "X.7", "code_hash": "now-X.7", "seed_basis": "basis-now"})
     published.update("calibration", "quick", {"mode": "confirmation", "claims": rows})
+    # X.7's standard row is of code before the revision (and of its seed basis then): not carried, not a mate
+    published.update("calibration", "standard", {"mode": "confirmation", "claims": [
+        {"id": "X.7", "code_hash": "ancient-X.7", "seed_basis": "basis-ancient"}]})
     published.update("carried", "X.6", {"from": ["older-X.6"], "to": "now-X.6"})
-    claims = [SimpleNamespace(id=cid) for cid in ("X.4", "X.5", "X.6")]
+    claims = [SimpleNamespace(id=cid) for cid in ("X.4", "X.5", "X.6", "X.7")]
     monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "now-" + c.id)
     monkeypatch.setattr(calibrate, "seed_bases", lambda cs: {"X.4": "basis-now", "X.5": "basis-then",
-                                                             "X.6": "basis-now"})
+                                                             "X.6": "basis-now", "X.7": "basis-now"})
     monkeypatch.setattr(carry, "worktree", lambda rev, where: tmp_path / "then")
     monkeypatch.setattr(carry, "code_hashes_at", lambda root: {c.id: "now-" + c.id for c in claims})
 
@@ -144,7 +149,8 @@ def test_a_claim_whose_fixture_mate_changed_is_carried_without_a_canary(tmp_path
 
     monkeypatch.setattr(carry, "run_at", run_at)
     got = {r["id"]: r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path)}
-    assert got == {"X.4": "carried", "X.5": "current", "X.6": "current"}
+    assert got == {"X.4": "carried", "X.5": "current", "X.6": "current", "X.7": "unchanged"}
+    assert "X.7" not in published.load()["carried"]
     store = published.load()
     assert store["carried"]["X.4"]["from"] == ["now-X.4"] and store["carried"]["X.4"]["to"] == "now-X.4"
     assert store["carried"]["X.6"] == {"from": ["older-X.6"], "to": "now-X.6"}

@@ -11,7 +11,7 @@ import torch
 import toy_claims
 from theorems import fixture as fx
 from theorems.claim import Check, Claim, Context, Control, Outcome
-from verify import registry, results
+from verify import results
 from verify.execution import Executor, execute
 
 ROOT = Path(__file__).resolve().parent.parent

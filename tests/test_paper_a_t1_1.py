@@ -65,7 +65,6 @@ def test_the_coefficient_margin_is_half_the_smallest_distance_to_the_ratio_witho
     ctx = Context(seed=3, budget="quick")
     Sigma, W, V, K, _ = t11.make_instances(ctx.generator("test", "z"), 3, d=3, B_op_range=t11.NLAW_B_OP,
                                            psd_keys=True)
-    c = t11.loo_bias_coefficient(V, K, Sigma, W).numpy()
     Z = t11.outer_factor(K, Sigma).numpy()
     assert np.all(Z > 1)
     margin = t11.coefficient_margin(Z)

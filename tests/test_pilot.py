@@ -2,14 +2,13 @@
 probe stratum of far rotations, which its Q = I control's own search uses, no known instance fed to it (issue 31)."""
 import math
 
-import pytest
 import torch
 
 from numerics.paper_b import data
 from theorems.paper_a.geometry import t1_3_strong_convexity as t13
 from theorems.paper_b.joint import l11_joint_invariants as l11
 from theorems.paper_b.joint.assumptions import MAIN, nu_threshold
-from theorems.pilot import LOOKS, POWER_WIDTH, planned_growth, sized_by_pilot, sized_to_power, two_looks, widest_ratio
+from theorems.pilot import LOOKS, planned_growth, sized_by_pilot, two_looks, widest_ratio
 
 
 def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
@@ -45,44 +44,6 @@ def test_sized_by_pilot_grows_only_past_its_trigger_and_replans_once_a_stage_too
     assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 4", 4) and asked == [1, 4]
     decide_at, asked = _stages({1: math.inf, 4: 0.5})  # a decision missing from the pilot: the most draws
     assert sized_by_pilot(decide_at, 0.6, 4) == ("decided at 4", 4)
-
-
-def _rows(width_at, shift=0.0, status="pass"):
-    """A decide_at for :func:`sized_to_power` whose two decisions at growth g are intervals of width
-    ``width_at(g)`` and 1 (95 %-power width 2 each), centred at ``shift``; logs the growths asked for."""
-    asked = []
-
-    def decide_at(g):
-        asked.append(g)
-        rows = [{"lo": shift - w / 2, "hi": shift + w / 2, "max_width": 2.0, "status": status, "band": [shift, shift]}
-                for w in (width_at(g), 1.0)]
-        return rows, g
-    return decide_at, asked
-
-
-def test_sized_to_power_extrapolates_width_by_one_over_root_draws_and_stops_at_the_power_width_or_cap():
-    pilot = 3.0  # the pilot's widest interval 1.5 times its 95 %-power width, shrinking like 1/sqrt(g)
-    decide_at, asked = _rows(lambda g: pilot / math.sqrt(g))
-    assert sized_to_power(decide_at, 2, cap=8) == (3, 3, [1.5, pytest.approx(1.5 / math.sqrt(3))]) and asked == [1, 3]
-    decide_at, asked = _rows(lambda g: 1.9)  # inside its 95 %-power width already: the pilot decides
-    assert sized_to_power(decide_at, 2, cap=8)[:2] == (1, 1) and asked == [1]
-    decide_at, asked = _rows(lambda g: 10.0)  # never narrows (heavy tails): re-planned until the cap, no further
-    assert sized_to_power(decide_at, 2, cap=8)[1] == 8 and asked == [1, 8]
-    decide_at, asked = _rows(lambda g: 2.1 if g < 3 else 1.0)  # just above after its planned stage: one step more
-    assert sized_to_power(decide_at, 2, cap=8)[1] == 3 and asked == [1, 2, 3]
-    decide_at, asked = _rows(lambda g: 1.0)
-    assert sized_to_power(lambda g: (decide_at(g)[0][:1], g), 2, cap=4)[1] == 4  # a decision missing: the cap
-    assert POWER_WIDTH == 1.0
-
-
-@pytest.mark.parametrize("shift,status", [(0.0, "pass"), (-7.5, "fail"), (1e3, "inconclusive")])
-def test_sized_to_power_never_reads_positions_a_shifted_pilot_gives_the_same_size(shift, status):
-    """The same widths at any position and status (an estimate on its target, far outside its band, straddling it):
-    the same stages, growth and ratios."""
-    base, asked_base = _rows(lambda g: 3.0 / math.sqrt(g))
-    moved, asked_moved = _rows(lambda g: 3.0 / math.sqrt(g), shift=shift, status=status)
-    (_, g, ratios), (_, g_moved, ratios_moved) = sized_to_power(base, 2, cap=8), sized_to_power(moved, 2, cap=8)
-    assert g == g_moved == 3 and asked_base == asked_moved and ratios_moved == pytest.approx(ratios, rel=1e-12)
 
 
 def _two_look_rates(truth: float, reps: int = 4000, alpha: float = 0.1, seed: int = 11):

@@ -2,7 +2,7 @@
 among the claim's assumptions with its rule, and the record and the report show what it removed in the run."""
 import pytest
 
-from theorems.claim import Check, Claim, Context, Control, Outcome, ScopeFilter
+from theorems.claim import Check, Claim, Context, Control, ScopeFilter
 from theorems.evidence import Evidence, ScopeTally
 from verify import registry, report, runner
 

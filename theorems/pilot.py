@@ -7,10 +7,9 @@ equality decision's maximum width is the width at which it verifies a value at i
 the ``max_width`` its check declares.  The
 pilot sets only how many draws, from their spread, never from the estimate's distance to the claim, so the decision's
 coverage is as it was to first order (Stein 1945; Wittes and Brittain 1990).  Decisions and maxima are unchanged.
-:func:`sized_to_power` (A.T3-A.T5) grows to the 95 %-power width itself, up to a declared cap;
-:func:`sized_by_pilot` (B.T4) to a declared fraction of it; :func:`two_looks` (A.T1.1) is group-sequential: it also
-stops at the pilot when its decisions are already decided there (or one fails), at the price of deciding each
-look at half the level.
+:func:`sized_by_pilot` (B.T4) grows to a declared fraction of it; :func:`two_looks` (A.T1.1, A.T3-A.T5) is
+group-sequential: it also stops at the pilot when its decisions are already decided there (or one fails), at the price
+of deciding each look at half the level.
 """
 from __future__ import annotations
 
@@ -62,32 +61,6 @@ def sized_by_pilot(decide_at: Callable[[int], tuple[float, R]], target: float, c
         growth = cap if not math.isfinite(ratio) else min(cap, math.ceil(growth * (ratio / target) ** 2))
         ratio, result = decide_at(growth)
     return result, growth
-
-
-def sized_to_power(decide_at: Callable[[int], tuple[list[dict], R]], decisions: int,
-                   cap: int) -> tuple[R, int, list[float]]:
-    """Decide on the pilot's draws, and on more where an interval is wider than its 95 %-power width.
-
-    The rule.  ``decide_at(g)`` decides on ``g`` chunks of draws pooled (chunk 0 is the pilot; chunks of one size, so
-    ``g`` counts draws in pilot units) and returns ``(decision rows, result)`` (``Evidence.decisions`` and what the
-    check reports).  The pilot reads only the rows' widths ``hi - lo`` against their ``max_width``, the width at
-    which each has 95 % power at the claim's value at its own margin (``theorems.evidence``): never their position,
-    status or band, so the decision's coverage is as it was to first order (Stein 1945; Wittes and Brittain 1990).
-    With ``r`` the widest row's ratio (``inf`` when fewer than ``decisions`` rows were made), it stops when
-    ``r <= POWER_WIDTH`` or ``g = cap``; otherwise it extrapolates width ~ 1/sqrt(draws) to
-    ``g' = ceil(g r^2 / POWER_WIDTH^2)`` (at least ``g + 1``, at most ``cap``) and decides again on all draws pooled.
-    ``cap`` is the claim's declared cost limit: where even it leaves ``r > 1`` the decision keeps the power its width
-    gives (recorded with it), and may be inconclusive.  Returns the deciding stage's result, its ``g`` and each
-    stage's ``r``.
-    """
-    g, ratios = 1, []
-    while True:
-        rows, result = decide_at(g)
-        ratios.append(widest_ratio(rows, decisions))
-        if ratios[-1] <= POWER_WIDTH or g >= cap:
-            return result, g, ratios
-        r = ratios[-1]
-        g = cap if not math.isfinite(r) else min(cap, max(g + 1, math.ceil(g * (r / POWER_WIDTH) ** 2)))
 
 
 #: the looks of :func:`two_looks`: a check using it builds its evidence with LOOKS times its decisions, so that each

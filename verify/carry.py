@@ -110,12 +110,11 @@ def measured(store: dict, claim_id: str) -> list[str]:
     return sorted(set(out))
 
 
-def basis_moved(store: dict, claim_id: str, basis: str) -> bool:
-    """Whether a published calibration row of the claim records a seed basis other than ``basis``: its own code is
-    unchanged but a claim it shares a fixture with changed (``calibrate.seed_basis``), so its confirmation seeds moved.
-    Such a claim needs the canary too: if its records are identical, its rows stay at the seeds they were measured
-    at, as a changed claim's do."""
-    return any(c["id"] == claim_id and c.get("seed_basis") not in (None, basis)  # basis None: any recorded basis
+def basis_moved(store: dict, claim_id: str, basis: str | None, code_hash: str) -> bool:
+    """Whether a published calibration row of the claim's code ``code_hash`` records a seed basis other than ``basis``
+    (None: any basis): its code is unchanged but a claim it shares a fixture with changed (``calibrate.seed_basis``),
+    so its confirmation seeds moved."""
+    return any(c["id"] == claim_id and c.get("code_hash") == code_hash and c.get("seed_basis") not in (None, basis)
                for s in store["calibration"].values() for c in s.get("claims", []))
 
 
@@ -123,8 +122,8 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
           seeds: tuple[int, ...] = CANARY_SEEDS, workers: int = 1) -> list[dict]:
     """Compare ``claims`` at ``rev`` and at the working tree on the canary, and carry forward the published
     measurements of those whose canary records are identical; returns one row per claim (``status``: ``carried``,
-    ``differs``, ``current`` (its measurements are of this code already), ``unpublished`` (nothing of the code at
-    ``rev`` to carry))."""
+    ``differs``, ``current`` (its measurements are of this code already), ``unchanged`` (its code is as at ``rev``:
+    nothing to compare), ``unpublished`` (nothing of the code at ``rev`` to carry))."""
     store = published.load()
     then = code_hashes_at(worktree(rev, workdir))
     rows, todo, unchanged = [], [], []
@@ -134,6 +133,8 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
             rows.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
         elif all(published.current(c.id, h, now, store["carried"]) for h in hs):
             unchanged.append(c)
+        elif old == now:  # what was current at ``rev`` is current now; its other measurements are of code before
+            unchanged.append(c)  # ``rev``, which comparing the two cannot carry
         else:
             froms = [h for h in hs if old and published.current(c.id, h, old, store["carried"])]
             if froms:
@@ -142,11 +143,17 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                 rows.append({"id": c.id, "status": "unpublished",
                              "why": f"no published measurement is of the code at {rev}"})
     # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
-    recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None)]
+    hashes = {c.id: registry.code_hash(c) for c in unchanged}
+    recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None, hashes[c.id])]
     bases = calibrate.seed_bases(recorded) if recorded else {}
-    mates = [c for c in recorded if basis_moved(store, c.id, bases[c.id])]
-    rows += [{"id": c.id, "status": "current", "why": "its published measurements are of this code"}
-             for c in unchanged if c not in mates]
+    mates = [c for c in recorded if basis_moved(store, c.id, bases[c.id], hashes[c.id])]
+    for c in unchanged:
+        if c in mates:
+            continue
+        older = [h for h in measured(store, c.id) if not published.current(c.id, h, hashes[c.id], store["carried"])]
+        rows.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"} if not older
+                    else {"id": c.id, "status": "unchanged", "why": f"its code is as at {rev}; its measurements of "
+                                                                   "code before that stay of older code"})
     ids = [c.id for c, *_ in todo]
     diff: dict[str, list[str]] = {}
     digests: dict[str, dict] = {cid: {} for cid in ids}

@@ -83,7 +83,6 @@ share it); the oracle control's companion instance is :func:`companion_samples`.
 """
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np

@@ -88,8 +88,9 @@ FINDINGS = (
 )
 
 #: the pilot's cap on cost (``PilotChunks.sized``: a second look on more batches of this claim's own stream when the
-#: pilot leaves a decision open, as many as its widest interval asks to reach its 95 %-power width): 8-fold the regularizer-only batches, whose chunk costs
-#: about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s at quick), so its cap costs what theirs do
+#: pilot leaves a decision open, as many as its widest interval asks to reach its 95 %-power width): 8-fold the
+#: regularizer-only batches, whose chunk costs about half of a softmax chunk of A.T3/A.T4 (measured: 9 s against 20 s
+#: at quick), so its cap costs what theirs do
 PILOT_MAX_GROWTH = 8
 
 # ---------------------------------------------------------------------------

@@ -245,8 +245,7 @@ def derivation(s_of=s_union) -> Outcome:
     """The probability bookkeeping behind ``d_sufficient`` and the exponent -1/2 the rate check decides; ``s_of``: E2's
     threshold as a function of (pairs, delta) (control: :func:`s_without_union`)."""
     D = Derivation()
-    z, lam, s, x = sp.Symbol("z", real=True), sp.Symbol("lambda", positive=True), sp.Symbol("s", positive=True), \
-        sp.Symbol("x", positive=True)
+    z, lam, s = sp.Symbol("z", real=True), sp.Symbol("lambda", positive=True), sp.Symbol("s", positive=True)
     mgf_int = sp.Integral(sp.exp(lam * z) * sp.exp(-z**2 / 2) / sp.sqrt(2 * sp.pi), (z, -sp.oo, sp.oo))
     D.prove_equal("moment generating function of Z ~ N(0, 1): E e^{λZ} = e^{λ²/2}", mgf_int.doit(),
                   sp.exp(lam**2 / 2), shown=sp.Eq(mgf_int, sp.exp(lam**2 / 2), evaluate=False))

@@ -166,7 +166,7 @@ def derivation(polylog_degree: int = POLYLOG_K) -> Outcome:
     """The envelope's exponent and polylog degree from the recursion (block comment above); ``polylog_degree``: the
     degree claimed for the envelope C log^k t / t (the rate rule's ``rates.POLYLOG_K``; control: 1)."""
     D = Derivation()
-    n, eta, q = sp.Symbol("n", positive=True), sp.Symbol("eta", positive=True), sp.Symbol("q", positive=True)
+    n, eta = sp.Symbol("n", positive=True), sp.Symbol("eta", positive=True)
     x = sp.Symbol("x", real=True)
     D.prove_equal("one NGD step (‖d‖ = 1, x = ⟨d, W̄⟩): (n + ηx + η²/(2n))² − ‖W + ηd‖² = (ηx + η²/(2n))² ≥ 0 with "
                   "‖W + ηd‖² = n² + 2nηx + η², so ‖W_{t+1}‖ ≤ ‖W_t‖ + η⟨d, W̄_t⟩ + η²/(2‖W_t‖)",
