@@ -314,3 +314,19 @@ def test_every_claim_with_free_choices_has_a_current_published_standard_map():
     missing = [c.id for c in sensitivity.mapped(registry.all_claims())
                if c.id not in have or have[c.id]["budget"] != "standard"]
     assert not missing, "no current standard sensitivity map for: " + ", ".join(missing)
+
+
+def test_a_map_reuses_the_own_run_a_confirmation_calibration_computed(tmp_path):
+    """A map runs at the first confirmation seed, which the calibration in the same results directory ran first: the
+    claim's own checks and controls are taken from there (the same budget, seed, device, code and libraries), and only
+    the settings run."""
+    from verify import calibrate, execution
+
+    claim, ctx = toy_claim(), Context(seed=7, budget="standard")
+    execution.execute([claim], ctx, calibrate.confirmation_dir(tmp_path, "standard", 0), Executor(workers=1))
+    ran = []
+    sensitivity.run([claim], ctx, tmp_path, _Counting(ran), points=3)
+    assert ran and {u.kind for _, u, _ in ran} <= {"setting", "setting control"}
+    ran_elsewhere = []  # at another seed nothing matches: the own run is computed
+    sensitivity.run([claim], Context(seed=8, budget="standard"), tmp_path, _Counting(ran_elsewhere), points=3)
+    assert {"check", "control"} <= {u.kind for _, u, _ in ran_elsewhere}

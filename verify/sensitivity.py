@@ -294,11 +294,34 @@ def read(results_dir: Path, claim_id: str, *, budget: str | None = None, seed: i
     return rec if all(v is None or rec.get(k) == v for k, v in want.items()) else None
 
 
+def adopt_calibration_units(claims: list[Claim], run_of, results_dir: Path) -> int:
+    """Copy into ``results_dir`` the finished units of each claim's own run that a confirmation calibration in the same
+    directory already computed (a map runs at the first confirmation seed, which the calibration ran first); returns
+    how many were copied.  A unit directory's name holds the budget, seed, device, code hash and library versions
+    (``results.unit_dir``), so only a unit of the very same computation is taken; units already there are kept."""
+    import shutil
+
+    from verify import calibrate
+
+    copied = 0
+    for c in claims:
+        dst = results.unit_dir(results_dir, c, run_of(c))
+        base = Path(results_dir) / calibrate.CALIBRATION / run_of(c).budget
+        for src in sorted(base.glob(f"confirmation*/{results.UNITS}/{c.id}/{dst.name}")):
+            for f in sorted(src.iterdir()):
+                if f.is_file() and not (dst / f.name).exists():
+                    dst.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(f, dst / f.name)
+                    copied += 1
+    return copied
+
+
 def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: Path, executor, *,
         points: int | None = None, rerun: bool = False, write: bool = True) -> list[dict]:
     """The sensitivity records of ``claims`` (those with free choices) at ``ctx`` (one run for all, or a run per
-    claim id): their own runs (stored ones reused), every setting unit of their designs, then the controls at the
-    extreme settings that verify, on ``executor``, each finished unit kept for resume."""
+    claim id): their own runs (stored ones reused, and those a confirmation calibration in ``results_dir`` computed:
+    :func:`adopt_calibration_units`), every setting unit of their designs, then the controls at the extreme settings
+    that verify, on ``executor``, each finished unit kept for resume."""
     from verify import execution
 
     run_of = (lambda c: ctx[c.id]) if isinstance(ctx, dict) else (lambda c: ctx)
@@ -309,6 +332,8 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
     points = POINTS[budget] if points is None else points
     for c in claims:
         check_design_size(c, budget, points)
+    if not rerun:
+        adopt_calibration_units(claims, run_of, results_dir)
     records, _ = execution.execute(claims, ctx, results_dir, executor, reuse_records=True, rerun=rerun)
     by_id = {r["claim"]["id"]: r for r in records}
     entries: dict[str, dict] = {c.id: {} for c in claims}
