@@ -374,3 +374,22 @@ def test_a_row_whose_seed_basis_moved_reads_as_older_unless_carried(tmp_path, mo
         published.update("calibration", "quick", {"mode": "confirmation", "claims": [{**row, "seed_basis": recorded}]})
         c = calibrate.load_summary(None, "quick")["claims"][0]
         assert (c["stale"], c["carried"]) == (stale, carried)
+
+
+def test_a_carried_claim_is_drawn_at_the_first_seed_its_published_row_was_measured_at(tmp_path, monkeypatch):
+    """The report's draw is the first seed of the verdict of record: for a claim whose quick row was carried forward
+    (its seeds those of the code it was measured on), the first seed that row's basis derives, at quick only; a row
+    not carried, or another budget, keeps the current basis."""
+    from verify import registry
+
+    now = registry.code_hashes()["A.L1"]
+    basis = calibrate.seed_bases(["A.L1"])["A.L1"]
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    row = {"id": "A.L1", "code_hash": "0" * 16, "seed_basis": "1" * 16, "seeds": [1], "verdicts": {}}
+    published.update("calibration", "quick", {"mode": "confirmation", "claims": [row]})
+    current = calibrate.confirmation_seeds(basis, 1)[0]
+    assert calibrate.first_confirmation_seeds(["A.L1"], "quick")["A.L1"] == current  # older code, not carried
+    published.update("carried", "A.L1", {"from": ["0" * 16], "to": now})
+    assert calibrate.first_confirmation_seeds(["A.L1"], "quick")["A.L1"] == calibrate.confirmation_seeds("1" * 16, 1)[0]
+    assert calibrate.first_confirmation_seeds(["A.L1"], "standard")["A.L1"] == current
+    assert calibrate.first_confirmation_seeds(["A.L1"])["A.L1"] == current

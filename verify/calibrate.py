@@ -87,10 +87,32 @@ def seed_bases(claims: list[Claim | str]) -> dict[str, str]:
     return out
 
 
-def first_confirmation_seeds(claims: list[Claim | str]) -> dict[str, int]:
+def first_confirmation_seeds(claims: list[Claim | str], budget: str | None = None) -> dict[str, int]:
     """Each claim's first confirmation seed: the seed ``verify run`` and ``verify report`` use by default, so the draw a
-    reader sees is the first of the seeds its verdict of record is measured at (``verify.record``)."""
-    return {cid: confirmation_seeds(b, 1)[0] for cid, b in seed_bases(claims).items()}
+    reader sees is the first of the seeds its verdict of record is measured at (``verify.record``).  At ``budget``, a
+    claim whose published row of that budget was carried forward to its code (``verify carry``: its rows keep the
+    seeds they were measured at) has its first seed from the seed basis that row records; any other claim from its
+    current seed basis (:func:`seed_basis`)."""
+    bases = seed_bases(claims)
+    if budget is not None:
+        bases.update(carried_bases(budget, list(bases)))
+    return {cid: confirmation_seeds(b, 1)[0] for cid, b in bases.items()}
+
+
+def carried_bases(budget: str, claim_ids: list[str]) -> dict[str, str]:
+    """The seed basis recorded by each of ``claim_ids``' published ``budget`` rows that counts as current only by a
+    carry (``verify.published.current`` through the store's ``carried``), by claim id."""
+    store = published.load()
+    rows = {c["id"]: c for c in (store["calibration"].get(budget) or {}).get("claims", [])}
+    hashes = registry.code_hashes()
+    out = {}
+    for cid in claim_ids:
+        row = rows.get(cid)
+        if (row is None or cid not in store["carried"] or not isinstance(row.get("seed_basis"), str)
+                or not published.current(cid, row["code_hash"], hashes.get(cid), store["carried"])):
+            continue
+        out[cid] = row["seed_basis"]
+    return out
 
 
 def seed_dir(results_dir: Path, budget: str, seed: int) -> Path:

@@ -78,7 +78,7 @@ def _runs(args, claims) -> tuple[Context, "Context | dict[str, Context]"]:
         return ctx, ctx
     from verify import calibrate
 
-    seeds = calibrate.first_confirmation_seeds(claims)
+    seeds = calibrate.first_confirmation_seeds(claims, ctx.budget)
     return ctx, {c.id: replace(ctx, seed=seeds[c.id]) for c in claims}
 
 
@@ -330,7 +330,11 @@ def cmd_readme(args) -> int:
                          f"({', '.join(stale) or 'none'}); run `verify run --results {args.results}` first")
     shared = {"maps": sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True),
               "calibrations": readme.load_calibrations(),
-              "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked])}
+              "first_seeds": {}}
+    budget_of = {r["claim"]["id"]: r["budget"] for r in records}
+    for budget in sorted(set(budget_of.values())):
+        shared["first_seeds"].update(calibrate.first_confirmation_seeds(
+            [c for c in claims if not c.not_checked and budget_of.get(c.id) == budget], budget))
     text, changed = readme.update(args.readme, records, **shared)
     crashed = raised_parts(records)
     if args.check and crashed:  # a crash makes its claim inconclusive, which a measured seed dependence may absorb
@@ -473,7 +477,8 @@ def _stored_and_current(args) -> list[dict] | None:
     from verify.execution import _has_failed_units
 
     ids = registry.select_ids(args.k) if args.k else [e["id"] for e in registry.index()]
-    seeds = {cid: args.seed for cid in ids} if args.seed is not None else calibrate.first_confirmation_seeds(ids)
+    seeds = {cid: args.seed for cid in ids} if args.seed is not None else calibrate.first_confirmation_seeds(
+        ids, args.budget)
     hashes, out = registry.code_hashes(), []
     for cid in ids:
         r = _stored_record(Path(args.results), cid)

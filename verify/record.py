@@ -204,7 +204,10 @@ def standings(records: list[dict], calibrations: dict[str, dict | None], maps: d
         from verify import calibrate, registry
 
         known = {c.id: c for c in registry.all_claims()}
-        first_seeds = calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records
-                                                          if r["claim"]["id"] in known])
+        first_seeds = {}
+        for budget in sorted({r["budget"] for r in records}):
+            first_seeds.update(calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records if
+                                                                   r["claim"]["id"] in known and r["budget"] == budget],
+                                                                  budget))
     return [standing(r, calibrations.get(r["budget"]), maps,
                      confirmation_draw=first_seeds.get(r["claim"]["id"]) == r["seed"]) for r in records]

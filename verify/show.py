@@ -181,7 +181,7 @@ def standing_of(rec: dict, results_dir: Path, maps: dict) -> dict:
     """The record's verdict of record and class (``verify.record``), from the calibration at its budget."""
     from verify import calibrate
 
-    first = calibrate.first_confirmation_seeds([rec["claim"]["id"]])  # by id: the claim's module is not imported
+    first = calibrate.first_confirmation_seeds([rec["claim"]["id"]], rec["budget"])  # by id: no module imported
     (s,) = record.standings([rec], {rec["budget"]: calibrate.load_summary(results_dir, rec["budget"])}, maps,
                             first_seeds=first)
     return s
