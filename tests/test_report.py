@@ -356,7 +356,7 @@ def test_verify_report_command_reuses_a_stored_real_record(tmp_path, monkeypatch
     from verify import calibrate
 
     claim = registry.get("A.T1.1")
-    first = calibrate.first_confirmation_seeds([claim])[claim.id]  # the seed `verify report` runs it at
+    first = calibrate.first_confirmation_seeds([claim], "quick")[claim.id]  # the seed `verify report` runs it at
     rec = runner.run_claim(claim, Context(seed=first), kinds={"symbolic"})
     rec["kinds"] = "all"  # stands in for a full stored run with the same code, seed and budget
     results.write_record(tmp_path / "res", rec)

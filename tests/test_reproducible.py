@@ -191,7 +191,8 @@ def readme_check(tmp_path, recs, monkeypatch):
     monkeypatch.setattr(registry, "code_hash", lambda c: next(r["code_hash"] for r in recs if r["claim"]["id"] == c.id))
     monkeypatch.setattr(sensitivity, "published_maps", lambda *a, **k: {})
     monkeypatch.setattr(readme, "load_calibrations", lambda: {})
-    monkeypatch.setattr(calibrate, "first_confirmation_seeds", lambda cs: {r["claim"]["id"]: r["seed"] for r in recs})
+    monkeypatch.setattr(calibrate, "first_confirmation_seeds",
+                        lambda cs, budget=None: {r["claim"]["id"]: r["seed"] for r in recs})
     page = tmp_path / "claims.md"
     page.write_text(_page(tmp_path, recs, "written.md"))
 
