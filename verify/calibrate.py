@@ -87,15 +87,16 @@ def seed_bases(claims: list[Claim | str]) -> dict[str, str]:
     return out
 
 
-def first_confirmation_seeds(claims: list[Claim | str], budget: str | None = None) -> dict[str, int]:
+def first_confirmation_seeds(claims: list[Claim | str], budget: str | dict[str, str] | None = None) -> dict[str, int]:
     """Each claim's first confirmation seed: the seed ``verify run`` and ``verify report`` use by default, so the draw a
-    reader sees is the first of the seeds its verdict of record is measured at (``verify.record``).  At ``budget``, a
-    claim whose published row of that budget was carried forward to its code (``verify carry``: its rows keep the
-    seeds they were measured at) has its first seed from the seed basis that row records; any other claim from its
-    current seed basis (:func:`seed_basis`)."""
+    reader sees is the first of the seeds its verdict of record is measured at (``verify.record``).  At ``budget`` (one
+    for every claim, or claim id -> budget), a claim whose published row of that budget was carried forward to its
+    code (``verify carry``: its rows keep the seeds they were measured at) has its first seed from the seed basis that
+    row records; any other claim from its current seed basis (:func:`seed_basis`)."""
     bases = seed_bases(claims)
-    if budget is not None:
-        bases.update(carried_bases(budget, list(bases)))
+    budget_of = budget if isinstance(budget, dict) else {cid: budget for cid in bases}
+    for b in sorted({v for v in budget_of.values() if v is not None}):
+        bases.update(carried_bases(b, [cid for cid in bases if budget_of.get(cid) == b]))
     return {cid: confirmation_seeds(b, 1)[0] for cid, b in bases.items()}
 
 
@@ -449,12 +450,8 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
         if now is None:  # a claim since removed or renamed
             c["stale"], c["carried"] = True, False
             continue
-        # a row of unchanged code whose fixture mate changed ran at the seeds of the old seed basis: older unless
-        # carried (``verify.carry``)
-        moved = c.get("seed_basis") not in (None, bases[c["id"]])
-        carried = c["id"] in store["carried"]
-        c["stale"] = not published.current(c["id"], c["code_hash"], now, store["carried"]) or (moved and not carried)
-        c["carried"] = not c["stale"] and (c["code_hash"] != now or moved)
+        state = published.row_state(c["id"], c, now, store["carried"], bases[c["id"]])
+        c["stale"], c["carried"] = state == "older", state == "carried"
     return summary
 
 

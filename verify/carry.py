@@ -127,8 +127,9 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     store = published.load()
     then = code_hashes_at(worktree(rev, workdir))
     rows, todo, unchanged = [], [], []
+    hashes = {c.id: registry.code_hash(c) for c in claims}
     for c in claims:
-        now, old, hs = registry.code_hash(c), then.get(c.id), measured(store, c.id)
+        now, old, hs = hashes[c.id], then.get(c.id), measured(store, c.id)
         if not hs:
             rows.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
         elif all(published.current(c.id, h, now, store["carried"]) for h in hs):
@@ -143,7 +144,6 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                 rows.append({"id": c.id, "status": "unpublished",
                              "why": f"no published measurement is of the code at {rev}"})
     # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
-    hashes = {c.id: registry.code_hash(c) for c in unchanged}
     recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None, hashes[c.id])]
     bases = calibrate.seed_bases(recorded) if recorded else {}
     mates = [c for c in recorded if basis_moved(store, c.id, bases[c.id], hashes[c.id])]
@@ -184,7 +184,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                                                  "digests": digests[c.id]}, "time": results.now_utc()}
             rows.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
     for c in mates:
-        now = registry.code_hash(c)
+        now = hashes[c.id]
         store["carried"][c.id] = {"from": [now], "to": now, "rev": rev, "commit": head.strip(),
                                   "canary": {"budgets": [], "seeds": [], "digests": {},
                                              "why": "code unchanged; the seed basis moved with a fixture mate's code"},

@@ -180,21 +180,13 @@ def published_state(claim_id: str, row: dict | None, code_hash: str, carried: di
     records: a row of unchanged code whose fixture mate changed is of older seeds unless carried)."""
     from verify import published
 
-    if row is None:
-        return "missing"
-    if row["code_hash"] == code_hash:
-        if basis is not None and row.get("seed_basis") not in (None, basis):
-            return "carried" if claim_id in carried else "older"
-        return "current"
-    return "carried" if published.current(claim_id, row["code_hash"], code_hash, carried) else "older"
+    return "missing" if row is None else published.row_state(claim_id, row, code_hash, carried, basis)
 
 
 def _list_published(entries) -> int:
     """Per claim, whether its published quick and standard calibrations and its standard map measure its code now,
     then the counts and the commands that bring the rest up to date (what a re-publication has left to do)."""
-    from verify import published, registry
-
-    from verify import calibrate
+    from verify import calibrate, published, registry
 
     store, hashes = published.load(), registry.code_hashes()
     bases = calibrate.seed_bases([e["id"] for e in entries if not e["not_checked"]])
@@ -330,11 +322,8 @@ def cmd_readme(args) -> int:
                          f"({', '.join(stale) or 'none'}); run `verify run --results {args.results}` first")
     shared = {"maps": sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True),
               "calibrations": readme.load_calibrations(),
-              "first_seeds": {}}
-    budget_of = {r["claim"]["id"]: r["budget"] for r in records}
-    for budget in sorted(set(budget_of.values())):
-        shared["first_seeds"].update(calibrate.first_confirmation_seeds(
-            [c for c in claims if not c.not_checked and budget_of.get(c.id) == budget], budget))
+              "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked],
+                                                                {r["claim"]["id"]: r["budget"] for r in records})}
     text, changed = readme.update(args.readme, records, **shared)
     crashed = raised_parts(records)
     if args.check and crashed:  # a crash makes its claim inconclusive, which a measured seed dependence may absorb

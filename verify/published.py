@@ -74,3 +74,14 @@ def current(claim_id: str, measured_hash: str | None, code_hash: str, carried: d
         return True
     c = (load()["carried"] if carried is None else carried).get(claim_id)
     return bool(c) and measured_hash in (c.get("from") or []) and c.get("to") == code_hash
+
+
+def row_state(claim_id: str, row: dict, code_hash: str, carried: dict, basis: str | None = None) -> str:
+    """``"current"``, ``"carried"`` or ``"older"`` for a published row (calibration or map) of ``claim_id`` whose code
+    is ``code_hash`` now: :func:`current` on its code hash; and, given the claim's seed basis now (``basis``; for a
+    calibration row), a row whose recorded basis differs ran at the seeds of older code (a fixture mate changed) and
+    counts only if the claim was carried (``verify.carry``: its rows keep the seeds they were measured at)."""
+    moved = basis is not None and row.get("seed_basis") not in (None, basis)
+    if not current(claim_id, row["code_hash"], code_hash, carried) or (moved and claim_id not in carried):
+        return "older"
+    return "carried" if row["code_hash"] != code_hash or moved else "current"

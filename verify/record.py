@@ -204,10 +204,8 @@ def standings(records: list[dict], calibrations: dict[str, dict | None], maps: d
         from verify import calibrate, registry
 
         known = {c.id: c for c in registry.all_claims()}
-        first_seeds = {}
-        for budget in sorted({r["budget"] for r in records}):
-            first_seeds.update(calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records if
-                                                                   r["claim"]["id"] in known and r["budget"] == budget],
-                                                                  budget))
+        first_seeds = calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records
+                                                          if r["claim"]["id"] in known],
+                                                         {r["claim"]["id"]: r["budget"] for r in records})
     return [standing(r, calibrations.get(r["budget"]), maps,
                      confirmation_draw=first_seeds.get(r["claim"]["id"]) == r["seed"]) for r in records]
