@@ -1,7 +1,8 @@
 """Wall time of a tier with 1 worker against N workers, the records compared, where the time goes, and a projection.
 
     python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0] [--keep DIR]
-    python benchmarks/parallel_runner.py --budget standard --project-only [--project 16 64]
+    python benchmarks/parallel_runner.py --budget standard --project-only [--project 16 64] [--keep DIR]
+    python benchmarks/parallel_runner.py --budget standard --from-stream DIR/task-stream.json [--project 16 64]
 
 Runs the tier twice in fresh results directories, each in a child process (``--workers 1``: every unit in one
 process; ``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio
@@ -13,8 +14,11 @@ Projection.  The task stream holds every fixture task and every unit task with i
 dependencies of each unit (``runner.unit_requests``) they form the run's task graph.  ``--project W ...`` list-schedules
 that graph on W identical workers (a task is ready when the fixtures it uses are done; ready tasks longest remaining
 path first; data transfer and start-up not counted, so the projection is a lower bound) and names the critical path:
-the chain of fixture and unit that no number of workers can shorten.  ``--project-only`` runs only the parallel run
-(the projection of a standard tier needs its task stream, not the serial comparison).
+the chain of fixture and unit that no number of workers can shorten.  Then where the work is: task time by kind
+(fixture values, checks, controls, probes, probe controls), by claim, and the longest tasks.  ``--project-only`` runs
+only the parallel run (the projection of a standard tier needs its task stream, not the serial comparison).
+``--keep DIR`` keeps the task stream (``DIR/task-stream.json``); ``--from-stream`` projects a kept stream again
+without running anything.
 """
 from __future__ import annotations
 
@@ -219,6 +223,37 @@ def list_schedule(seconds: dict[str, float], waits: dict[str, set[str]], workers
     return now
 
 
+def kind_of(task: str) -> str:
+    """A task's kind for the breakdown: ``fixture``, ``check``, ``control``, ``probe`` (a probe check) or
+    ``probe control`` (a control whose target is a probe: its name starts ``probe``)."""
+    parts = task.split("|")
+    if parts[0] == "fixture":
+        return "fixture"
+    kind, name = parts[1], parts[2]
+    if kind == "control":
+        return "probe control" if name.startswith("probe") else "control"
+    return "probe" if name == "probe" else "check"
+
+
+def where_the_work_is(seconds: dict[str, float], most: int = 12) -> list[str]:
+    """Task time by kind, by claim (its units; a fixture is the claims' shared work, listed by name) and the longest
+    tasks: what a change to the tier's work would have to move."""
+    total = sum(seconds.values()) or 1.0
+    by_kind: dict[str, float] = {}
+    by_owner: dict[str, float] = {}
+    for k, s in seconds.items():
+        by_kind[kind_of(k)] = by_kind.get(kind_of(k), 0.0) + s
+        owner = f"fixture {k.split('|')[1]}" if k.startswith("fixture|") else k.split("|")[0]
+        by_owner[owner] = by_owner.get(owner, 0.0) + s
+    out = ["  where the work is (task time): " + ", ".join(
+        f"{kind} {s:.0f} s ({100 * s / total:.0f} %)" for kind, s in sorted(by_kind.items(), key=lambda kv: -kv[1]))]
+    out.append("    by claim or fixture: " + "; ".join(
+        f"{o} {s:.1f} s" for o, s in sorted(by_owner.items(), key=lambda kv: -kv[1])[:most]))
+    out.append("    longest tasks: " + "; ".join(
+        f"{k} {s:.1f} s" for k, s in sorted(seconds.items(), key=lambda kv: -kv[1])[:most]))
+    return out
+
+
 def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
     seconds, waits = task_graph(stream, budget)
     total = sum(seconds.values())
@@ -228,7 +263,7 @@ def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
            "list scheduling, no start-up or transfer):"]
     out += [f"    W = {w:3d}: {list_schedule(seconds, waits, w):8.1f} s" for w in workers]
     out.append(f"  critical path {length:.1f} s: " + " -> ".join(f"{k} ({seconds.get(k, 0.0):.1f} s)" for k in path))
-    return out
+    return out + where_the_work_is(seconds)
 
 
 def main() -> int:
@@ -240,7 +275,15 @@ def main() -> int:
     ap.add_argument("--project", type=int, nargs="*", default=[2, 4, 16, 64],
                     help="worker counts to project the run's task graph onto")
     ap.add_argument("--project-only", action="store_true", help="only the parallel run and its projection")
+    ap.add_argument("--from-stream", type=Path, default=None,
+                    help="project a task stream kept by an earlier run (--keep DIR: DIR/task-stream.json), run nothing")
     args = ap.parse_args()
+    if args.from_stream:
+        if not args.from_stream.is_file():
+            print(f"parallel_runner: no task stream at {args.from_stream}", file=sys.stderr)
+            return 2
+        print("\n".join(projection(args.from_stream, args.budget, args.project)))
+        return 0
 
     from verify import results
 

@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.parallel_runner import cpu_time, critical_path, list_schedule, where_the_time_went  # noqa: E402
+from benchmarks.parallel_runner import (cpu_time, critical_path, list_schedule, where_the_time_went,  # noqa: E402
+                                        where_the_work_is)
 
 
 def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
@@ -32,6 +33,16 @@ def test_list_schedule_and_critical_path_follow_the_fixture_dependencies():
     assert list_schedule(seconds, waits, 64) == 7.0  # the critical path bounds it
     # independent tasks: longest first
     assert list_schedule({"x": 3.0, "y": 3.0, "z": 2.0, "u": 2.0, "v": 2.0}, {}, 2) == 7.0
+
+
+def test_where_the_work_is_splits_task_time_by_kind_and_owner():
+    seconds = {"fixture|vision_runs|abc": 6.0, "B.Fig5|check|sps-beats-sgd": 2.0, "B.Fig5|control|SGD for SPS": 1.0,
+               "A.T1|check|probe": 0.5, "A.T1|control|probe: swapped": 0.5}
+    kinds, owners, longest = where_the_work_is(seconds)
+    assert "fixture 6 s (60 %)" in kinds and "check 2 s (20 %)" in kinds and "control 1 s (10 %)" in kinds
+    assert "probe 0 s (5 %)" in kinds and "probe control 0 s (5 %)" in kinds
+    assert owners.index("fixture vision_runs 6.0 s") < owners.index("B.Fig5 3.0 s") < owners.index("A.T1 1.0 s")
+    assert longest.split(": ", 1)[1].startswith("fixture|vision_runs|abc 6.0 s")
 
 
 def test_operating_characteristics_accepts_only_reviewed_verdicts_rejected_controls_and_no_inconclusive():
