@@ -120,6 +120,53 @@ def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monke
     assert carry.digest(_rec("X.1", 1.0)) == carry.digest({**_rec("X.1", 1.0), "reason": "other words"})
 
 
+def test_a_carry_of_one_budgets_rows_runs_its_canary_there_and_leaves_the_other_budget_older(tmp_path, monkeypatch):
+    """A change to the quick budget's path alone (its sizes): ``rows=("standard",)`` runs the canary at the standard
+    budget only and carries the standard row and map (their seeds kept), while the quick row stays of older code
+    until it is re-run; a claim whose standard numbers moved is not carried.  Asking for rows the canary does not run
+    at is refused."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from verify import calibrate, carry, published, registry
+
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    for budget in ("quick", "standard"):
+        published.update("calibration", budget, {"mode": "confirmation", "claims": [
+            {"id": cid, "code_hash": "old-" + cid, "seed_basis": "basis-then"} for cid in ("X.1", "X.2")]})
+    published.update("maps", "standard", {"X.1": {"code_hash": "old-X.1"}})
+    claims = [SimpleNamespace(id=cid) for cid in ("X.1", "X.2")]
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "now-" + c.id)
+    monkeypatch.setattr(registry, "code_hashes", lambda: {c.id: "now-" + c.id for c in claims})
+    monkeypatch.setattr(carry, "worktree", lambda rev, where: tmp_path / "then")
+    monkeypatch.setattr(carry, "code_hashes_at", lambda root: {c.id: "old-" + c.id for c in claims})
+    ran = []
+
+    def run_at(root, ids, budget, seed, results_dir, workers):
+        ran.append(budget)
+        moved = 0.5 if root == carry.ROOT else 0.0
+        return {cid: _rec(cid, 1.0 + seed + (moved if cid == "X.2" else 0.0)) for cid in ids}
+
+    monkeypatch.setattr(carry, "run_at", run_at)
+    with pytest.raises(ValueError, match="canary at those budgets"):
+        carry.carry("HEAD", claims, workdir=tmp_path, rows=("standard",))
+    got = {r["id"]: r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path, budgets=("standard",),
+                                                     rows=("standard",))}
+    assert got == {"X.1": "carried", "X.2": "differs"} and set(ran) == {"standard"}
+    store = published.load()
+    assert store["carried"]["X.1"]["budgets"] == ["standard"]
+    assert published.current("X.1", "old-X.1", "now-X.1", store["carried"], "standard")
+    assert not published.current("X.1", "old-X.1", "now-X.1", store["carried"], "quick")
+    row = {"code_hash": "old-X.1", "seed_basis": "basis-then"}
+    assert published.row_state("X.1", row, "now-X.1", store["carried"], "basis-now", "standard") == "carried"
+    assert published.row_state("X.1", row, "now-X.1", store["carried"], "basis-now", "quick") == "older"
+    # the standard row keeps the seeds it was measured at; the quick calibration is drawn at the new code's
+    monkeypatch.setattr(calibrate, "seed_bases", lambda cs: {getattr(c, "id", c): "basis-now" for c in cs})
+    assert calibrate.carried_bases("standard", ["X.1"]) == {"X.1": "basis-then"}
+    assert calibrate.carried_bases("quick", ["X.1"]) == {}
+
+
 def test_a_claim_whose_fixture_mate_changed_is_carried_without_a_canary(tmp_path, monkeypatch):
     """A claim whose own code is unchanged computes the same numbers at any seed; only its seed basis moved with a
     mate's code.  It is carried (its rows keep their seeds) without canary runs; one whose basis did not move is

@@ -174,6 +174,7 @@ def _cli_in_process(capsys, *args):
     (["run", "--seed", "-1"], "non-negative"),
     (["sensitivity", "-k", "B.Fig2", "--seed", "0", "--publish"], "--publish takes maps at each claim's first"),
     (["probe", "A.T1.1", "--max-examples", "0"], "at least 1"),
+    (["carry", "--from", "HEAD", "--rows", "standard", "--budget", "standard"], "not both"),
     (["frobnicate"], "invalid choice"),
     ([], "required: COMMAND"),
     (["run", "-k", "A.L8", "--scheduler", "notaurl"], "not an address like tcp://host:8786"),

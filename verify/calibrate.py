@@ -109,8 +109,9 @@ def carried_bases(budget: str, claim_ids: list[str]) -> dict[str, str]:
     out = {}
     for cid in claim_ids:
         row = rows.get(cid)
-        if (row is None or cid not in store["carried"] or not isinstance(row.get("seed_basis"), str)
-                or not published.current(cid, row["code_hash"], hashes.get(cid), store["carried"])):
+        if (row is None or not published.covers(store["carried"].get(cid), budget)
+                or not isinstance(row.get("seed_basis"), str)
+                or not published.current(cid, row["code_hash"], hashes.get(cid), store["carried"], budget)):
             continue
         out[cid] = row["seed_basis"]
     return out
@@ -450,7 +451,7 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
         if now is None:  # a claim since removed or renamed
             c["stale"], c["carried"] = True, False
             continue
-        state = published.row_state(c["id"], c, now, store["carried"], bases[c["id"]])
+        state = published.row_state(c["id"], c, now, store["carried"], bases[c["id"]], budget)
         c["stale"], c["carried"] = state == "older", state == "carried"
     return summary
 

@@ -16,6 +16,9 @@ without a canary, keeping the seeds it was measured at.
 
 What the canary cannot see: a change that moves numbers only at the standard budget, or only at seeds other than the
 canary seeds, or only at other settings of a free choice.  ``--budget standard`` adds that budget's canary (slower).
+A change that moves numbers at the quick budget alone (its sizes, a decision not taken at quick) keeps the standard
+calibration and maps with ``--rows standard``: the canary runs at the standard budget only, the carry covers that
+budget's rows (``verify.published.covers``), and the quick calibration is re-run for the claims it carried.
 """
 from __future__ import annotations
 
@@ -103,11 +106,13 @@ def worktree(rev: str, where: Path) -> Path:
     return path
 
 
-def measured(store: dict, claim_id: str) -> list[str]:
-    """The code hashes the claim's published measurements (calibration rows and maps, every budget) were taken on."""
-    out = [c["code_hash"] for s in store["calibration"].values() for c in s.get("claims", []) if c["id"] == claim_id]
-    out += [m[claim_id]["code_hash"] for m in store["maps"].values() if claim_id in m]
-    return sorted(set(out))
+def measured(store: dict, claim_id: str, budgets: tuple[str, ...] | None = None) -> list[tuple[str, str]]:
+    """(budget, code hash) of each of the claim's published measurements (calibration rows and maps) of ``budgets``
+    (None: every budget)."""
+    out = [(b, c["code_hash"]) for b, s in store["calibration"].items() for c in s.get("claims", [])
+           if c["id"] == claim_id]
+    out += [(b, m[claim_id]["code_hash"]) for b, m in store["maps"].items() if claim_id in m]
+    return sorted({x for x in out if budgets is None or x[0] in budgets})
 
 
 def basis_moved(store: dict, claim_id: str, basis: str | None, code_hash: str) -> bool:
@@ -119,30 +124,38 @@ def basis_moved(store: dict, claim_id: str, basis: str | None, code_hash: str) -
 
 
 def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (CANARY_BUDGET,),
-          seeds: tuple[int, ...] = CANARY_SEEDS, workers: int = 1) -> list[dict]:
-    """Compare ``claims`` at ``rev`` and at the working tree on the canary, and carry forward the published
-    measurements of those whose canary records are identical; returns one row per claim (``status``: ``carried``,
-    ``differs``, ``current`` (its measurements are of this code already), ``unchanged`` (its code is as at ``rev``:
-    nothing to compare), ``unpublished`` (nothing of the code at ``rev`` to carry))."""
+          seeds: tuple[int, ...] = CANARY_SEEDS, workers: int = 1, rows: tuple[str, ...] | None = None) -> list[dict]:
+    """Compare ``claims`` at ``rev`` and at the working tree on the canary (at ``budgets``), and carry forward the
+    published measurements of those whose canary records are identical; returns one row per claim (``status``:
+    ``carried``, ``differs``, ``current`` (its measurements are of this code already), ``unchanged`` (its code is as
+    at ``rev``: nothing to compare), ``unpublished`` (nothing of the code at ``rev`` to carry)).
+
+    ``rows``: carry only the rows (calibration rows and maps) of these budgets, each of which the canary must run at;
+    the carry records them (``verify.published.covers``) and the claim's rows of other budgets stay of older code.
+    For a change that moves numbers at one budget alone (the quick budget's sizes): ``rows=("standard",)`` keeps the
+    standard calibration and maps, and only the quick calibration is re-run."""
+    if rows is not None and not set(rows) <= set(budgets):
+        raise ValueError(f"carrying the rows of {', '.join(rows)} needs the canary at those budgets (it runs at "
+                         f"{', '.join(budgets)})")
     store = published.load()
     then = code_hashes_at(worktree(rev, workdir))
-    rows, todo, unchanged = [], [], []
+    out, todo, unchanged = [], [], []
     hashes = {c.id: registry.code_hash(c) for c in claims}
     for c in claims:
-        now, old, hs = hashes[c.id], then.get(c.id), measured(store, c.id)
+        now, old, hs = hashes[c.id], then.get(c.id), measured(store, c.id, rows)
         if not hs:
-            rows.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
-        elif all(published.current(c.id, h, now, store["carried"]) for h in hs):
+            out.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
+        elif all(published.current(c.id, h, now, store["carried"], b) for b, h in hs):
             unchanged.append(c)
         elif old == now:  # what was current at ``rev`` is current now; its other measurements are of code before
             unchanged.append(c)  # ``rev``, which comparing the two cannot carry
         else:
-            froms = [h for h in hs if old and published.current(c.id, h, old, store["carried"])]
+            froms = [(b, h) for b, h in hs if old and published.current(c.id, h, old, store["carried"], b)]
             if froms:
                 todo.append((c, old, now, froms))
             else:
-                rows.append({"id": c.id, "status": "unpublished",
-                             "why": f"no published measurement is of the code at {rev}"})
+                out.append({"id": c.id, "status": "unpublished",
+                            "why": f"no published measurement is of the code at {rev}"})
     # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
     recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None, hashes[c.id])]
     bases = calibrate.seed_bases(recorded) if recorded else {}
@@ -150,8 +163,9 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     for c in unchanged:
         if c in mates:
             continue
-        older = [h for h in measured(store, c.id) if not published.current(c.id, h, hashes[c.id], store["carried"])]
-        rows.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"} if not older
+        older = [h for b, h in measured(store, c.id, rows)
+                 if not published.current(c.id, h, hashes[c.id], store["carried"], b)]
+        out.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"} if not older
                     else {"id": c.id, "status": "unchanged", "why": f"its code is as at {rev}; its measurements of "
                                                                    "code before that stay of older code"})
     ids = [c.id for c, *_ in todo]
@@ -177,19 +191,22 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     for c, old, now, froms in todo:
         if c.id in diff:
             store["carried"].pop(c.id, None)
-            rows.append({"id": c.id, "status": "differs", "why": "; ".join(diff[c.id])})
+            out.append({"id": c.id, "status": "differs", "why": "; ".join(diff[c.id])})
         else:
-            store["carried"][c.id] = {"from": froms, "to": now, "rev": rev, "commit": head.strip(),
+            store["carried"][c.id] = {"from": sorted({h for _, h in froms}), "to": now, "rev": rev,
+                                      "commit": head.strip(),
                                       "canary": {"budgets": list(budgets), "seeds": list(seeds),
                                                  "digests": digests[c.id]}, "time": results.now_utc()}
-            rows.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
+            if rows is not None:
+                store["carried"][c.id]["budgets"] = sorted({b for b, _ in froms})
+            out.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
     for c in mates:
         now = hashes[c.id]
         store["carried"][c.id] = {"from": [now], "to": now, "rev": rev, "commit": head.strip(),
                                   "canary": {"budgets": [], "seeds": [], "digests": {},
                                              "why": "code unchanged; the seed basis moved with a fixture mate's code"},
                                   "time": results.now_utc()}
-        rows.append({"id": c.id, "status": "carried", "why": "its code is unchanged (a fixture mate's changed): its "
+        out.append({"id": c.id, "status": "carried", "why": "its code is unchanged (a fixture mate's changed): its "
                                                             "rows keep the seeds they were measured at"})
     published.save(store)
-    return rows
+    return out

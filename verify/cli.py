@@ -174,13 +174,15 @@ def cmd_list(args) -> int:
 PUBLISHED_STATES = ("current", "carried", "older", "missing")
 
 
-def published_state(claim_id: str, row: dict | None, code_hash: str, carried: dict, basis: str | None = None) -> str:
-    """One of :data:`PUBLISHED_STATES` for a published calibration or map row of ``claim_id`` (``None``: none);
+def published_state(claim_id: str, row: dict | None, code_hash: str, carried: dict, budget: str,
+                    basis: str | None = None) -> str:
+    """One of :data:`PUBLISHED_STATES` for a published calibration or map row of ``claim_id`` at ``budget``
+    (``None``: none);
     ``basis``: the claim's seed basis now, for a calibration row (its seeds are the confirmation seeds of the basis it
     records: a row of unchanged code whose fixture mate changed is of older seeds unless carried)."""
     from verify import published
 
-    return "missing" if row is None else published.row_state(claim_id, row, code_hash, carried, basis)
+    return "missing" if row is None else published.row_state(claim_id, row, code_hash, carried, basis, budget)
 
 
 def _list_published(entries) -> int:
@@ -203,9 +205,10 @@ def _list_published(entries) -> int:
         if e["not_checked"]:
             print(f"{cid:<10} not checked")
             continue
-        states = [published_state(cid, calib[b].get(cid), hashes[cid], store["carried"], bases[cid]) for b in calib]
+        states = [published_state(cid, calib[b].get(cid), hashes[cid], store["carried"], b, bases[cid]) for b in calib]
         has_map = bool(claims[cid].free_choices)
-        states.append(published_state(cid, maps.get(cid), hashes[cid], store["carried"]) if has_map else "-")
+        states.append(published_state(cid, maps.get(cid), hashes[cid], store["carried"], "standard") if has_map
+                      else "-")
         for col, st in zip(columns, states):
             eligible[col] += st != "-"
             if st in ("older", "missing"):
@@ -527,8 +530,13 @@ def cmd_carry(args) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
     workdir = ensure_writable_dir(args.results / "canary", "the canary runs")
-    budgets = (carry.CANARY_BUDGET,) + (("standard",) if args.budget == "standard" else ())
-    rows = carry.carry(args.rev, claims, workdir=workdir, budgets=budgets, workers=args.workers or 1)
+    if args.rows and args.budget != carry.CANARY_BUDGET:
+        raise UsageError("give --rows (one budget's rows, its canary) or --budget standard (every row), not both")
+    if args.rows:  # the rows of one budget only: the canary runs there, and only there
+        budgets, only = (args.rows,), (args.rows,)
+    else:
+        budgets, only = (carry.CANARY_BUDGET,) + (("standard",) if args.budget == "standard" else ()), None
+    rows = carry.carry(args.rev, claims, workdir=workdir, budgets=budgets, workers=args.workers or 1, rows=only)
     w = max(len(r["id"]) for r in rows)
     for r in rows:
         print(f"{r['id']:<{w}}  {r['status']:<12} {r.get('why', '')}")
@@ -731,6 +739,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-k", metavar="PATTERN", action="append", help="claims whose id or title matches; default: all")
     s.add_argument("--budget", choices=("quick", "standard"), default="quick",
                    help="quick: the canary at the quick budget; standard: also at the standard budget (slower)")
+    s.add_argument("--rows", choices=("quick", "standard"), default=None,
+                   help="carry only this budget's calibration rows and maps, with the canary at that budget alone (a "
+                        "change that moved numbers at the other budget only); the other budget's rows stay of older "
+                        "code until re-run")
     s.add_argument("--workers", type=int, default=None, help="worker processes per canary run (default: 1)")
     s.add_argument("--results", type=Path, default=DEFAULT_RESULTS, help="results directory (canary/ inside)")
     s.set_defaults(fn=cmd_carry)

@@ -14,7 +14,9 @@ maps (``verify sensitivity --publish``: per budget, a map per claim), with the a
 **One staleness rule** (:func:`current`): a published row or map measures the claim's current code when its code hash
 is the claim's code hash now, or when the claim was *carried forward* from that hash to the current one: a change whose
 records are identical at the canary seeds to the published code's (``verify carry``) keeps its published
-measurements, and their confirmation seeds stay as they were.  Anything else is of older code and shown as such.
+measurements, and their confirmation seeds stay as they were.  A carry may cover some budgets only (``"budgets":
+["standard"]``: its canary ran at the standard budget, after a change to the quick budget's path alone); rows of other
+budgets are then of older code until re-run.  Anything else is of older code and shown as such.
 """
 from __future__ import annotations
 
@@ -67,21 +69,33 @@ def append_log(entry: dict) -> Path:
     return save(data)
 
 
-def current(claim_id: str, measured_hash: str | None, code_hash: str, carried: dict | None = None) -> bool:
-    """Whether a measurement of the claim's code ``measured_hash`` measures its code ``code_hash`` now: the same code,
-    or code it was carried forward to (:mod:`verify.carry`)."""
+def covers(entry: dict | None, budget: str | None) -> bool:
+    """Whether a carried entry covers the rows (calibration rows and maps) of ``budget``: every budget, unless the
+    entry names its ``budgets`` (a carry whose canary ran at those budgets only, ``verify carry --rows standard``,
+    after a change that moved numbers at another budget alone); ``budget`` None asks about any row."""
+    return bool(entry) and (budget is None or not entry.get("budgets") or budget in entry["budgets"])
+
+
+def current(claim_id: str, measured_hash: str | None, code_hash: str, carried: dict | None = None,
+            budget: str | None = None) -> bool:
+    """Whether a measurement of the claim's code ``measured_hash`` (a row or map of ``budget``) measures its code
+    ``code_hash`` now: the same code, or code it was carried forward to (:mod:`verify.carry`) with a carry that covers
+    ``budget`` (:func:`covers`)."""
     if measured_hash == code_hash:
         return True
     c = (load()["carried"] if carried is None else carried).get(claim_id)
-    return bool(c) and measured_hash in (c.get("from") or []) and c.get("to") == code_hash
+    return covers(c, budget) and measured_hash in (c.get("from") or []) and c.get("to") == code_hash
 
 
-def row_state(claim_id: str, row: dict, code_hash: str, carried: dict, basis: str | None = None) -> str:
-    """``"current"``, ``"carried"`` or ``"older"`` for a published row (calibration or map) of ``claim_id`` whose code
-    is ``code_hash`` now: :func:`current` on its code hash; and, given the claim's seed basis now (``basis``; for a
-    calibration row), a row whose recorded basis differs ran at the seeds of older code (a fixture mate changed) and
-    counts only if the claim was carried (``verify.carry``: its rows keep the seeds they were measured at)."""
+def row_state(claim_id: str, row: dict, code_hash: str, carried: dict, basis: str | None = None,
+              budget: str | None = None) -> str:
+    """``"current"``, ``"carried"`` or ``"older"`` for a published row (calibration or map, of ``budget``) of
+    ``claim_id`` whose code is ``code_hash`` now: :func:`current` on its code hash; and, given the claim's seed basis
+    now (``basis``; for a calibration row), a row whose recorded basis differs ran at the seeds of older code (a fixture
+    mate changed) and counts only if the claim was carried for that budget (``verify.carry``: its rows keep the seeds
+    they were measured at)."""
     moved = basis is not None and row.get("seed_basis") not in (None, basis)
-    if not current(claim_id, row["code_hash"], code_hash, carried) or (moved and claim_id not in carried):
+    if not current(claim_id, row["code_hash"], code_hash, carried, budget) or (
+            moved and not covers(carried.get(claim_id), budget)):
         return "older"
     return "carried" if row["code_hash"] != code_hash or moved else "current"

@@ -398,12 +398,13 @@ def published_maps(code_hashes: dict[str, str], *, older: bool = False) -> dict[
     it does.  A claim whose published maps are all of older code has none here (a map of other code says nothing about
     this code's verdicts), unless ``older``: then its standard or quick map, for a caller that says it is of older
     code.  Each map says which: ``current`` (and ``carried`` when carried forward)."""
-    by_budget = [load_published("standard"), load_published("quick")]
+    by_budget = {b: load_published(b) for b in ("standard", "quick")}
     carried = published.load()["carried"]
     out = {}
     for cid, h in code_hashes.items():
-        have = [b[cid] for b in by_budget if cid in b]
-        now = [m for m in have if published.current(cid, m["code_hash"], h, carried)]
+        have = [(b, maps[cid]) for b, maps in by_budget.items() if cid in maps]
+        now = [m for b, m in have if published.current(cid, m["code_hash"], h, carried, b)]
+        have = [m for _, m in have]
         m = now[0] if now else (have[0] if older and have else None)
         if m is not None:
             out[cid] = {"claim": cid, **m, "published": True, "current": bool(now),
