@@ -156,3 +156,15 @@ def test_results_at_a_glance_count_the_claims_tables_classes():
     for paper, c in want.items():
         assert rows[paper]["claims"] == sum(c.values())
         assert {k: v for k, v in rows[paper].items() if k != "claims" and v} == dict(c), paper
+
+
+def test_the_claims_page_says_where_the_maps_were_taken():
+    """One seed per budget is named; maps taken at each claim's own first confirmation seed say so (not a list of
+    every claim's seed), and name seed 0 where older development-seed maps remain."""
+    from verify import readme
+
+    assert readme.maps_seeds({"A": {"budget": "standard", "seed": 0}}) == "standard budget, seed 0"
+    mixed = {"A": {"budget": "standard", "seed": 0}, "B": {"budget": "standard", "seed": 123},
+             "C": {"budget": "standard", "seed": 456}, "D": {"budget": "quick", "seed": 0}}
+    assert readme.maps_seeds(mixed) == ("quick budget, seed 0; standard budget, each claim at its first confirmation "
+                                        "seed (maps of older code at seed 0)")

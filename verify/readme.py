@@ -96,6 +96,23 @@ def _class_cell(s: dict) -> str:
     return text + "".join(f"; {b}" for b in s.get("beside", []))
 
 
+def maps_seeds(maps: dict) -> str:
+    """Where the maps were taken, per budget: one seed (``"standard budget, seed 0"``), or, when the maps were taken at
+    each claim's own first confirmation seed (``verify sensitivity --publish``), that, naming seed 0 where some maps
+    are older development-seed maps."""
+    by_budget: dict[str, set[str]] = {}
+    for m in maps.values():
+        by_budget.setdefault(m["budget"], set()).add(str(m["seed"]))
+    parts = []
+    for b, seeds in sorted(by_budget.items()):
+        if len(seeds) == 1:
+            parts.append(f"{b} budget, seed {next(iter(seeds))}")
+        else:
+            parts.append(f"{b} budget, each claim at its first confirmation seed"
+                         + (" (maps of older code at seed 0)" if "0" in seeds else ""))
+    return "; ".join(parts)
+
+
 def render(records: list[dict], maps: dict | None = None, calibrations: dict | None = None,
            first_seeds: dict | None = None) -> str:
     """The generated block of ``docs/claims.md`` (markers included); ``maps``: the published sensitivity maps
@@ -107,7 +124,7 @@ def render(records: list[dict], maps: dict | None = None, calibrations: dict | N
         maps = sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True)
     calibrations = load_calibrations() if calibrations is None else calibrations
     standing = standings(records, maps, calibrations, first_seeds)
-    map_at = ", ".join(f"{b} budget, seed {x}" for b, x in sorted({(m["budget"], str(m["seed"])) for m in maps.values()}))
+    map_at = maps_seeds(maps)
     budgets = sorted({r["budget"] for r in records})
     out = [BEGIN, "",
            f"Generated from the published calibrations and sensitivity maps (`verify/published.json`) and "
