@@ -330,3 +330,24 @@ def test_a_map_reuses_the_own_run_a_confirmation_calibration_computed(tmp_path):
     ran_elsewhere = []  # at another seed nothing matches: the own run is computed
     sensitivity.run([claim], Context(seed=8, budget="standard"), tmp_path, _Counting(ran_elsewhere), points=3)
     assert {"check", "control"} <= {u.kind for _, u, _ in ran_elsewhere}
+
+
+def test_a_map_takes_its_own_run_from_the_confirmation_calibration_in_its_results_directory(tmp_path):
+    """A map runs each claim at its first confirmation seed, which a confirmation calibration in the same results
+    directory computed already: its finished units are copied (the directory name carries budget, seed, code hash and
+    library versions, so only the very same computation is taken), once, and units already there are kept."""
+    from theorems.claim import Context
+    from verify import calibrate, registry, results, sensitivity
+
+    claim = next(c for c in registry.all_claims() if c.free_choices)
+    ctx = Context(seed=123, budget="standard")
+    dst = results.unit_dir(tmp_path, claim, ctx)
+    src = tmp_path / calibrate.CALIBRATION / "standard" / "confirmation-x" / results.UNITS / claim.id / dst.name
+    src.mkdir(parents=True)
+    (src / "check-a.json").write_text("{}")
+    other = tmp_path / calibrate.CALIBRATION / "standard" / "confirmation-x" / results.UNITS / claim.id / "other-run"
+    other.mkdir(parents=True)
+    (other / "check-b.json").write_text("{}")
+    assert sensitivity.adopt_calibration_units([claim], lambda c: ctx, tmp_path) == 1
+    assert (dst / "check-a.json").exists() and not (dst / "check-b.json").exists()
+    assert sensitivity.adopt_calibration_units([claim], lambda c: ctx, tmp_path) == 0

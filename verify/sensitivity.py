@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -333,7 +334,10 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
     for c in claims:
         check_design_size(c, budget, points)
     if not rerun:
-        adopt_calibration_units(claims, run_of, results_dir)
+        adopted = adopt_calibration_units(claims, run_of, results_dir)
+        if adopted:
+            print(f"own runs: {adopted} finished units taken from the confirmation calibration in {results_dir}",
+                  file=sys.stderr)
     records, _ = execution.execute(claims, ctx, results_dir, executor, reuse_records=True, rerun=rerun)
     by_id = {r["claim"]["id"]: r for r in records}
     entries: dict[str, dict] = {c.id: {} for c in claims}
