@@ -167,6 +167,34 @@ def test_a_carry_of_one_budgets_rows_runs_its_canary_there_and_leaves_the_other_
     assert calibrate.carried_bases("quick", ["X.1"]) == {}
 
 
+def test_a_claim_carried_already_is_not_carried_again_for_its_rows_of_older_code(tmp_path, monkeypatch):
+    """A claim carried forward to its current code by an earlier carry (here with the standard canary too) whose other
+    published rows are of code before the revision (a map of ancient code) is left as it is: no canary runs, and the
+    earlier carry's proof is not replaced by a weaker one."""
+    from types import SimpleNamespace
+
+    from verify import carry, published, registry
+
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    published.update("calibration", "quick", {"mode": "confirmation", "claims": [
+        {"id": "X.1", "code_hash": "old-X.1", "seed_basis": "b"}]})
+    published.update("maps", "standard", {"X.1": {"code_hash": "ancient-X.1"}})
+    earlier = {"from": ["old-X.1"], "to": "now-X.1", "canary": {"budgets": ["quick", "standard"]}}
+    published.update("carried", "X.1", earlier)
+    claims = [SimpleNamespace(id="X.1")]
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "now-" + c.id)
+    monkeypatch.setattr(carry, "worktree", lambda rev, where: tmp_path / "then")
+    monkeypatch.setattr(carry, "code_hashes_at", lambda root: {"X.1": "old-X.1"})
+
+    def run_at(*args, **kwargs):
+        raise AssertionError("no canary is needed")
+
+    monkeypatch.setattr(carry, "run_at", run_at)
+    got = carry.carry("HEAD", claims, workdir=tmp_path)
+    assert [(r["id"], r["status"]) for r in got] == [("X.1", "current")] and "carried already" in got[0]["why"]
+    assert published.load()["carried"]["X.1"] == earlier
+
+
 def test_a_claim_whose_fixture_mate_changed_is_carried_without_a_canary(tmp_path, monkeypatch):
     """A claim whose own code is unchanged computes the same numbers at any seed; only its seed basis moved with a
     mate's code.  It is carried (its rows keep their seeds) without canary runs; one whose basis did not move is

@@ -143,19 +143,19 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     hashes = {c.id: registry.code_hash(c) for c in claims}
     for c in claims:
         now, old, hs = hashes[c.id], then.get(c.id), measured(store, c.id, rows)
+        rest = [(b, h) for b, h in hs if not published.current(c.id, h, now, store["carried"], b)]
+        froms = [(b, h) for b, h in rest if old and published.current(c.id, h, old, store["carried"], b)]
         if not hs:
             out.append({"id": c.id, "status": "unpublished", "why": "nothing published"})
-        elif all(published.current(c.id, h, now, store["carried"], b) for b, h in hs):
-            unchanged.append(c)
-        elif old == now:  # what was current at ``rev`` is current now; its other measurements are of code before
-            unchanged.append(c)  # ``rev``, which comparing the two cannot carry
+        elif not rest or old == now:  # all current; or what was current at ``rev`` is current now, and its other
+            unchanged.append(c)       # measurements are of code before ``rev``, which comparing the two cannot carry
+        elif froms:
+            todo.append((c, old, now, froms))
+        elif len(rest) < len(hs):  # carried already (an earlier carry, perhaps with a stronger canary): kept as it is
+            out.append({"id": c.id, "status": "current", "why": f"its measurements of the code at {rev} are carried "
+                                                                "already; its others are of code before that"})
         else:
-            froms = [(b, h) for b, h in hs if old and published.current(c.id, h, old, store["carried"], b)]
-            if froms:
-                todo.append((c, old, now, froms))
-            else:
-                out.append({"id": c.id, "status": "unpublished",
-                            "why": f"no published measurement is of the code at {rev}"})
+            out.append({"id": c.id, "status": "unpublished", "why": f"no published measurement is of the code at {rev}"})
     # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
     recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None, hashes[c.id])]
     bases = calibrate.seed_bases(recorded) if recorded else {}
