@@ -8,7 +8,7 @@ from numerics.paper_b import data
 from theorems.paper_a.geometry import t1_3_strong_convexity as t13
 from theorems.paper_b.joint import l11_joint_invariants as l11
 from theorems.paper_b.joint.assumptions import MAIN, nu_threshold
-from theorems.pilot import LOOKS, futile, planned_growth, sized_by_pilot, two_looks, widest_ratio
+from theorems.pilot import LOOKS, planned_growth, sized_by_pilot, two_looks, widest_ratio
 
 
 def test_planned_growth_follows_the_squared_width_ratio_within_its_bounds():
@@ -84,37 +84,6 @@ def test_two_looks_spend_the_level_once_over_both_looks():
     assert f_target <= 0.05 + slack and p_target > 0.8
     _, f_far, early_far = _two_look_rates(4.0)
     assert f_far > 0.9 and early_far > 0.5
-
-
-def _row(status, lo, hi, band=(-1.0, 1.0), max_width=1.0, margin=1.0):
-    return {"status": status, "lo": lo, "hi": hi, "band": list(band), "max_width": max_width, "margin": margin}
-
-
-def test_a_decision_no_growth_can_decide_is_futile_and_does_not_drive_the_growth():
-    """An undecided equivalence whose interval at the cap (narrowing like N^-1/2) would still be wider than its band
-    is futile; a decided one, one without a margin (a bound) or one the cap could narrow into its band is not.  Two
-    looks stop at the pilot when every undecided decision is futile (the check stays undecided, at a quarter of the
-    cost) and otherwise grow by the widest of the others."""
-    assert futile(_row("inconclusive", -2.0, 3.0), 4)           # 5 / 2 = 2.5 > the band's 2
-    assert not futile(_row("inconclusive", -1.0, 2.0), 4)       # 1.5 < 2: the cap can decide it
-    assert not futile(_row("pass", -2.0, 3.0), 4) and not futile({**_row("inconclusive", -2, 3), "margin": None}, 4)
-    asked = []
-
-    def decide_at(rows_at):
-        def f(g):
-            asked.append(g)
-            rows = rows_at[g]
-            return widest_ratio(rows), rows, f"decided at {g}"
-        return f
-
-    # one decided, one futile: look 1 stands
-    assert two_looks(decide_at({1: [_row("pass", -0.2, 0.2), _row("inconclusive", -2.0, 3.0)]}), 1.0, 4) == \
-        ("decided at 1", 1) and asked == [1]
-    # one futile (ratio 5), one live at 1.5 times its maximum: growth (1.5)^2 -> 3, not the cap the futile one asks
-    asked.clear()
-    rows1 = [_row("inconclusive", -1.0, 0.5), _row("inconclusive", -2.0, 3.0)]
-    assert two_looks(decide_at({1: rows1, 3: [_row("pass", -0.3, 0.3), _row("inconclusive", -1.0, 1.5)]}), 1.0, 4) \
-        == ("decided at 3", 3) and asked == [1, 3]
 
 
 def test_b_l11_known_draw_is_inside_condition1_and_breaks_invariant_iii():

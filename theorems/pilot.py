@@ -63,17 +63,6 @@ def sized_by_pilot(decide_at: Callable[[int], tuple[float, R]], target: float, c
     return result, growth
 
 
-def futile(row: dict, cap: int) -> bool:
-    """Whether an undecided equivalence decision (a row of ``Evidence.decisions``) cannot be decided on ``cap`` times
-    the pilot's draws: its interval, narrowing like ``N^{-1/2}``, would still be wider than its band, so it could not
-    lie inside wherever it fell.  Read off the widths only, never the estimate, so stopping for it leaves every
-    decision's error rates as they are."""
-    band = row.get("band") or ()
-    if row.get("status") != "inconclusive" or row.get("margin") is None or len(band) != 2:
-        return False
-    return (row["hi"] - row["lo"]) / math.sqrt(cap) > band[1] - band[0]
-
-
 #: the looks of :func:`two_looks`: a check using it builds its evidence with LOOKS times its decisions, so that each
 #: look decides at half the check's level (Bonferroni over the looks)
 LOOKS = 2
@@ -88,10 +77,7 @@ def two_looks(decide_at: Callable[[int], tuple[float, list[dict], R]], target: f
     and what the check reports.  Look 1 is ``g = 1``: when every row passes or fails there, or one fails (the check
     fails whatever the others do), it is the result.
     Otherwise the growth follows the pilot's widths only (:func:`planned_growth` to ``target``, at most ``cap``), and
-    look 2 decides on all draws pooled (when the growth is 1, look 1's result stands).  An undecided decision that not
-    even ``cap`` times the draws could decide (:func:`futile`: its band is narrower than its interval would be) does
-    not drive the growth: when every undecided decision is futile, look 1's result stands (growing could only leave
-    them undecided at a higher cost); otherwise the growth follows the widest of the others.
+    look 2 decides on all draws pooled (when the growth is 1, look 1's result stands).
 
     The error rates.  Each look decides at level ``alpha_each / LOOKS`` (the caller's evidence counts ``LOOKS``
     times its decisions), so a decision's probability of a false pass, or of a false fail, summed over the looks is at
@@ -102,12 +88,6 @@ def two_looks(decide_at: Callable[[int], tuple[float, list[dict], R]], target: f
     statuses = [r["status"] for r in rows]
     if statuses and (all(st in ("pass", "fail") for st in statuses) or "fail" in statuses):
         return result, 1
-    live = [r for r in rows if not futile(r, cap)]
-    if len(live) < len(rows):
-        if not any(r["status"] == "inconclusive" for r in live):
-            return result, 1
-        if math.isfinite(ratio):
-            ratio = widest_ratio(live)
     growth = planned_growth(ratio, target, cap)
     if growth == 1:
         return result, 1
