@@ -166,8 +166,8 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
         older = [h for b, h in measured(store, c.id, rows)
                  if not published.current(c.id, h, hashes[c.id], store["carried"], b)]
         out.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"} if not older
-                    else {"id": c.id, "status": "unchanged", "why": f"its code is as at {rev}; its measurements of "
-                                                                   "code before that stay of older code"})
+                   else {"id": c.id, "status": "unchanged", "why": f"its code is as at {rev}; its measurements of "
+                                                                  "code before that stay of older code"})
     ids = [c.id for c, *_ in todo]
     diff: dict[str, list[str]] = {}
     digests: dict[str, dict] = {cid: {} for cid in ids}
@@ -207,6 +207,6 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                                              "why": "code unchanged; the seed basis moved with a fixture mate's code"},
                                   "time": results.now_utc()}
         out.append({"id": c.id, "status": "carried", "why": "its code is unchanged (a fixture mate's changed): its "
-                                                            "rows keep the seeds they were measured at"})
+                                                           "rows keep the seeds they were measured at"})
     published.save(store)
     return out
