@@ -242,7 +242,8 @@ def where_the_work_is(seconds: dict[str, float], most: int = 12) -> list[str]:
     by_kind: dict[str, float] = {}
     by_owner: dict[str, float] = {}
     for k, s in seconds.items():
-        by_kind[kind_of(k)] = by_kind.get(kind_of(k), 0.0) + s
+        kind = kind_of(k)
+        by_kind[kind] = by_kind.get(kind, 0.0) + s
         owner = f"fixture {k.split('|')[1]}" if k.startswith("fixture|") else k.split("|")[0]
         by_owner[owner] = by_owner.get(owner, 0.0) + s
     out = ["  where the work is (task time): " + ", ".join(

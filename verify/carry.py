@@ -141,8 +141,9 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     then = code_hashes_at(worktree(rev, workdir))
     out, todo, unchanged = [], [], []
     hashes = {c.id: registry.code_hash(c) for c in claims}
+    measured_of = {c.id: measured(store, c.id, rows) for c in claims}
     for c in claims:
-        now, old, hs = hashes[c.id], then.get(c.id), measured(store, c.id, rows)
+        now, old, hs = hashes[c.id], then.get(c.id), measured_of[c.id]
         rest = [(b, h) for b, h in hs if not published.current(c.id, h, now, store["carried"], b)]
         froms = [(b, h) for b, h in rest if old and published.current(c.id, h, old, store["carried"], b)]
         if not hs:
@@ -163,8 +164,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     for c in unchanged:
         if c in mates:
             continue
-        older = [h for b, h in measured(store, c.id, rows)
-                 if not published.current(c.id, h, hashes[c.id], store["carried"], b)]
+        older = [h for b, h in measured_of[c.id] if not published.current(c.id, h, hashes[c.id], store["carried"], b)]
         out.append({"id": c.id, "status": "current", "why": "its published measurements are of this code"} if not older
                    else {"id": c.id, "status": "unchanged", "why": f"its code is as at {rev}; its measurements of "
                                                                   "code before that stay of older code"})

@@ -408,8 +408,7 @@ def published_maps(code_hashes: dict[str, str], *, older: bool = False) -> dict[
     for cid, h in code_hashes.items():
         have = [(b, maps[cid]) for b, maps in by_budget.items() if cid in maps]
         now = [m for b, m in have if published.current(cid, m["code_hash"], h, carried, b)]
-        have = [m for _, m in have]
-        m = now[0] if now else (have[0] if older and have else None)
+        m = now[0] if now else (have[0][1] if older and have else None)
         if m is not None:
             out[cid] = {"claim": cid, **m, "published": True, "current": bool(now),
                         "carried": bool(now) and m["code_hash"] != h}
