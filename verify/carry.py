@@ -156,7 +156,8 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
             out.append({"id": c.id, "status": "current", "why": f"its measurements of the code at {rev} are carried "
                                                                 "already; its others are of code before that"})
         else:
-            out.append({"id": c.id, "status": "unpublished", "why": f"no published measurement is of the code at {rev}"})
+            out.append({"id": c.id, "status": "unpublished",
+                        "why": f"no published measurement is of the code at {rev}"})
     # its code, hence every number it computes at a given seed, is unchanged: no canary can differ
     recorded = [c for c in unchanged if c.id not in store["carried"] and basis_moved(store, c.id, None, hashes[c.id])]
     bases = calibrate.seed_bases(recorded) if recorded else {}
