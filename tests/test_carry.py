@@ -163,8 +163,11 @@ def test_a_carry_of_one_budgets_rows_runs_its_canary_there_and_leaves_the_other_
     assert published.row_state("X.1", row, "now-X.1", store["carried"], "basis-now", "quick") == "older"
     # the standard row keeps the seeds it was measured at; the quick calibration is drawn at the new code's
     monkeypatch.setattr(calibrate, "seed_bases", lambda cs: {getattr(c, "id", c): "basis-now" for c in cs})
-    assert calibrate.carried_bases("standard", ["X.1"]) == {"X.1": "basis-then"}
-    assert calibrate.carried_bases("quick", ["X.1"]) == {}
+    assert calibrate.carried_bases("standard", {"X.1": "basis-now"}) == {"X.1": "basis-then"}
+    assert calibrate.carried_bases("quick", {"X.1": "basis-now"}) == {}
+    first = calibrate.confirmation_seeds
+    assert calibrate.first_confirmation_seeds(["X.1"], "standard") == {"X.1": first("basis-then", 1)[0]}
+    assert calibrate.first_confirmation_seeds(["X.1"], "quick") == {"X.1": first("basis-now", 1)[0]}
 
 
 def test_a_claim_carried_already_is_not_carried_again_for_its_rows_of_older_code(tmp_path, monkeypatch):

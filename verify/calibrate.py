@@ -96,25 +96,20 @@ def first_confirmation_seeds(claims: list[Claim | str], budget: str | dict[str, 
     bases = seed_bases(claims)
     budget_of = budget if isinstance(budget, dict) else {cid: budget for cid in bases}
     for b in sorted({v for v in budget_of.values() if v is not None}):
-        bases.update(carried_bases(b, [cid for cid in bases if budget_of.get(cid) == b]))
+        bases.update(carried_bases(b, {cid: basis for cid, basis in bases.items() if budget_of.get(cid) == b}))
     return {cid: confirmation_seeds(b, 1)[0] for cid, b in bases.items()}
 
 
-def carried_bases(budget: str, claim_ids: list[str]) -> dict[str, str]:
-    """The seed basis recorded by each of ``claim_ids``' published ``budget`` rows that counts as current only by a
-    carry (``verify.published.current`` through the store's ``carried``), by claim id."""
+def carried_bases(budget: str, bases: dict[str, str]) -> dict[str, str]:
+    """The seed basis recorded by each published ``budget`` row that counts only by a carry (``verify.carry``: its
+    rows keep the seeds they were measured at; ``published.row_state`` "carried" given the claim's seed basis now,
+    ``bases``: claim id -> basis), by claim id."""
     store = published.load()
     rows = {c["id"]: c for c in (store["calibration"].get(budget) or {}).get("claims", [])}
     hashes = registry.code_hashes()
-    out = {}
-    for cid in claim_ids:
-        row = rows.get(cid)
-        if (row is None or not published.covers(store["carried"].get(cid), budget)
-                or not isinstance(row.get("seed_basis"), str)
-                or not published.current(cid, row["code_hash"], hashes.get(cid), store["carried"], budget)):
-            continue
-        out[cid] = row["seed_basis"]
-    return out
+    return {cid: rows[cid]["seed_basis"] for cid, basis in bases.items()
+            if cid in rows and isinstance(rows[cid].get("seed_basis"), str)
+            and published.row_state(cid, rows[cid], hashes.get(cid), store["carried"], basis, budget) == "carried"}
 
 
 def seed_dir(results_dir: Path, budget: str, seed: int) -> Path:

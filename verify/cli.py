@@ -302,7 +302,7 @@ def cmd_report(args) -> int:
 def cmd_readme(args) -> int:
     """Rewrite the generated claims table, its results at a glance and the findings (docs/claims.md) from
     stored records (all claims, fresh), the published calibrations and the published maps."""
-    from verify import calibrate, readme, registry, results, sensitivity
+    from verify import readme, record, registry, results
 
     stored = {r["claim"]["id"]: r for r in results.read_records(args.results)}
     records, missing, stale = [], [], []
@@ -323,10 +323,8 @@ def cmd_readme(args) -> int:
     if missing or stale:
         raise UsageError(f"records in {args.results} are missing ({', '.join(missing) or 'none'}) or stale "
                          f"({', '.join(stale) or 'none'}); run `verify run --results {args.results}` first")
-    shared = {"maps": sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True),
-              "calibrations": readme.load_calibrations(),
-              "first_seeds": calibrate.first_confirmation_seeds([c for c in claims if not c.not_checked],
-                                                                {r["claim"]["id"]: r["budget"] for r in records})}
+    shared = {"maps": record.shown_maps(records), "calibrations": readme.load_calibrations(),
+              "first_seeds": record.first_seeds_of(records)}
     text, changed = readme.update(args.readme, records, **shared)
     crashed = raised_parts(records)
     if args.check and crashed:  # a crash makes its claim inconclusive, which a measured seed dependence may absorb

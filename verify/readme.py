@@ -118,10 +118,7 @@ def render(records: list[dict], maps: dict | None = None, calibrations: dict | N
     """The generated block of ``docs/claims.md`` (markers included); ``maps``: the published sensitivity maps
     (default: per claim the standard budget's map of the record's code, else the quick one, else one of older code,
     flagged); ``calibrations``: budget -> published calibration (default: :func:`load_calibrations`)."""
-    from verify import sensitivity
-
-    if maps is None:
-        maps = sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True)
+    maps = record.shown_maps(records) if maps is None else maps
     calibrations = load_calibrations() if calibrations is None else calibrations
     standing = standings(records, maps, calibrations, first_seeds)
     map_at = maps_seeds(maps)

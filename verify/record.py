@@ -190,22 +190,29 @@ def standing(rec: dict, calibration: dict | None, maps: dict[str, dict], *, conf
     return {"id": cid, "paper": rec["claim"]["paper"], "record": vr, **cls}
 
 
+def shown_maps(records: list[dict]) -> dict[str, dict]:
+    """The published map shown with each record: of the record's code, else one of older code (flagged)."""
+    from verify import sensitivity
+
+    return sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True)
+
+
+def first_seeds_of(records: list[dict]) -> dict[str, int]:
+    """Each record's claim's first confirmation seed at the record's budget (``calibrate.first_confirmation_seeds``;
+    a carried claim's from the basis its row records), to tell a draw at it from a development draw."""
+    from verify import calibrate, registry
+
+    known = {c.id: c for c in registry.all_claims()}
+    return calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records if r["claim"]["id"] in known],
+                                              {r["claim"]["id"]: r["budget"] for r in records})
+
+
 def standings(records: list[dict], calibrations: dict[str, dict | None], maps: dict[str, dict] | None = None,
               *, first_seeds: dict[str, int] | None = None) -> list[dict]:
     """:func:`standing` of each record.  ``calibrations``: budget -> calibration summary (``load_summary``);
-    ``maps``: claim id -> the map to show (default: the published ones, of older code included and flagged);
-    ``first_seeds``: each claim's first confirmation seed at its current code (default: derived), to tell a draw at
-    it from a development draw."""
-    if maps is None:
-        from verify import sensitivity
-
-        maps = sensitivity.published_maps({r["claim"]["id"]: r["code_hash"] for r in records}, older=True)
-    if first_seeds is None:
-        from verify import calibrate, registry
-
-        known = {c.id: c for c in registry.all_claims()}
-        first_seeds = calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records
-                                                          if r["claim"]["id"] in known],
-                                                         {r["claim"]["id"]: r["budget"] for r in records})
+    ``maps``: claim id -> the map to show (default: :func:`shown_maps`); ``first_seeds``: each claim's first
+    confirmation seed at its current code (default: :func:`first_seeds_of`)."""
+    maps = shown_maps(records) if maps is None else maps
+    first_seeds = first_seeds_of(records) if first_seeds is None else first_seeds
     return [standing(r, calibrations.get(r["budget"]), maps,
                      confirmation_draw=first_seeds.get(r["claim"]["id"]) == r["seed"]) for r in records]
