@@ -95,3 +95,27 @@ def test_closed_form_instances_keep_both_mutants_two_margins_away():
     assert torch.all(2 * half >= t11.CF_MIN_MUTANT_GAP * cf.abs())
     for f in t11.CF_MUTANTS:
         assert torch.all((f(V, K, Sigma, W, sigma) - cf).abs() >= 2 * half - 1e-12)
+
+
+def _scaled_gaps(ratios):
+    """A gap sampler whose instance i draws E Lhat_n - L = ratios[i] c_i / (n - 1) exactly in the mean (c_i derived),
+    with noise of sd c_i / (n - 1) per draw (the same relative precision at every instance, so the pool weighs them
+    alike): the n-law's fits see what a mutant off by those ratios would give."""
+    def gaps(V, K, Sigma, W, sigma, n, n_datasets, gen):
+        c = t11.loo_bias_coefficient(V, K, Sigma, W) / (n - 1)
+        noise = torch.randn(n_datasets, len(ratios), generator=gen, dtype=c.dtype)
+        return (torch.as_tensor(ratios, dtype=c.dtype) + noise) * c
+    return gaps
+
+
+def test_an_instance_outside_the_band_fails_the_n_law_though_the_pool_is_inside():
+    # errors of opposite sign pool toward 1 (the include-self mutant's -30 %, +74 %, +182 % pooled to 1.0066 at a
+    # confirmation seed): the instance whose interval lies wholly outside the band fails the check on its own
+    ctx = Context(seed=3, budget="quick", figures=False)
+    assert t11.check_n_law(ctx, gap_samples=_scaled_gaps((1.0, 1.0, 1.0))).status == "pass"
+    out = t11.check_n_law(ctx, gap_samples=_scaled_gaps((0.7, 1.3, 1.0)))
+    rows = out.details["decisions"]
+    pooled = next(r for r in rows if "pooled over the instances" in r["name"])
+    assert pooled["lo"] < 1 < pooled["hi"], out.summary  # the pool alone cannot see it ...
+    assert out.status == "fail" and any("outside the pooled band" in r["name"] and r["status"] == "fail"
+                                        for r in rows), out.summary  # ... the instances can

@@ -20,7 +20,8 @@ Evidence, top-down:
    log-log slope (claimed -1, margin 1/4: half the distance to the ratio's ``n^{-1/2}`` fluctuation order) per
    instance, and the fitted leading coefficients over the derived ``c``, pooled over the instances (claimed 1, margin
    half the distance to ``1/Z``: the coefficient without the outer integral's factor), are decided; each instance's
-   coefficient is reported.
+   coefficient is reported, and fails the check when its interval lies wholly outside that band (a pooled ratio
+   alone would pass errors of opposite sign that average out).
 4. *probe*: hypothesis draws dimensions, covariances, ``W*``, ``theta``, noise from
    ``theorems.strategies`` pieces (a counterexample shrinks to small explicit matrices), with
    ``||B||_op`` in the region where the nested Monte Carlo's error bar is honest (finite fourth moment,
@@ -138,6 +139,11 @@ SLOPE_FROM_N = 16
 #: self-normalized ratio's fluctuation (a gap driven by the estimator's noise rather than its bias): half the distance
 SLOPE_MARGIN = Margin(0.25, excludes="exponent -1/2 (a gap of the order of the ratio's n^{-1/2} fluctuation, not its "
                       "1/n bias); half the distance from -1")
+#: a pooled ratio averages deviations of opposite sign toward 1 (a mutant at -30 %, +74 % and +182 % of c pooled to
+#: 1.0066); under the claim every instance's ratio is 1, so an instance whose interval lies wholly outside the pooled
+#: band 1 ± m is evidence against it at no more than its share of alpha, while one that merely straddles the band is
+#: reported (deciding each instance equal would need ~9x the draws). Only fails are decided per instance.
+FALSIFY_PER_INSTANCE = True
 #: the leading coefficient c = Z [tr(VΣVᵀ) + tr(PSPᵀ) + 2 tr((W* − P)SPᵀ)] carries the factor Z = det(I −
 #: 2Σ^{1/2}MΣ^{1/2})^{-1/2}
 #: of the outer Gaussian integral with weight e^{xᵀMx}; the claim must exclude c without it (c/Z).  Decided on the
@@ -431,7 +437,8 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW
     """Per instance the log-log slope of the gap is -1 ± 1/4 (``SLOPE_MARGIN``), and the fitted leading coefficients
     of ``(n-1)(E Lhat_n - L)`` over the derived ``c``, pooled over the instances, are 1 to within half the distance to
     ``1/Z`` (``COEFFICIENT_MARGIN_RULE``), from the draws of ``gap_samples`` (leave-one-out; the control passes
-    :func:`include_self_gaps`).  Each instance's coefficient is reported with its interval.
+    :func:`include_self_gaps`).  Each instance's coefficient is reported with its interval, and one whose ratio's
+    interval lies wholly outside the pooled band fails the check (``FALSIFY_PER_INSTANCE``).
 
     Two looks (:func:`theorems.pilot.two_looks`, group-sequential): a pilot of ``NLAW_PER_N`` data sets per unit of
     ``n``, decided there when every decision is; otherwise, if its widest interval is above ``NLAW_TARGET_WIDTH`` of
@@ -453,7 +460,8 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW
 
     def decide_at(g):
         samples = pilot if g == 1 else [torch.cat([s, extra]) for s, extra in zip(pilot, draws(g - 1))]
-        ev = Evidence(ctx, decisions=LOOKS * (len(c_derived) + 1))  # each of the two looks at half the level
+        # each of the two looks at half the level; per instance a slope and a falsification of its coefficient
+        ev = Evidence(ctx, decisions=LOOKS * (2 * len(c_derived) + 1))
         means, ses, fits, ratio = n_law_fits(ns, samples, c_derived, margin, ev.z)
         r, r_se = pooled_ratio(fits, c_derived)
         d = decide_equal(r, r_se, 1.0, ev.z, margin=margin)
@@ -463,6 +471,10 @@ def check_n_law(ctx: Context, gap_samples=model.loo_gap_samples, B_op_range=NLAW
             a, h = float(fit.coef[0]), ev.z * float(fit.se[0])
             ev.measure(f"instance {i + 1}: leading coefficient c [reported; decided pooled]", a,
                        claimed=f"= {c:.4g} (derived; without Z: {c / Z[i]:.4g})", lo=a - h, hi=a + h, level=ev.level)
+            outside = decide_equal(a / c, float(fit.se[0]) / abs(c), 1.0, ev.z, margin=margin)
+            if FALSIFY_PER_INSTANCE and outside.status == "fail":  # only a fail is decided per instance
+                ev.decide(f"instance {i + 1}: fitted / derived c, outside the pooled band", outside, value=a / c,
+                          line=f"#{i + 1}: c fitted/derived {a / c:.4f} {outside}")
             d = decide_exponent(sl, ev.z, -1.0, margin=SLOPE_MARGIN)
             ev.decide(f"instance {i + 1}: exponent of |E Lhat_n − L| in n", d, value=float(sl.coef[1]),
                       line=f"#{i + 1}: c {a:.4g} ± {h:.2g} (derived {c:.4g}); slope {sl.coef[1]:.3f} {d}")
