@@ -108,6 +108,11 @@ SIGMA_HAT_MOVES = ("point 1, B-block*", "point 2, *")
 #: the pilot's cap on cost (``theorems.pilot.two_looks``: more batches where the pilot's widest interval is wider than
 #: its 95 %-power width): 4-fold the shared batches, about a minute more per run at quick; A.T4's cap (the same batches)
 PILOT_MAX_GROWTH = 4
+#: the coefficient check's cap per budget (quick, standard, full): at quick its point-1 A-block alternative lies within
+#: the ~13 % it resolves even at 4-fold the batches at 96 % of instances (FINDINGS), so the check decided at 1 of 20
+#: quick confirmation seeds while its growth was a third of the quick tier's longest chain: quick decides on the pilot
+#: (each block's interval reported, with why it cannot decide), standard and full as before
+COEFFICIENT_MAX_GROWTH = (1, PILOT_MAX_GROWTH, PILOT_MAX_GROWTH)
 
 # ---------------------------------------------------------------------------
 # 1. Symbolic derivation: the dual norm's coordinates and the leading term of the sum
@@ -244,17 +249,18 @@ def pilot_samples(ctx, data) -> PilotChunks:
     return PilotChunks(data, Parts(functools.partial(more_samples, ctx, data)))
 
 
-def pilot_sized(ctx: Context, batches: PilotChunks, draws_of, decide, decisions: int) -> tuple[Evidence, object, dict]:
+def pilot_sized(ctx: Context, batches: PilotChunks, draws_of, decide, decisions: int,
+                cap: int = PILOT_MAX_GROWTH) -> tuple[Evidence, object, dict]:
     """``decide(ev, draws)`` (``decisions`` of them) on the shared batches' draws (``draws_of(samples)``, per n), the
-    pilot, and in a second look on more batches pooled in (:meth:`PilotChunks.sized`, at most ``PILOT_MAX_GROWTH``
-    times the pilot).  Returns the deciding evidence, ``decide``'s result and what the pilot did (for the record)."""
+    pilot, and in a second look on more batches pooled in (:meth:`PilotChunks.sized`, at most ``cap`` times the
+    pilot).  Returns the deciding evidence, ``decide``'s result and what the pilot did (for the record)."""
     shared = draws_of(batches.data.samples)
 
     def decide_pooled(ev, growth):
         more = [draws_of(batches.more[chunk]) for chunk in range(1, growth)]
         return decide(ev, [torch.cat(per_n) for per_n in zip(shared, *more)])
 
-    return batches.sized(ctx, decide_pooled, decisions, PILOT_MAX_GROWTH)
+    return batches.sized(ctx, decide_pooled, decisions, cap)
 
 
 def check_rate(ctx: Context, batches: PilotChunks, error: SquaredNorm = REGULARIZED_BIAS) -> Outcome:
@@ -293,7 +299,8 @@ def check_coefficient(ctx: Context, batches: PilotChunks, draws=regularized_draw
         return coefficient_decisions(ev, data.ns, draws, target, [n - 1 for n in data.ns], blocks("A", "B", like=data),
                                      order=LOSS_COEFFICIENT_ORDER, alternatives=alternatives)
 
-    ev, series, pilot = pilot_sized(ctx, batches, draws_of, decide, 2 * target.shape[0])
+    ev, series, pilot = pilot_sized(ctx, batches, draws_of, decide, 2 * target.shape[0],
+                                    ctx.pick(*COEFFICIENT_MAX_GROWTH))
     if ev.plots:
         ev.figure("Regularized-gradient bias × (n−1) → ∇c + λc_R",
                   coefficient_plot(data.ns, series, ev.z, "(n−1) ⟨bias, e⟩ (factor coordinates)"), COEFFICIENT_CAPTION)
