@@ -199,11 +199,12 @@ def shown_maps(records: list[dict]) -> dict[str, dict]:
 
 def first_seeds_of(records: list[dict]) -> dict[str, int]:
     """Each record's claim's first confirmation seed at the record's budget (``calibrate.first_confirmation_seeds``;
-    a carried claim's from the basis its row records), to tell a draw at it from a development draw."""
+    a carried claim's from the basis its row records), to tell a draw at it from a development draw.  Registered
+    claims are named by id, so their bases come from the registry's index without importing a claim module."""
     from verify import calibrate, registry
 
-    known = {c.id: c for c in registry.all_claims()}
-    return calibrate.first_confirmation_seeds([known[r["claim"]["id"]] for r in records if r["claim"]["id"] in known],
+    known = {e["id"] for e in registry.index()}
+    return calibrate.first_confirmation_seeds([r["claim"]["id"] for r in records if r["claim"]["id"] in known],
                                               {r["claim"]["id"]: r["budget"] for r in records})
 
 
