@@ -173,9 +173,9 @@ class _Counting(Executor):
         super().__init__(workers=1)
         self.ran = ran
 
-    def run(self, todo, on_done, progress=lambda s: None):
+    def run(self, todo, on_done, progress=lambda s: None, store=None):
         self.ran += todo
-        super().run(todo, on_done, progress)
+        super().run(todo, on_done, progress, store)
 
 
 def test_a_setting_unit_runs_the_check_with_the_choice_as_overridden(tmp_path):
@@ -351,3 +351,50 @@ def test_a_map_takes_its_own_run_from_the_confirmation_calibration_in_its_result
     assert sensitivity.adopt_calibration_units([claim], lambda c: ctx, tmp_path) == 1
     assert (dst / "check-a.json").exists() and not (dst / "check-b.json").exists()
     assert sensitivity.adopt_calibration_units([claim], lambda c: ctx, tmp_path) == 0
+
+
+# --- fixture values kept between the two phases of a map ---------------------------------------------------------
+
+@pytest.mark.parametrize("workers", [1, 2], ids=["serial", "two workers"])
+def test_the_controls_at_extreme_settings_read_the_fixture_values_their_settings_computed(tmp_path, monkeypatch,
+                                                                                          workers):
+    """T.205's control is re-run at n = 2 and n = 8 on the fixture values its settings computed: each (fixture, n) is
+    computed once over both phases (without the store, the second phase computed ``doubled`` and ``draws`` again),
+    in one process and on a 2-worker cluster; the store is gone once the map is written."""
+    import toy_claims
+
+    log = tmp_path / "computed.txt"
+    monkeypatch.setenv("TOY_FIXTURE_LOG", str(log))  # before the cluster starts: its workers inherit it
+    with Executor(workers=workers) as ex:
+        (rec,) = sensitivity.run([toy_claims.MAPPED], Context(seed=3, budget="quick"), tmp_path / "res", ex)
+    assert rec["controls_rerun_at"] == 2
+    assert all(s["verdict"] == "verified" for s in rec["settings"])
+    computed = sorted(log.read_text().splitlines())
+    assert computed == sorted(["draws n=3 scale=1.0 seed=3", "draws n=2 scale=1.0 seed=3",
+                               "draws n=8 scale=1.0 seed=3"] + ["doubled seed=3"] * 3), computed
+    assert not (tmp_path / "res" / sensitivity.STORE_DIR).exists()
+
+
+def test_a_kept_value_is_read_only_for_its_own_key_code_and_torch(tmp_path, monkeypatch):
+    """The store keeps only the run keys it was given; a value is found again at the same request and run, and not
+    after its fixture's code changed; a file that cannot be read is removed and reads as missing; a failed
+    computation is never kept."""
+    import toy_claims
+    from theorems import fixture as fx
+    from verify import registry, value_store
+
+    ctx = Context(seed=1, budget="quick")
+    kept, other = toy_claims.draws.bind(n=2), toy_claims.draws.bind(n=4)
+    store = value_store.ValueStore(tmp_path / "store", {fx.run_key(kept, ctx)})
+    assert store.path(other, ctx) is None
+    path = store.path(kept, ctx)
+    value_store.save(path, [1.0, 2.0])
+    assert value_store.load(store.path(kept, ctx)) == [1.0, 2.0]
+    assert store.path(kept, Context(seed=2, budget="quick")) is None  # another run: another key, not kept
+    monkeypatch.setattr(registry, "_code_hash", lambda modules: "changed")
+    assert value_store.load(value_store.ValueStore(tmp_path / "store", store.keep).path(kept, ctx)) \
+        is value_store.MISSING
+    path.write_bytes(b"not a pickle")
+    assert value_store.load(path) is value_store.MISSING and not path.exists()
+    value_store.save(path, fx.FixtureFailure(RuntimeError("no")))
+    assert not path.exists()

@@ -5,7 +5,7 @@ import time
 
 import torch
 
-from theorems.claim import Check, Claim, Context, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 
 
 def slow_check(ctx: Context, seconds: float = 0.3, wrong: bool = False, die: bool = False,
@@ -106,3 +106,18 @@ GATHERING = Claim(id="T.204", title="toy 204", statement="x = x", fidelity="exac
 for _c in SHARING + [GATHERING]:
     object.__setattr__(_c, "module", __name__)
 CLAIMS += SHARING + [GATHERING]  # noqa: E305 -- a worker finds a claim in its module's CLAIMS
+
+
+def _doubled_of(n: int):
+    return {"values": doubled.bind(base=draws.bind(n=n))}
+
+
+#: a claim with a free choice (the size of the draws under ``doubled``) for the maps: at quick its design is n = 2, 3
+#: (its own) and 8, both ends extreme, so its control is re-run at n = 2 and n = 8 on the same fixture values
+MAPPED = Claim(id="T.205", title="toy 205", statement="x = x", fidelity="exact", fidelity_note="toy",
+               checks=(Check("mean", "numeric", "toy", mean_check, uses=_doubled_of(3)),),
+               controls=(Control("wrong", "mean", "toy: a check that always fails", {"wrong": True}),),
+               free_choices=(FreeChoice("n", 3, "toy: any size", {"mean": _doubled_of}, low=2, high=8,
+                                        integer=True),),
+               module=__name__)
+CLAIMS.append(MAPPED)

@@ -4,7 +4,9 @@ A unit is one check or one control of one claim at one seed and budget (``runner
 fixture (``theorems.fixture``).  In one process, fixture values live in one :class:`theorems.fixture.Memo` per run,
 each dropped after its last consumer.  On Dask, every fixture value is one task and every unit a task that takes the
 values it uses: Dask computes each (fixture, parameters, run) once, places units near their inputs and frees a value
-after its last consumer.  Either way the runner assembles the same records (seeds are derived by hashing).
+after its last consumer.  Either way the runner assembles the same records (seeds are derived by hashing).  A command
+of several executions over the same runs (a sensitivity map's two phases) may pass a ``verify.value_store`` store:
+the values it keeps are then read from disk instead of computed again.
 
 Each finished unit is written atomically as it arrives (``results.unit_dir``), so the same command after an
 interruption redoes only the missing ones; a unit whose worker dies is rerun elsewhere, and one that still fails is
@@ -29,7 +31,8 @@ from theorems.claim import Claim, Context, Outcome
 from verify import memory_tuning, registry, results, runner
 from verify.progress import progress_bar
 from verify.runner import Unit
-from verify.worker import fixture_task, unit_task
+from verify.value_store import StoredMemo, ValueStore
+from verify.worker import fixture_task, stored_fixture_task, unit_task
 
 # ---------------------------------------------------------------------------
 # Units that could not be run
@@ -154,9 +157,12 @@ class Executor:
                              else f"cannot start a local Dask cluster: {e}") from None
 
     def run(self, todo: list[tuple[Claim, Unit, Context]], on_done: Callable[[Claim, Unit, dict, bool], None],
-            progress: Callable[[str], None] = lambda s: None) -> None:
+            progress: Callable[[str], None] = lambda s: None, store: ValueStore | None = None) -> None:
         """Run every unit of ``todo`` (each with the run it belongs to) and call ``on_done(claim, unit, entry, ok)`` as
-        each finishes (any order).  Units of different runs (seeds) may be mixed: fixture values are per run."""
+        each finishes (any order).  Units of different runs (seeds) may be mixed: fixture values are per run.  With a
+        ``store`` (``verify.value_store``), the fixture values it keeps are read from it and written to it (in this
+        process or on a local cluster; a remote scheduler's workers may not see its directory, so there it is
+        unused)."""
         if not todo:
             return
         if not self.distributed:
@@ -164,7 +170,7 @@ class Executor:
             for claim, u, ctx in todo:
                 by_run.setdefault(ctx, []).append((claim, u))
             for ctx, units in by_run.items():
-                memo = fx.Memo(ctx)
+                memo = fx.Memo(ctx) if store is None else StoredMemo(ctx, store)
                 memo.expect(r for claim, u in units for r in runner.unit_requests(claim, u).values())
                 for claim, u in units:
                     progress(u.label)
@@ -172,21 +178,27 @@ class Executor:
                     memo.release(runner.unit_requests(claim, u).values())
             return
         self._start()
-        self._collect(self._submit(todo), on_done, progress)
+        self._collect(self._submit(todo, store if self.local_cluster else None), on_done, progress)
 
-    def _submit(self, todo: list[tuple[Claim, Unit, Context]]) -> dict:
+    def _submit(self, todo: list[tuple[Claim, Unit, Context]], store: ValueStore | None = None) -> dict:
         """One task per fixture value (per run key) and one per unit, taking its fixtures' futures as inputs.  The
-        fixture futures are not kept here: Dask frees each value once its last consumer has run."""
+        fixture futures are not kept here: Dask frees each value once its last consumer has run.  A value kept in
+        ``store`` is a task that reads it, with no inputs (what it was computed from is not computed again)."""
         tag = os.urandom(4).hex()  # this call's keys: never a value of another run or command
         values: dict[tuple, object] = {}
 
         def future_of(r: fx.Request, ctx: Context):
             k = fx.run_key(r, ctx)
             if k not in values:
-                deps = {name: future_of(d, ctx) for name, d in r.dependencies().items()}
                 digest = hashlib.sha256(repr(k).encode()).hexdigest()[:12]
-                values[k] = self.client.submit(fixture_task, r, fx.fixture_context(ctx), deps, pure=False,
-                                               retries=1, key=f"fixture|{r.fixture.short_name}|{digest}|{tag}")
+                key = f"fixture|{r.fixture.short_name}|{digest}|{tag}"
+                path = store.path(r, ctx) if store is not None else None
+                if path is not None and path.exists():
+                    values[k] = self.client.submit(stored_fixture_task, path, pure=False, retries=1, key=key)
+                else:
+                    deps = {name: future_of(d, ctx) for name, d in r.dependencies().items()}
+                    values[k] = self.client.submit(fixture_task, r, fx.fixture_context(ctx), deps, path, pure=False,
+                                                   retries=1, key=key)
             return values[k]
 
         futures = {}

@@ -14,14 +14,15 @@ no training: an effect size is never judged at our horizon only.  The claim's ow
 ``POINTS`` gives the design per budget and ``MAX_SETTINGS`` the most run settings a claim may have at that budget
 (``MAX_READINGS`` the most analysis combinations); a larger design is refused before anything runs.
 
-What runs.  At a setting, only the checks the changed choices set are re-run (units of kind ``"setting"`` on the
-same executor as any other unit, stored and resumed the same way, figures off); the other checks keep their outcomes
-at the claim's values.  A map says "verified at N of M settings", so where a setting verifies its controls must still
-bite there: at every *extreme* setting (each changed choice at an end of its range, or at another of its levels) whose
-checks verify, the negative controls of the re-run checks are re-run with the setting's overrides and their own
-(units of kind ``"setting control"``), and the setting's verdict reads them.  Elsewhere the controls keep their
-outcomes at the claim's values, and the map says at how many settings they were re-run.  A map runs by default at each
-claim's first confirmation seed (``verify.calibrate``), never at a seed that chose anything.
+What runs.  At a setting, only the checks the changed choices set are re-run (units of kind ``"setting"`` on the same
+executor as any other unit, stored and resumed the same way, figures off); the other checks keep their outcomes at the
+claim's values.  A map says "verified at N of M settings", so where a setting verifies its controls must still bite
+there: at every *extreme* setting (each changed choice at an end of its range, or at another of its levels) whose checks
+verify, the negative controls of the re-run checks are re-run with the setting's overrides and their own (units of kind
+``"setting control"``), and the setting's verdict reads them; the fixture values those controls consume are kept on disk
+from the first phase to the second (``verify.value_store``), so they are not computed twice.  Elsewhere the controls
+keep their outcomes at the claim's values, and the map says at how many settings they were re-run.  A map runs by
+default at each claim's first confirmation seed (``verify.calibrate``), never at a seed that chose anything.
 
 The verdict at a setting follows the runner's rules (``verify.runner.verdict``).  The claim "holds at N of M
 settings" when its verdict at N of the design's M settings equals its verdict at the claim's own values; it "depends
@@ -38,14 +39,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from theorems import fixture as fx
 from theorems.claim import Claim, Context, worst_status
-from verify import published, results, runner
+from verify import published, results, runner, value_store
 
 #: points per choice (range ends included) by budget
 POINTS = {"quick": 2, "standard": 3, "full": 5}
 #: the most settings a claim's design may have at each budget (the claim's own values included)
 MAX_SETTINGS = {"quick": 9, "standard": 16, "full": 36}
 SENSITIVITY = "sensitivity"
+#: where a map keeps the fixture values its controls at extreme settings consume, until it finishes (in its results
+#: directory: what a resumed map reads)
+STORE_DIR = "fixture-values"
 #: the most combinations of analysis choices crossed with each run setting (re-decisions of stored runs: cheap)
 MAX_READINGS = 64
 #: the budgets whose report draws the maps (``verify report``); a quick report shows maps already stored
@@ -342,6 +347,10 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
     by_id = {r["claim"]["id"]: r for r in records}
     entries: dict[str, dict] = {c.id: {} for c in claims}
 
+    store = value_store.ValueStore(results_dir / STORE_DIR, {
+        fx.run_key(r, run_of(c)) for c in claims for s in design(c, points) if extreme(c, s)
+        for u in control_units(c, s).values() for r in fx.closure(runner.unit_requests(c, u).values())})
+
     def phase(units_of, label: str) -> None:
         todo = []
         for c in claims:
@@ -361,12 +370,13 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
 
         bar = execution.progress_bar(len(todo), f"{label} ({budget})")
         try:
-            executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]))
+            executor.run(todo, on_done, progress=lambda s: bar.set_postfix_str(s[:60]), store=store)
         finally:
             bar.close()
 
     phase(lambda c: plan(c, points), "settings")
     phase(lambda c: control_plan(c, by_id[c.id], points, entries[c.id]), "controls at extreme settings")
+    store.clear()
     out = []
     for c in claims:
         rec = summarise(c, by_id[c.id], points, entries[c.id])

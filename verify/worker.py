@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 
 from theorems import fixture as fx
 from theorems.claim import Context
-from verify import memory_tuning, registry, runner, worker_guards
+from verify import memory_tuning, registry, runner, value_store, worker_guards
 from verify.runner import Unit
 
 
@@ -45,16 +46,29 @@ def _register_sizes() -> None:
         return sys.getsizeof(o)
 
 
-def fixture_task(request: fx.Request, ctx: Context, dependencies: dict):
-    """One fixture value on a worker; an exception becomes the value (each consumer reports it as it would here)."""
+def fixture_task(request: fx.Request, ctx: Context, dependencies: dict, keep: Path | None = None):
+    """One fixture value on a worker; an exception becomes the value (each consumer reports it as it would here).
+    With ``keep``, the value is also written there (``verify.value_store``)."""
     _worker_setup()
     failed = [v for v in dependencies.values() if isinstance(v, fx.FixtureFailure)]
     if failed:
         return failed[0]
     try:
-        return request.compute(ctx, dependencies)
+        value = request.compute(ctx, dependencies)
     except Exception as e:  # noqa: BLE001
         return fx.FixtureFailure(e)
+    value_store.save(keep, value)
+    return value
+
+
+def stored_fixture_task(path: Path):
+    """A fixture value read from the store.  A file that cannot be read is removed and the task fails: its consumers
+    are reported as units that could not run (not stored), and the next run computes the value again."""
+    _worker_setup()
+    value = value_store.load(path)
+    if value is value_store.MISSING:
+        raise RuntimeError(f"a kept fixture value could not be read: {path}")
+    return value
 
 
 def unit_task(unit: Unit, ctx: Context, fixtures: dict) -> dict:
