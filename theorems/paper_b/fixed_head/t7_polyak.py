@@ -206,9 +206,9 @@ def check_bounds(ctx: Context, suite: Suite, run: SuiteRun, excess=log_excess_lo
         for b_ in range(step.shape[1]):
             ax.semilogx(steps[1:], length[1:, b_], color="tab:purple", lw=0.6, alpha=0.6,
                         label="PS step length (L−L*)/‖∇L‖" if b_ == 0 else None)
-        ax.axhline(float(np.exp(rows[-1][4]["lo"].max())), color="k", ls=":", lw=1, label="derived lower bound (max)")
-        ax.axhline(float(np.exp(rows[-1][4]["hi"].min())), color="k", ls="--", lw=1,
-                   label="derived upper bound (min, t=N)")
+        lo, hi = float(rows[-1][4]["lo"].max()), float(rows[-1][4]["hi"].min())  # as floats: numpy wraps no tensor
+        ax.axhline(float(np.exp(lo)), color="k", ls=":", lw=1, label="derived lower bound (max)")
+        ax.axhline(float(np.exp(hi)), color="k", ls="--", lw=1, label="derived upper bound (min, t=N)")
         ax.set_xlabel("t")
         ax.set_ylabel("(L − L*) / ‖∇L‖")
         ax.set_title("uncapped Polyak step", fontsize=8)
