@@ -114,6 +114,7 @@ def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monke
     store = published.load()
     assert store["carried"]["X.1"]["from"] == ["old-X.1"] and store["carried"]["X.1"]["to"] == "now-X.1"
     assert set(store["carried"]["X.1"]["canary"]["digests"]) == {"quick-seed0", "quick-seed1"}
+    assert store["carried"]["X.1"]["rev"] == carry.commit_of("HEAD")[:7] != "HEAD"  # the commit, not a name that moves
     assert "X.2" not in store["carried"]
     assert published.current("X.1", "old-X.1", "now-X.1") and not published.current("X.2", "old-X.2", "now-X.2")
     assert carry.differences(_rec("X.1", 1.0), _rec("X.1", 1.5)) == ["check 'a'"]

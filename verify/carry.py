@@ -92,13 +92,18 @@ def run_at(root: Path, claim_ids: list[str], budget: str, seed: int, results_dir
             and r["seed"] == seed and r["budget"] == budget}
 
 
-def worktree(rev: str, where: Path) -> Path:
-    """A checkout of ``rev`` (a worktree of this repository; reused when it is there at that commit)."""
+def commit_of(rev: str) -> str:
+    """The commit ``rev`` names (its full hash): what a carry records, since a name like ``HEAD`` moves."""
     commit = subprocess.run(["git", "rev-parse", "--verify", f"{rev}^{{commit}}"], cwd=ROOT, capture_output=True,
                             text=True)
     if commit.returncode != 0:
         raise ValueError(f"{rev!r} is not a commit of this repository")
-    sha = commit.stdout.strip()
+    return commit.stdout.strip()
+
+
+def worktree(rev: str, where: Path) -> Path:
+    """A checkout of ``rev`` (a worktree of this repository; reused when it is there at that commit)."""
+    sha = commit_of(rev)
     path = Path(where) / f"tree-{sha[:12]}"
     if not (path / ".git").exists():
         subprocess.run(["git", "worktree", "add", "--detach", "--force", str(path), sha], cwd=ROOT,
@@ -189,6 +194,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                     diff.setdefault(cid, []).append(f"{tag}: {', '.join(d)}")
                 digests[cid][tag] = digest(after[cid])
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    rev = commit_of(rev)[:7]
     for c, old, now, froms in todo:
         if c.id in diff:
             store["carried"].pop(c.id, None)
