@@ -121,3 +121,16 @@ def test_free_choice_runs_are_the_claims_own_at_their_values_and_keyed_by_number
     assert setups.scaled(setups.N_MAIN, 2.0).quick == 2 * setups.STEPS[0] and setups.scaled(setups.N_MAIN, 1.0) == setups.N_MAIN
     batch = resolve(setups.dm_batch.bind(d=32), Context(seed=3))
     assert batch.dm.d == 32 == batch.ds.X.shape[-1] and batch.dm.nu_max == setups.CONDITION1.nu_max
+
+
+@pytest.mark.parametrize("claim_id, control", [("B.T3", "wrong W_mm"), ("B.L12", "dropped constraint")])
+def test_a_wrong_svm_control_follows_the_maps_dimension(claim_id, control):
+    """The wrong-SVM controls are functions of the check's own draws, so at a map's setting of the DM dimension they
+    read the draws at that d (they were fixtures of the default draws, and raised on a shape mismatch there); at
+    d = 32 the control runs and is rejected."""
+    from verify import registry, runner
+
+    claim = registry.get(claim_id)
+    unit = runner.setting_control_unit(claim, control, {"DM dimension d": 32})
+    entry = runner.run_unit(claim, unit, Context(seed=0, budget="quick"))
+    assert "raised" not in entry["summary"] and entry["status"] == "fail", entry["summary"]

@@ -37,6 +37,8 @@ tokens are not separated).
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import sympy as sp
 import torch
@@ -46,7 +48,6 @@ from numerics.paper_b.model import Dataset
 from numerics.paper_b.records import opt_mask, unit_rows
 from theorems.claim import Check, Claim, Context, Control, Outcome
 from theorems.evidence import Evidence
-from theorems.fixture import fixture
 from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.setups import (ASCENT_RUN, ASCENT_W, EQ10_UPDATE, MAIN_RUN, DMBatch, JointRun, Update,
@@ -81,10 +82,9 @@ def certificate_full(X_opt: np.ndarray, y: np.ndarray, u: np.ndarray, alpha: np.
             "duality_gap": float(abs(P - D) / P)}
 
 
-@fixture(uses={"batch": dm_batch})
-def u_svm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, list]:
-    """The wrong u-SVM (control): per draw of the main batch, the u-SVM with its most loaded constraint (largest dual
-    weight) dropped, with the words the record uses for it."""
+def u_svm_without_most_loaded(batch: DMBatch) -> tuple[str, list]:
+    """The wrong u-SVM (control): per draw of the certificate's own batch (at whatever d a setting of the map gives
+    it), the u-SVM with its most loaded constraint (largest dual weight) dropped, with the words the record uses."""
     solved = []
     for b in range(batch.setup.B):
         one = Dataset(batch.ds.X[b], batch.ds.y[b], opt=batch.ds.opt_index[b])
@@ -92,11 +92,11 @@ def u_svm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, list]:
     return "u-SVM with its most loaded constraint dropped", solved
 
 
-def check_u_svm(ctx: Context, batch: DMBatch, u_svm: tuple[str, list] | None = None) -> Outcome:
-    """The u-SVM of every draw, certified against all its constraints (``u_svm``: (what, per-draw results) to certify
-    in place of the batch's own, the control's wrong SVM)."""
+def check_u_svm(ctx: Context, batch: DMBatch, u_svm: Callable[[DMBatch], tuple[str, list]] | None = None) -> Outcome:
+    """The u-SVM of every draw, certified against all its constraints (``u_svm``: a function of the batch giving
+    (what, per-draw results) to certify in place of the batch's own, the control's wrong SVM)."""
     setup, ds = batch.setup, batch.ds
-    what, solved = ("u-SVM", batch.u_svm) if u_svm is None else u_svm
+    what, solved = ("u-SVM", batch.u_svm) if u_svm is None else u_svm(batch)
     rows, norms = [], []
     for b in range(setup.B):
         one = Dataset(ds.X[b], ds.y[b], opt=ds.opt_index[b])

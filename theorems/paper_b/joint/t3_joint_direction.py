@@ -43,6 +43,7 @@ envelope ``t^{-1}`` (a fixed head's ``||W_t|| ~ t``), which sympy must refuse.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 import sympy as sp
@@ -53,7 +54,7 @@ from numerics.paper_b.model import Dataset
 from numerics.stats import decide_upper
 from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
 from theorems.evidence import Evidence
-from theorems.fixture import fixture, per_budget
+from theorems.fixture import per_budget
 from theorems.paper_b.joint import probing
 from theorems.paper_b.joint.assumptions import condition1_assumptions
 from theorems.paper_b.joint.rates import WINDOW, tail_exponent
@@ -166,26 +167,27 @@ def derivation(envelope=envelope_exponent) -> Outcome:
                      "allowance is polylog_allowance")
 
 
-@fixture(uses={"batch": T3_BATCH})
-def w_mm_without_most_loaded(ctx, batch: DMBatch) -> tuple[str, torch.Tensor]:
-    """The wrong W_mm (control): :func:`dropped_w_mm` of the claim's draws, with the words the record uses for it."""
+def w_mm_without_most_loaded(batch: DMBatch) -> tuple[str, torch.Tensor]:
+    """The wrong W_mm (control): :func:`dropped_w_mm` of the run's own draws (at whatever d a setting of the map gives
+    them), with the words the record uses for it."""
     return "W_mm with a dropped constraint", dropped_w_mm(batch)
 
 
-def check_direction(ctx: Context, run: JointRun, reference: tuple[str, torch.Tensor] | None = None,
+def check_direction(ctx: Context, run: JointRun, reference: Callable[[DMBatch], tuple[str, torch.Tensor]] | None = None,
                     polylog_k: float = POLYLOG_K) -> Outcome:
     """(A) Q_t = ||W_t|| (1 − corr_t) / log^k t non-increasing; (B) exponent of 1 − corr in t against the envelope.
 
-    ``run``: T3_RUN, or a control's mutant run (the control horizon); ``reference``: (what, W_mm per draw) to measure
-    the alignment against in place of the run's own W_mm (a control: the wrong W_mm); ``polylog_k``: the envelope's
-    polylog degree k (a free choice)."""
+    ``run``: T3_RUN, or a control's mutant run (the control horizon); ``reference``: a function of the run's batch
+    giving (what, W_mm per draw) to measure the alignment against in place of the run's own W_mm (a control: the wrong
+    W_mm); ``polylog_k``: the envelope's polylog degree k (a free choice)."""
     traj, N = run.traj, run.n_steps
     a = run.update["a"]
     if reference is not None:
-        omc = misalignment(traj["W"].flatten(2), reference[1].flatten(1)).numpy()
+        what, M = reference(run.batch)
+        omc = misalignment(traj["W"].flatten(2), M.flatten(1)).numpy()
     else:
         omc = traj["one_minus_corr"].numpy()
-    name = run.update.label + ("" if reference is None else f", {reference[0]}")
+    name = run.update.label + ("" if reference is None else f", {what}")
     ev = Evidence(ctx, decisions=2)
     steps = traj.steps.numpy()
     Wn = traj["W_norm"].numpy()
