@@ -350,3 +350,18 @@ def test_paper_b_equalities_exclude_a_named_alternative_at_half_its_distance():
     assert math.isclose(F6.ADAM_MARGIN.half_width, math.log(2) / 2)                 # a factor 2 in loss
     laws = sorted({T2.loss_exponent(*p) for p in T2.SWEEP})
     assert math.isclose(T2.LAW_MARGIN.half_width, min(b - a for a, b in zip(laws, laws[1:])) / 2)
+
+
+def test_fig9s_unnormalized_control_stays_unnormalized_at_a_maps_other_ngd_step():
+    """At a map's NGD step η = 1 the control "NGD without normalization" still runs the unnormalized rule at that step
+    (its runs were an Algorithm that the step's override replaced by a normalized NGD of the same name, so there the
+    control compared NGD with GD and passed)."""
+    from numerics.paper_b import algorithms as al
+    from theorems.paper_b.fixed_head import fig9_digits as F
+    from verify import registry, runner
+
+    claim = registry.get("B.Fig9")
+    unit = runner.setting_control_unit(claim, "NGD without normalization", {"NGD step η": 1.0})
+    (req,) = runner.unit_requests(claim, unit).values()
+    assert req.arguments("quick")["ngd_rule"] is al.gd and req.arguments("quick")["ngd_eta"] == 1.0
+    assert F.RULE_NAMES[al.gd] == "NGD without normalization" and F.RULE_NAMES[al.ngd] == "NGD"
