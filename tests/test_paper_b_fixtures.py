@@ -365,3 +365,22 @@ def test_fig9s_unnormalized_control_stays_unnormalized_at_a_maps_other_ngd_step(
     (req,) = runner.unit_requests(claim, unit).values()
     assert req.arguments("quick")["ngd_rule"] is al.gd and req.arguments("quick")["ngd_eta"] == 1.0
     assert F.RULE_NAMES[al.gd] == "NGD without normalization" and F.RULE_NAMES[al.ngd] == "NGD"
+
+
+def test_fig9s_ngd_beats_gd_fails_on_a_tie():
+    """Identical GD and "NGD" runs (the compared rule stepping as GD does) are a tie: "beats" fails, as it does when
+    NGD is slower, and passes only when NGD's runs end closer."""
+    from theorems.claim import Context
+    from theorems.paper_b.fixed_head import fig9_digits as F
+
+    def runs(ngd_factor):
+        omc = torch.rand(3, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(1)) + 0.1
+        loss = omc.log()
+        gd = {"one_minus_corr": omc, "log_excess_loss": loss}
+        ngd = {"one_minus_corr": omc * ngd_factor, "log_excess_loss": loss + math.log(ngd_factor)}
+        return F.DigitRuns([(None, {"GD": gd, "NGD": ngd})], 100, "NGD", "")
+
+    ctx = Context(seed=0, budget="quick", figures=False)
+    assert F.check_ngd_beats_gd(ctx, runs(1.0)).status == "fail"
+    assert F.check_ngd_beats_gd(ctx, runs(0.5)).status == "pass"
+    assert F.check_ngd_beats_gd(ctx, runs(2.0)).status == "fail"

@@ -51,6 +51,8 @@ RECORD_POINTS = 40  # log-spaced record steps (plus the middle)
 #: "NGD beats GD" is a sign: the paired log ratios' mean must have its lower confidence bound above 0 (a wide
 #: interval whose lower end is above 0 still says which is faster); no width rule on top
 MAX_WIDTH = math.inf
+#: "beats" is strict: a paired log ratio of exactly 0 (the compared rule stepping as GD does) is a tie, not a win
+STRICT = 1e-12
 DRAWS = (1, 4, 6)  # digit draws (datasets) at quick / standard / full
 INITS = (4, 6, 12)  # Lemma-2 inits per draw (paired: GD and NGD start from the same W_0)
 STEPS = (300, 1000, 3000)  # horizon at quick / standard / full
@@ -173,7 +175,7 @@ def check_ngd_beats_gd(ctx: Context, digits: DigitRuns) -> Outcome:
     for label, dvals in (("log((1−corr)_slow/(1−corr)_fast)", d_corr), ("log((L−L*)_slow/(L−L*)_fast)", d_loss)):
         m, se = mean_se(dvals)
         name = label.replace("slow", slow).replace("fast", fast)
-        d = decide_lower(m - ev.z * se, m + ev.z * se, 0.0, max_width=MAX_WIDTH)
+        d = decide_lower(m - ev.z * se, m + ev.z * se, STRICT, max_width=MAX_WIDTH)
         ev.decide(name + " at the horizon (mean over runs)", d, value=m,
                   line=f"{name} = {m:.3g} [{d.lo:.3g}, {d.hi:.3g}] [{d.status}]")
     if ev.plots:
