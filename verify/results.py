@@ -9,6 +9,7 @@ machine; :func:`replay_view` strips them for comparisons.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -60,14 +61,16 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and ``os.replace`` (atomic on POSIX)."""
+@contextlib.contextmanager
+def atomic_file(path: Path, mode: str = "w"):
+    """A file to write ``path`` through: a temporary file in the same directory, ``os.replace``d onto ``path`` when
+    the block ends (atomic on POSIX: a reader sees the whole file or the old one); removed if the block raises."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; results and reports are meant to be shared
@@ -76,6 +79,12 @@ def atomic_write_text(path: Path, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_file`)."""
+    with atomic_file(path) as f:
+        f.write(text)
 
 
 def record_path(results_dir: Path, claim_id: str) -> Path:

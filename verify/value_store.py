@@ -15,16 +15,14 @@ version: a changed fixture, or a different torch, never reads a stored value.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
 from theorems import fixture as fx
 from theorems.claim import Context
-from verify import registry
+from verify import registry, results
 
 MISSING = object()
 
@@ -72,14 +70,11 @@ def save(path: Path | None, value: Any) -> None:
     kept (it is retried), and a value that cannot be pickled or written is simply not kept."""
     if path is None or isinstance(value, fx.FixtureFailure):
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
+        with results.atomic_file(path, "wb") as f:
             pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
     except Exception:  # noqa: BLE001 -- keeping a value is an optimisation; the run goes on without it
-        Path(tmp).unlink(missing_ok=True)
+        pass
 
 
 class StoredMemo(fx.Memo):
