@@ -167,6 +167,10 @@ def _assert_rejected(claim, name, budget):
     exp = expectations.expected(claim.id, budget, SEED)
     if not k["rejected"] and exp.verdict in ("violated", "inconclusive") and name in exp.controls_not_rejected:
         pytest.xfail(f"finding (the check's power): {exp.diagnosis}")  # a diagnosed control the check cannot reject
+    # a control with exactly its check's numbers did not reach the computation: no other seed can reject it
+    assert not k.get("same_as_check"), (f"{claim.id}: negative control {name!r} computed exactly the numbers of "
+                                        f"{k['target']!r} at seed {SEED}: its mutant changed nothing the check "
+                                        f"computes: {k['summary']}")
     if not k["rejected"]:
         _known_unstable(exp, "inconclusive", f"control {name!r} not rejected")
         _second_look(claim, budget, lambda r: _rejected(r, name), f"control {name!r} not rejected: {k['summary']}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from theorems.claim import Check, Claim, Context, Control, FreeChoice, Outcome
+from theorems.claim import Check, Claim, Context, Control, FreeChoice, Measurement, Outcome
 from theorems.fixture import fixture
 from verify import runner, sensitivity
 from verify.execution import Executor
@@ -166,6 +166,45 @@ def test_controls_are_rerun_at_the_extreme_settings_that_verify(tmp_path):
     assert by[(1.0, 5, 1.0)]["controls_rerun"] == {"mutant": True} and by[(1.0, 5, 1.0)]["verdict"] == "verified"
     assert by[(4.0, 20, 1.0)]["verdict"] == "violated" and by[(4.0, 20, 1.0)]["controls_rerun"] == {}
     assert rec["controls_rerun_at"] >= 2 and "controls re-run at" in rec["headline"]
+
+
+@fixture
+def rule_runs(ctx, step=1.0, rule="normalized"):
+    """A toy fixture with the defect a map once found in a real claim: at any step but its own it rebuilds the rule
+    by the claim's default, so a control's mutated rule is silently replaced by the claim's own there."""
+    if step != 1.0:
+        rule = "normalized"
+    return [step * (2.0 if rule == "normalized" else 0.5)] * 4
+
+
+def check_faster(ctx, runs):
+    m = sum(runs) / len(runs)
+    return Outcome("pass" if m > 1.0 else "fail", f"speed {m:g}", measurements=[Measurement("speed", m)])
+
+
+def rebuilding_claim() -> Claim:
+    return Claim(
+        "T.3", "toy", r"x", "reconstructed", "toy",
+        checks=(Check("faster", "numeric", "toy", check_faster, uses={"runs": rule_runs}),),
+        controls=(Control("unnormalized", "faster", "the rule without its normalization",
+                          {"runs": rule_runs.bind(rule="plain")}),),
+        free_choices=(FreeChoice("step", 1.0, "any step", {"faster": lambda v: {"runs": rule_runs.bind(step=v)}},
+                                 low=1.0, high=4.0),),
+        module="tests.test_sensitivity")
+
+
+def test_a_control_whose_mutant_a_setting_rebuilds_as_the_claims_own_is_named_in_the_map(tmp_path):
+    """At step 4 the fixture rebuilds the control's rule as the claim's: the control then computes exactly its
+    check's numbers, and the map says so at that setting (the reason, the row and the headline), while at our value
+    the control is rejected and says nothing of the kind."""
+    (rec,) = sensitivity.run([rebuilding_claim()], Context(seed=0, budget="quick"), tmp_path, Executor(workers=1),
+                             points=2)
+    by = {s["values"]["step"]: s for s in rec["settings"]}
+    assert rec["verdict"] == "verified" and by[1.0]["controls_same_as_check"] == []
+    assert by[4.0]["controls_rerun"] == {"unnormalized": False} and by[4.0]["verdict"] == "inconclusive"
+    assert by[4.0]["controls_same_as_check"] == ["unnormalized"]
+    assert "computed exactly the numbers its check did" in by[4.0]["reason"]
+    assert "a control computed exactly its check's numbers" in rec["headline"]
 
 
 class _Counting(Executor):
@@ -391,7 +430,7 @@ def test_a_kept_value_is_read_only_for_its_own_key_code_and_torch(tmp_path, monk
     value_store.save(path, [1.0, 2.0])
     assert value_store.load(store.path(kept, ctx)) == [1.0, 2.0]
     assert store.path(kept, Context(seed=2, budget="quick")) is None  # another run: another key, not kept
-    monkeypatch.setattr(registry, "_code_hash", lambda modules: "changed")
+    monkeypatch.setattr(registry, "modules_code_hash", lambda modules: "changed")
     assert value_store.load(value_store.ValueStore(tmp_path / "store", store.keep).path(kept, ctx)) \
         is value_store.MISSING
     path.write_bytes(b"not a pickle")

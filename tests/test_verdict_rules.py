@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from theorems.claim import Check, Claim, Control, Outcome
+from theorems.claim import Check, Claim, Context, Control, Measurement, Outcome
 from verify import runner
 
 
@@ -79,3 +79,42 @@ def test_an_aimed_control_is_rejected_only_by_the_decisions_it_names():
     assert unaimed.rejects("fail", elsewhere) and not unaimed.rejects("inconclusive", [])
     with pytest.raises(ValueError, match="fails names decisions"):
         Control("bad", "a", "d", {"wrong": True}, fails="point 1")
+
+
+def _measured(value, status="pass"):
+    return {"status": status, "summary": "", "measurements": [{"name": "speed", "value": value, "lo": None,
+                                                               "hi": None}]}
+
+
+def test_an_unrejected_control_with_its_checks_numbers_is_named_in_the_reason():
+    """A control whose numbers are its check's, to the bit, could not have been rejected: its mutant changed nothing
+    the check computes; the reason says so (the verdict is inconclusive as for any unrejected control).  Another
+    number, or no number to compare, says nothing of the kind."""
+    checks = [{"name": "a", **_measured(2.0)}, {"name": "b", "summary": "", "status": "pass"}]
+    same = {"name": "k", "target": "a", "rejected": False, **_measured(2.0)}
+    verdict, reason = runner.verdict(CLAIM, checks, [same])
+    assert verdict == "inconclusive" and runner.SAME_AS_CHECK in reason
+    for other in ({"name": "k", "target": "a", "rejected": False, **_measured(1.999)},
+                  {"name": "k", "target": "a", "rejected": False, "status": "pass", "summary": ""},
+                  {"name": "k", "target": "a", "rejected": False, **_measured(2.0),
+                   "details": {"raised": True}}):
+        verdict, reason = runner.verdict(CLAIM, checks, [other])
+        assert verdict == "inconclusive" and runner.SAME_AS_CHECK not in reason
+    assert runner.same_numbers(_measured(float("nan")), _measured(float("nan")))
+    decided = {"status": "pass", "details": {"decisions": [{"name": "x", "status": "pass", "lo": 0.1, "hi": 0.2}]}}
+    moved = {"status": "pass", "details": {"decisions": [{"name": "x [mutant]", "status": "pass", "lo": 0.1,
+                                                          "hi": 0.3}]}}
+    assert runner.same_numbers(decided, decided) and not runner.same_numbers(moved, decided)
+
+
+def _ignoring(ctx, wrong=False):
+    return Outcome("pass", "speed 2", measurements=[Measurement("speed", 2.0)])
+
+
+def test_a_record_flags_a_control_whose_override_the_check_ignores():
+    claim = Claim(id="Z.V3", title="ignored", statement="x", fidelity="exact", fidelity_note="n",
+                  checks=(Check("a", "numeric", "d", _ignoring),),
+                  controls=(Control("k", "a", "a mutant the check never reads", {"wrong": True}),), module=__name__)
+    rec = runner.run_claim(claim, Context(seed=0))
+    (k,) = rec["controls"]
+    assert not k["rejected"] and k["same_as_check"] and runner.SAME_AS_CHECK in rec["reason"]

@@ -242,7 +242,7 @@ def fixture_modules(claim: Claim) -> set[str]:
 def code_hash(claim: Claim, root: Path | None = None) -> str:
     """Content hash of the code that decides the claim's result: its module, the modules of the fixtures its checks
     use, and the transitive closure of the project modules these import (:func:`import_closure`)."""
-    return _code_hash({claim.module} | fixture_modules(claim), root)
+    return modules_code_hash({claim.module} | fixture_modules(claim), root)
 
 
 def code_hash_by_id(claim_id: str) -> str:
@@ -260,7 +260,7 @@ def _hash_entry(e: dict) -> str:
     root = Path(theorems.__file__).parent.parent
     if "closure" in e:
         return _hash_files([root / p for p in e["closure"]], root)
-    return _code_hash({e["module"], *e["fixture_modules"]})
+    return modules_code_hash({e["module"], *e["fixture_modules"]})
 
 
 def _closure_files(modules: set[str], root: Path) -> list[Path]:
@@ -270,7 +270,9 @@ def _closure_files(modules: set[str], root: Path) -> list[Path]:
     return sorted(files)
 
 
-def _code_hash(modules: set[str], root: Path | None = None) -> str:
+def modules_code_hash(modules: set[str], root: Path | None = None) -> str:
+    """Content hash of ``modules`` and the project modules they import (:func:`import_closure`): :func:`code_hash`
+    for any set of modules (a fixture module's own, for values kept across a map's phases)."""
     root = Path(theorems.__file__).parent.parent if root is None else root
     return _hash_files(_closure_files(modules, root), root)
 

@@ -69,10 +69,41 @@ def verdict(claim: Claim, checks: list[dict], controls: list[dict]) -> tuple[str
     unrejected = [c for c in controls if not c["rejected"]]
     vague = [c for c in checks if c["status"] not in ("pass", "fail")]
     if vague or unrejected:
+        target = {c["name"]: c for c in checks}
         why = [f"{c['name']}: {c['summary']}" for c in vague]
-        why += [f"control '{c['name']}' was not rejected by '{c['target']}'" for c in unrejected]
+        why += [f"control '{c['name']}' was not rejected by '{c['target']}'"
+                + (SAME_AS_CHECK if same_numbers(c, target.get(c["target"], {})) else "") for c in unrejected]
         return "inconclusive", "; ".join(why)
     return "verified", f"{evidence_count(checks)} passed, {len(controls)} negative controls rejected"
+
+
+#: what a verdict's reason adds for an unrejected control that computed exactly what its check did
+SAME_AS_CHECK = (": it computed exactly the numbers its check did, so its mutant changed nothing the check computes "
+                 "(a parameter the check ignores, a fixture that rebuilt the claim's own variant, or a check that "
+                 "reads only what the mutant leaves alone)")
+
+
+def _numbers(entry: Mapping[str, Any]) -> tuple | None:
+    """What an outcome decided and measured, as numbers in order (names and text left out: a control's may name its
+    mutant); None when it carries none (a symbolic check, a raised unit)."""
+    d = entry.get("details") or {}
+    if d.get("raised"):
+        return None
+    rows = [(x.get("status"), x.get("lo"), x.get("hi"), x.get("value")) for x in d.get("decisions", [])]
+    rows += [(m.get("value"), m.get("lo"), m.get("hi")) for m in entry.get("measurements") or []]
+    if not any(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r):
+        return None
+    return (entry.get("status"),) + tuple(tuple(repr(v) for v in r) for r in rows)  # repr: NaN equals NaN
+
+
+def same_numbers(control: Mapping[str, Any], check: Mapping[str, Any]) -> bool:
+    """Whether a control's outcome has exactly its target check's numbers: its status, every decision's status and
+    interval and every measurement, to the bit.  A mutant that reaches what the check computes moves some number, so identical
+    numbers say it did not, and that the control cannot be rejected where they are identical: a wiring defect (a
+    parameter the check ignores, a setting whose fixture rebuilds the claim's own variant under the mutant's name) or
+    a check that reads only what the mutant leaves alone.  False where either carries no number."""
+    a = _numbers(control)
+    return a is not None and a == _numbers(check)
 
 
 def evidence_count(checks: list[dict]) -> str:
@@ -265,6 +296,10 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
         entry = dict(outcomes[u])
         timing[("control: " if u.kind == "control" else "") + u.name] = entry.pop("seconds")
         (checks if u.kind == "check" else controls).append(entry)
+    by_name = {c["name"]: c for c in checks}
+    for k in controls:
+        if not k["rejected"] and same_numbers(k, by_name.get(k["target"], {})):
+            k["same_as_check"] = True
     v, reason = verdict(claim, checks, controls)
     return {
         "schema_version": results.SCHEMA_VERSION,

@@ -229,7 +229,10 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
                      "checks_status": worst_status(c["status"] for c in checks.values()) if checks else "pass",
                      "checks": {name: {"status": checks[name]["status"], "headline": checks[name].get("headline", ""),
                                        "summary": checks[name]["summary"]} for name in units},
-                     "controls_rerun": {name: bool(e["rejected"]) for name, e in rerun.items()}})
+                     "controls_rerun": {name: bool(e["rejected"]) for name, e in rerun.items()},
+                     "controls_same_as_check": sorted(
+                         name for name, e in rerun.items()
+                         if not e["rejected"] and runner.same_numbers(e, checks.get(e["target"], {})))})
     own = record["verdict"]
     holds = sum(r["verdict"] == own for r in rows)
     checks_pass = sum(r["checks_status"] == "pass" for r in rows)
@@ -250,6 +253,10 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
     controls_at = sum(bool(r["controls_rerun"]) for r in rows)
     if controls_at:
         checks_note += f" (controls re-run at {controls_at} extreme setting{'s' * (controls_at != 1)})"
+    same = sum(bool(r["controls_same_as_check"]) for r in rows)
+    if same:  # a mutant that did not reach the computation: a wiring defect, or a check blind to it there
+        checks_note += (f" (at {same} setting{'s' * (same != 1)} a control computed exactly its check's numbers: its "
+                        "mutant changed nothing the check computes there)")
     text = (f"{own} at {holds} of {len(rows)} settings{checks_note}"
             + ("; depends on " + "; ".join(f"{k} ({w[0]})" for k, w in depends.items()) if depends
                else "; the same across the plausible range"))
@@ -396,7 +403,8 @@ def publish(records: list[dict], budget: str) -> Path:
                                               "of", "checks_pass", "depends_on", "robust", "headline",
                                               "controls_rerun_at")} | {
             "settings": [{k: s[k] for k in ("values", "changed", "verdict", "checks_status", "controls_rerun")}
-                         for s in r["settings"]]}
+                         | ({"controls_same_as_check": s["controls_same_as_check"]}
+                            if s.get("controls_same_as_check") else {}) for s in r["settings"]]}
     store["maps"][budget] = dict(sorted(have.items()))
     return published.save(store)
 

@@ -44,7 +44,7 @@ class ValueStore:
 
         module = r.fixture.fn.__module__
         if module not in self._module_hashes:
-            self._module_hashes[module] = registry._code_hash({module})
+            self._module_hashes[module] = registry.modules_code_hash({module})
         digest = hashlib.sha256(repr((key, self._module_hashes[module], torch.__version__)).encode()).hexdigest()
         return self.directory / f"{r.fixture.short_name}-{digest[:20]}.pickle"
 
