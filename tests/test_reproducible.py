@@ -150,6 +150,35 @@ def test_readme_check_flags_a_headline_moved_beyond_its_tolerance_and_accepts_on
     assert sorted(x.split(":")[0] for x in two) == ["Z.L2", "Z.L3"]
 
 
+def test_values_written_on_a_machine_with_other_arithmetic_are_held_to_the_tolerance_across_machines(
+        tmp_path, recs, monkeypatch):
+    """The page stores its writer's arithmetic; read on a machine whose arithmetic differs, a float64 headline may
+    move as a last-bit-sensitive training run moves across machines, not beyond."""
+    stored = _page(tmp_path, recs)
+    assert readme.stored_values(stored)["arithmetic"] == readme.arithmetic()
+    assert readme.same_arithmetic(stored, _page(tmp_path, recs))
+    monkeypatch.setattr(readme, "arithmetic", lambda: "another-cpu")
+    rtol, _ = readme.ACROSS_MACHINES["float64"]
+    moved_a_little = _page(tmp_path, _scaled(recs, "Z.L2", 1 + rtol / 10))
+    assert not readme.same_arithmetic(stored, moved_a_little) and readme.moved(stored, moved_a_little) == []
+    lines = readme.moved(stored, _page(tmp_path, _scaled(recs, "Z.L2", 1 + rtol * 10)))
+    assert len(lines) == 1 and "float64 tolerance across machines" in lines[0], lines
+
+
+def test_the_arithmetic_fingerprint_is_the_same_at_any_thread_count_and_moves_with_the_blas_code_path():
+    here = readme.arithmetic()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert readme.arithmetic() == here and torch.get_num_threads() == 2  # and the setting is restored
+    finally:
+        torch.set_num_threads(threads)
+    code = "from verify import readme; print(readme.arithmetic())"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "MKL_CBWR": "COMPATIBLE"}).stdout.strip()
+    assert len(other) == 12 and other != here
+
+
 def test_a_float32_row_is_held_to_the_float32_tolerance(tmp_path, recs, monkeypatch):
     monkeypatch.setattr(readme, "engine", lambda rec: "float32")
     rtol, atol = readme.TOLERANCES["float32"]
