@@ -205,6 +205,11 @@ def test_a_control_whose_mutant_a_setting_rebuilds_as_the_claims_own_is_named_in
     assert by[4.0]["controls_same_as_check"] == ["unnormalized"]
     assert "computed exactly the numbers its check did" in by[4.0]["reason"]
     assert "a control computed exactly its check's numbers" in rec["headline"]
+    from verify import report, results
+
+    (own,) = results.read_records(tmp_path)
+    html = report.render([own], Context(seed=0, budget="quick"), "verify report", sensitivity={"T.3": rec})
+    assert "not rejected here: unnormalized (its numbers are its check's)" in html
 
 
 class _Counting(Executor):

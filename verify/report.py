@@ -425,7 +425,9 @@ def sensitivity_view(smap: dict | None, code_hash: str = "") -> dict | None:
         return None
     names = [c["name"] for c in smap["choices"]]
     rows = [{"values": [s["values"].get(n) for n in names], "changed": s["changed"], "verdict": s["verdict"],
-             "checks": s.get("checks", {}), "checks_status": s.get("checks_status", "")} for s in smap["settings"]]
+             "checks": s.get("checks", {}), "checks_status": s.get("checks_status", ""),
+             "unrejected": [n for n, rejected in (s.get("controls_rerun") or {}).items() if not rejected],
+             "same_as_check": s.get("controls_same_as_check") or []} for s in smap["settings"]]
     return {"headline": smap["headline"], "names": names, "rows": rows, "robust": smap["robust"],
             "budget": smap["budget"], "seed": smap["seed"], "points": smap["points"],
             "depends_on": list(smap.get("depends_on") or []), "published": bool(smap.get("published")),
