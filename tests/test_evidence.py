@@ -19,6 +19,17 @@ def test_split_divides_alpha_and_widens_the_interval():
         ctx.split(0)
 
 
+def test_an_interval_at_the_contexts_z_misses_at_its_stated_two_sided_rate():
+    """``estimate ± ctx.z · se`` excludes the truth at rate ``alpha``, ``alpha / 2`` on each side (simulated: a
+    one-sided quantile would miss at twice the rate and spend the false-alarm budget twice)."""
+    ctx = Context(alpha=0.01)
+    x = np.random.default_rng(0).standard_normal(400_000)  # (estimate - truth) / se
+    se = (ctx.alpha / 2 * (1 - ctx.alpha / 2) / x.size) ** 0.5  # each side's rate's standard error
+    for side in (x > ctx.z, x < -ctx.z):
+        assert abs(side.mean() - ctx.alpha / 2) < 5 * se, side.mean()
+    assert ctx.level == 1 - ctx.alpha
+
+
 def test_evidence_collects_decisions_and_takes_the_worst():
     ev = Evidence(Context(), decisions=2)
     ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))

@@ -68,6 +68,8 @@ def test_values_are_keyed_by_parameters_and_run():
     assert fx.run_key(toy_claims.draws.request, Context(seed=4)) != fx.run_key(toy_claims.draws.request, ctx)
     std = Context(seed=3, budget="standard")
     assert fx.resolve(toy_claims.draws, std).shape == (5,) and fx.resolve(toy_claims.draws, ctx).shape == (3,)
+    # a value is of its run's budget even where no parameter depends on it (a fixture may pick sizes inside)
+    assert fx.run_key(toy_claims.draws.bind(n=4), std) != fx.run_key(toy_claims.draws.bind(n=4), ctx)
     # a control's alpha or figures do not make another value
     assert fx.run_key(toy_claims.draws.request, ctx.split(10)) == fx.run_key(toy_claims.draws.request, ctx)
     # a dependency replaced through bind is part of the key
