@@ -121,6 +121,27 @@ def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monke
     assert carry.digest(_rec("X.1", 1.0)) == carry.digest({**_rec("X.1", 1.0), "reason": "other words"})
 
 
+def test_the_canary_sees_every_number_of_checks_and_controls_and_no_text():
+    """A moved number anywhere a verdict can come from is a difference: a control's measurement, an interval whose
+    centre stayed, a decision's band; reworded text is not."""
+    import copy
+
+    from verify import carry
+
+    base = _rec("X.1", 1.0)
+    base["controls"] = [{**copy.deepcopy(base["checks"][0]), "name": "k", "status": "fail", "target": "a"}]
+
+    def moved(edit) -> list[str]:
+        rec = copy.deepcopy(base)
+        edit(rec)
+        return carry.differences(base, rec)
+
+    assert moved(lambda r: r["controls"][0]["measurements"][0].update(value=1.5)) == ["control 'k'"]
+    assert moved(lambda r: r["checks"][0]["measurements"][0].update(lo=-0.5)) == ["check 'a'"]
+    assert moved(lambda r: r["controls"][0]["details"]["decisions"][0].update(band=[-4, 4])) == ["control 'k'"]
+    assert moved(lambda r: r["controls"][0].update(summary="other words", description="reworded")) == []
+
+
 def test_a_carry_of_one_budgets_rows_runs_its_canary_there_and_leaves_the_other_budget_older(tmp_path, monkeypatch):
     """A change to the quick budget's path alone (its sizes): ``rows=("standard",)`` runs the canary at the standard
     budget only and carries the standard row and map (their seeds kept), while the quick row stays of older code
