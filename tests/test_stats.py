@@ -20,6 +20,17 @@ def test_weighted_fit_recovers_a_known_line():
     assert lo < -1.0 < hi and hi - lo < 0.05
 
 
+def test_loglog_slope_carries_relative_errors_to_the_exponent():
+    """Values ``3 x^-1`` known to 10 % each: log values known to 0.1 each (the delta method), so the exponent's
+    standard error is 0.1 over the root of the spread of log x, whatever the values' size."""
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    values = 3.0 / x
+    fit = stats.loglog_slope(x, values, 0.1 * values)
+    lx = np.log(x)
+    assert fit.coef[1] == pytest.approx(-1.0) and fit.se[1] == pytest.approx(0.1 / np.sqrt(((lx - lx.mean()) ** 2).sum()))
+    assert stats.loglog_slope(x, 1e3 * values, 1e2 * values).se[1] == pytest.approx(fit.se[1])
+
+
 def test_birge_ratio_widens_understated_errors():
     rng = np.random.default_rng(1)
     x = np.linspace(1, 5, 30)
