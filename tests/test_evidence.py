@@ -30,6 +30,19 @@ def test_an_interval_at_the_contexts_z_misses_at_its_stated_two_sided_rate():
     assert ctx.level == 1 - ctx.alpha
 
 
+def test_each_key_path_draws_its_own_stream_and_replays():
+    """Streams are derived from the run seed and every key (claim, check, index): two checks of one claim, or two
+    runs of one check, never share draws; the same keys replay the same draws."""
+    import torch
+
+    ctx = Context(seed=7)
+    keys = [("A.T1.1", "n-law"), ("A.T1.1", "closed form"), ("A.T1.1", "n-law", 1), ("B.T1", "n-law")]
+    seeds = {ctx.derived_seed(*k) for k in keys} | {Context(seed=8).derived_seed(*keys[0])}
+    assert len(seeds) == len(keys) + 1
+    draw = lambda *k: torch.rand(3, generator=ctx.generator(*k), dtype=torch.float64)  # noqa: E731
+    assert torch.equal(draw(*keys[0]), draw(*keys[0])) and not torch.equal(draw(*keys[0]), draw(*keys[1]))
+
+
 def test_evidence_collects_decisions_and_takes_the_worst():
     ev = Evidence(Context(), decisions=2)
     ev.decide("a", decide_interval(0.95, 1.05, 1.0, margin=M))
