@@ -38,6 +38,21 @@ def test_rates_intervals_and_stability(tmp_path):
     assert json.loads(calibrate.summary_path(tmp_path, "quick").read_text())["seeds"] == SEEDS
 
 
+def test_a_control_counts_as_rejected_by_its_aimed_rejection_not_by_its_status():
+    """An aimed control whose check failed on a decision the mutant does not target is not rejected: the calibration
+    counts it so (the record's ``rejected``), whatever the check's status."""
+    claim = toy_claims.toy(1, seconds=0.0)
+
+    def rec(rejected: bool) -> dict:
+        return {"verdict": "verified" if rejected else "inconclusive", "code_hash": "h",
+                "checks": [{"name": "a", "kind": "numeric", "status": "pass"}],
+                "controls": [{"name": "wrong a", "target": "a", "status": "fail", "rejected": rejected}]}
+
+    row = calibrate.characteristics(claim, {1: rec(True), 2: rec(False), 3: rec(False)})
+    assert row["controls"]["wrong a"]["rejected"] == [1] and row["controls"]["wrong a"]["not rejected"] == [2, 3]
+    assert row["controls"]["wrong a"]["rejection_rate"]["k"] == 1
+
+
 def test_a_repeated_calibration_reuses_every_record(tmp_path):
     claim = toy_claims.toy(2, seconds=0.0)
     object.__setattr__(claim, "module", "toy_claims")
