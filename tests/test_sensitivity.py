@@ -214,6 +214,25 @@ def test_a_control_whose_mutant_a_setting_rebuilds_as_the_claims_own_is_named_in
     assert "not rejected here: unnormalized (its numbers are its check's)" in html
 
 
+def test_a_control_and_a_setting_that_set_one_parameter_differently_are_never_merged():
+    """Overrides of one fixture merge parameter by parameter; where a control and a setting set the same parameter to
+    different values neither may win silently (the mutant lost, or the setting): the merge is refused, and the map
+    leaves that control out at that setting.  The same value set twice is kept."""
+    from theorems.claim import merge_overrides
+
+    merged = merge_overrides([{"runs": rule_runs.bind(step=4.0)}, {"runs": rule_runs.bind(rule="plain")}], "toy")
+    assert merged["runs"].plain_params() == {"step": 4.0, "rule": "plain"}
+    twice = merge_overrides([{"runs": rule_runs.bind(step=4.0)}, {"runs": rule_runs.bind(step=4.0, rule="plain")}],
+                            "toy")
+    assert twice["runs"].plain_params() == {"step": 4.0, "rule": "plain"}
+    with pytest.raises(ValueError, match="cannot be combined"):
+        merge_overrides([{"runs": rule_runs.bind(step=4.0)}, {"runs": rule_runs.bind(step=2.0, rule="plain")}], "toy")
+    claim = rebuilding_claim()
+    object.__setattr__(claim, "controls", (Control("half step", "faster", "the step halved",
+                                                   {"runs": rule_runs.bind(step=0.5)}),))
+    assert sensitivity.control_units(claim, {"step": 4.0}) == {}
+
+
 class _Counting(Executor):
     def __init__(self, ran):
         super().__init__(workers=1)
