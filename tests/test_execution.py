@@ -117,6 +117,19 @@ def test_an_interrupted_run_resumes_without_recomputing_finished_units(tmp_path)
     assert [results.replay_view(r) for r in recs] == [results.replay_view(r) for r in fresh]
 
 
+def test_a_changed_claim_reuses_no_finished_unit_of_its_older_code(tmp_path, monkeypatch):
+    """Finished units are kept per code hash (and libraries): after a change of the claim's code a run computes every
+    unit again; at the same code it reuses them all."""
+    claim, ctx = toy_claims.GOOD[0], Context(seed=5)
+    _, counts = execute([claim], ctx, tmp_path, Executor(workers=1))
+    assert counts["ran"] == 4
+    _, again = execute([claim], ctx, tmp_path, Executor(workers=1))
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "changed-code")
+    _, changed = execute([claim], ctx, tmp_path, Executor(workers=1))
+    assert results.unit_dir(tmp_path, claim, ctx).name.endswith(f"changed-code-{results._environment_key()}")
+    assert again["reused"] == 4 and changed["reused"] == 0 and changed["ran"] == 4, (again, changed)
+
+
 def test_a_unit_that_cannot_run_is_reported_and_does_not_hang(tmp_path, capsys):
     import dask
     import distributed  # noqa: F401 -- before config.set: see below
