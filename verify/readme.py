@@ -279,7 +279,12 @@ def _close(a: float, b: float, rtol: float, atol: float) -> bool:
 
 def same_arithmetic(stored: str, regenerated: str) -> bool:
     """Whether the two pages' values were written on machines with the same :func:`arithmetic`."""
-    then, now = stored_values(stored) or {}, stored_values(regenerated) or {}
+    return _same_arithmetic(stored_values(stored), stored_values(regenerated))
+
+
+def _same_arithmetic(then: dict | None, now: dict | None) -> bool:
+    """:func:`same_arithmetic` of two pages' parsed values (:func:`stored_values`)."""
+    then, now = then or {}, now or {}
     return then.get("arithmetic") is not None and then.get("arithmetic") == now.get("arithmetic")
 
 
@@ -292,7 +297,7 @@ def moved(stored: str, regenerated: str) -> list[str]:
     then, now = stored_values(stored), stored_values(regenerated)
     if then is None:
         return ["the stored page has no headline values to compare (written before they were stored)"] if now else []
-    tolerances = TOLERANCES if same_arithmetic(stored, regenerated) else ACROSS_MACHINES
+    tolerances = TOLERANCES if _same_arithmetic(then, now) else ACROSS_MACHINES
     out = []
     for cid in [k for k in (now or {}) if k in then and k != "arithmetic"]:
         eng = now[cid]["engine"]

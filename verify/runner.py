@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from theorems import fixture as fx
 from theorems.claim import (Assumption, Claim, Context, Control, FreeChoice, Outcome, ScopeFilter,
@@ -69,10 +69,10 @@ def verdict(claim: Claim, checks: list[dict], controls: list[dict]) -> tuple[str
     unrejected = [c for c in controls if not c["rejected"]]
     vague = [c for c in checks if c["status"] not in ("pass", "fail")]
     if vague or unrejected:
-        target = {c["name"]: c for c in checks}
+        same = controls_same_as_check(checks, unrejected)
         why = [f"{c['name']}: {c['summary']}" for c in vague]
         why += [f"control '{c['name']}' was not rejected by '{c['target']}'"
-                + (SAME_AS_CHECK if same_numbers(c, target.get(c["target"], {})) else "") for c in unrejected]
+                + (SAME_AS_CHECK if c["name"] in same else "") for c in unrejected]
         return "inconclusive", "; ".join(why)
     return "verified", f"{evidence_count(checks)} passed, {len(controls)} negative controls rejected"
 
@@ -98,12 +98,20 @@ def _numbers(entry: Mapping[str, Any]) -> tuple | None:
 
 def same_numbers(control: Mapping[str, Any], check: Mapping[str, Any]) -> bool:
     """Whether a control's outcome has exactly its target check's numbers: its status, every decision's status and
-    interval and every measurement, to the bit.  A mutant that reaches what the check computes moves some number, so identical
-    numbers say it did not, and that the control cannot be rejected where they are identical: a wiring defect (a
-    parameter the check ignores, a setting whose fixture rebuilds the claim's own variant under the mutant's name) or
-    a check that reads only what the mutant leaves alone.  False where either carries no number."""
+    interval and every measurement, to the bit.  A mutant that reaches what the check computes moves some number, so
+    identical numbers say it did not, and that the control cannot be rejected where they are identical: a wiring
+    defect (a parameter the check ignores, a setting whose fixture rebuilds the claim's own variant under the mutant's
+    name) or a check that reads only what the mutant leaves alone.  False where either carries no number."""
     a = _numbers(control)
     return a is not None and a == _numbers(check)
+
+
+def controls_same_as_check(checks: Iterable[Mapping[str, Any]],
+                           controls: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The names of the unrejected ``controls`` whose outcome has exactly their target's numbers among ``checks``
+    (:func:`same_numbers`): what the verdict's reason, the record and a map's rows name."""
+    target = {c["name"]: c for c in checks}
+    return {k["name"] for k in controls if not k["rejected"] and same_numbers(k, target.get(k["target"], {}))}
 
 
 def evidence_count(checks: list[dict]) -> str:
@@ -296,9 +304,9 @@ def assemble(claim: Claim, ctx: Context, outcomes: dict[Unit, dict], kinds: set[
         entry = dict(outcomes[u])
         timing[("control: " if u.kind == "control" else "") + u.name] = entry.pop("seconds")
         (checks if u.kind == "check" else controls).append(entry)
-    by_name = {c["name"]: c for c in checks}
+    same = controls_same_as_check(checks, controls)
     for k in controls:
-        if not k["rejected"] and same_numbers(k, by_name.get(k["target"], {})):
+        if k["name"] in same:
             k["same_as_check"] = True
     v, reason = verdict(claim, checks, controls)
     return {

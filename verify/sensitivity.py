@@ -230,9 +230,8 @@ def summarise(claim: Claim, record: dict, points: int, entries: dict[runner.Unit
                      "checks": {name: {"status": checks[name]["status"], "headline": checks[name].get("headline", ""),
                                        "summary": checks[name]["summary"]} for name in units},
                      "controls_rerun": {name: bool(e["rejected"]) for name, e in rerun.items()},
-                     "controls_same_as_check": sorted(
-                         name for name, e in rerun.items()
-                         if not e["rejected"] and runner.same_numbers(e, checks.get(e["target"], {})))})
+                     "controls_same_as_check": sorted(runner.controls_same_as_check(checks.values(),
+                                                                                    rerun.values()))})
     own = record["verdict"]
     holds = sum(r["verdict"] == own for r in rows)
     checks_pass = sum(r["checks_status"] == "pass" for r in rows)
