@@ -30,7 +30,7 @@ from numerics import DTYPE
 from numerics.paper_a import algorithms as al
 from numerics.paper_a import geometry as ge
 from numerics.paper_a import moments as mo
-from numerics.paper_a.model import check_covariance, sym_sqrt
+from numerics.paper_a.model import check_covariance, row_blocks, sym_sqrt
 
 # ---------------------------------------------------------------------------
 # Instances
@@ -266,7 +266,14 @@ def oracle_bias_samples(V, K, Sigma, W_star, n: int, n_batches: int, gen: torch.
     Bsz = V.shape[0]
     C = torch.linalg.cholesky(Sigma)
     d = Sigma.shape[-1]
-    x = torch.randn(n_batches, Bsz, n, d, generator=gen, dtype=DTYPE) @ C.mT
+    x_all = torch.randn(n_batches, Bsz, n, d, generator=gen, dtype=DTYPE) @ C.mT
+    # the draw above; its O(n^2) work in cache-sized row blocks (model.BLOCK_ELEMS)
+    return torch.cat([_oracle_bias(V, K, Sigma, W_star, x_all[b], lam, include_self, reg_Sigma)
+                      for b in row_blocks(n_batches, Bsz * n * n)])
+
+
+def _oracle_bias(V, K, Sigma, W_star, x, lam, include_self, reg_Sigma):
+    """:func:`oracle_bias_samples` on the batches ``x`` (m, B, n, d)."""
     y = x @ W_star.mT
     _, hV, hK = mo.empirical_loss_grad(V, K, x, y, include_self)
     _, oV, oK = mo.oracle_loss_grad(V, K, Sigma, x, y)

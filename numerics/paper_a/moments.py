@@ -30,7 +30,7 @@ import torch
 
 from numerics import DTYPE
 from numerics.paper_a.geometry import loss_grad, regularizer_grad, sample_covariance
-from numerics.paper_a.model import check_covariance, chunked, sym_inv_sqrt, sym_sqrt
+from numerics.paper_a.model import check_covariance, chunked, row_blocks, sym_inv_sqrt, sym_sqrt
 from numerics.stats import weighted_fit
 
 
@@ -202,10 +202,15 @@ def gradient_bias_samples(
         y = x @ W_star.mT
         if sigma:
             y = y + sigma * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
+        eps = sigma_err * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE) if done < n_err else None
+        # the chunk's draws above, its O(n^2) work below in cache-sized row blocks (model.BLOCK_ELEMS)
+        parts = [samples(x[b], y[b], None if eps is None else eps[b]) for b in row_blocks(k, Bsz * n * n)]
+        return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
+
+    def samples(x, y, eps):
         out = {}
         rows = softmax_rows(K, x, include_self)
-        if done < n_err:
-            eps = sigma_err * torch.randn(k, Bsz, n, r, generator=gen, dtype=DTYPE)
+        if eps is not None:
             lh, hV, hK, (nV, nK) = empirical_loss_grad(V, K, x, y, include_self, noise=eps, rows=rows)
             out["eV"], out["eK"] = hV + nV - gL[0], hK + nK - gL[1]
         else:
@@ -331,6 +336,11 @@ def softmax_row_stats(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
 
     def draw(k, _):
         x = torch.randn(k, Q, m, d, generator=gen, dtype=DTYPE) @ C.mT
+        # the chunk's draw above; its (k, Q, m, d, d) outer products in cache-sized row blocks (model.BLOCK_ELEMS)
+        parts = [stats(x[b]) for b in row_blocks(k, Q * m * d * d)]
+        return {key: torch.cat([p[key] for p in parts]) for key in parts[0]}
+
+    def stats(x):
         a = (x @ (K.mT @ xq.unsqueeze(-1))).squeeze(-1)  # a_j = x_q^T K x_j, K (d, d)
         s = torch.softmax(a, -1)
         outer = x.unsqueeze(-1) * x.unsqueeze(-2)
@@ -426,14 +436,20 @@ def poincare_samples(K, Sigma, xq, n: int, n_draws: int, gen: torch.Generator,
     Ws = {"Sigma": Sigma} | (weightings or {})
     jac = torch.func.vmap(torch.func.jacrev(lambda X: _row_functions(K, xq, X)))
 
+    def derivatives(X):
+        """The row functions and their weighted Jacobian sums for the contexts X (k, m, d)."""
+        fv = torch.func.vmap(lambda Y: _row_functions(K, xq, Y))(X)
+        return fv, {(f, wname): ((J @ W) * J).sum((-1, -2, -3))  # J: (k, out, m, d)
+                    for f, J in zip(POINCARE_FUNCTIONS, jac(X)) for wname, W in Ws.items()}
+
     def draw(k, _):
         X = torch.randn(k, m, d, generator=gen, dtype=DTYPE) @ C.mT
-        fv = torch.func.vmap(lambda Y: _row_functions(K, xq, Y))(X)
-        vals, grad = {}, {}
-        for f, v, J in zip(POINCARE_FUNCTIONS, fv, jac(X)):  # J: (k, out, m, d)
-            vals[f] = v.reshape(k, -1)
-            for wname, W in Ws.items():
-                grad[(f, wname)] = ((J @ W) * J).sum((-1, -2, -3))
+        # the chunk's draw above; its Jacobians, (m + d + 2 d^2) m d entries a context, in cache-sized row blocks
+        # (model.BLOCK_ELEMS)
+        blocks = [derivatives(X[b]) for b in row_blocks(k, (m + d + 2 * d * d) * m * d)]
+        fv = [torch.cat([fv_b[i] for fv_b, _ in blocks]) for i in range(len(POINCARE_FUNCTIONS))]
+        grad = {key: torch.cat([g_b[key] for _, g_b in blocks]) for key in blocks[0][1]}
+        vals = {f: v.reshape(k, -1) for f, v in zip(POINCARE_FUNCTIONS, fv)}
         s2 = fv[0].pow(2)  # (k, m): the weights squared
         t = torch.diagonal(Sigma).sum()
         xbar = (fv[0].unsqueeze(-1) * X).sum(-2)
