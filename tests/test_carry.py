@@ -255,3 +255,47 @@ def test_a_claim_whose_fixture_mate_changed_is_carried_without_a_canary(tmp_path
     assert store["carried"]["X.4"]["from"] == ["now-X.4"] and store["carried"]["X.4"]["to"] == "now-X.4"
     assert store["carried"]["X.6"] == {"from": ["older-X.6"], "to": "now-X.6"}
     assert published.current("X.4", "now-X.4", "now-X.4")
+
+
+def test_each_canary_run_has_its_own_empty_example_database(tmp_path, monkeypatch):
+    """The standard profile's probes replay what their hypothesis example database holds first, so a canary run that
+    used its checkout's database (its history of standard runs) could differ from the other version's for that reason
+    alone: each run gets a database of its own, inside its results directory."""
+    from verify import carry
+
+    seen = []
+
+    def fake_run(argv, cwd, env, **kwargs):
+        seen.append(env["VERIFY_HYPOTHESIS_DB"])
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(carry.subprocess, "run", fake_run)
+    for version in ("then", "now"):
+        carry.run_at(tmp_path, ["X.1"], "standard", 0, tmp_path / f"{version}-standard-seed0", 1)
+    assert seen == [str(tmp_path / "then-standard-seed0" / "hypothesis-db"),
+                    str(tmp_path / "now-standard-seed0" / "hypothesis-db")]
+
+
+def test_a_canary_that_differs_keeps_the_carry_that_made_the_rows_current_at_the_revision(tmp_path, monkeypatch):
+    """A claim whose rows are current at the revision only through an earlier carry (to the revision's code) keeps
+    that carry when the canary differs: a later carry from the same revision (the canary re-run, the change fixed)
+    then carries the rows again, instead of finding them of older code."""
+    from types import SimpleNamespace
+
+    from verify import carry, published, registry
+
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    published.update("calibration", "quick", {"mode": "confirmation", "claims": [{"id": "X.1", "code_hash": "ancient"}]})
+    published.update("carried", "X.1", {"from": ["ancient"], "to": "old-X.1"})
+    claims = [SimpleNamespace(id="X.1")]
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "now-" + c.id)
+    monkeypatch.setattr(carry, "worktree", lambda rev, where: tmp_path / "then")
+    monkeypatch.setattr(carry, "code_hashes_at", lambda root: {"X.1": "old-X.1"})
+    shift = {"value": 0.5}
+    monkeypatch.setattr(carry, "run_at", lambda root, ids, budget, seed, results_dir, workers: {
+        cid: _rec(cid, 1.0 + seed + (shift["value"] if root == carry.ROOT else 0.0)) for cid in ids})
+    assert [r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path)] == ["differs"]
+    assert published.load()["carried"]["X.1"] == {"from": ["ancient"], "to": "old-X.1"}
+    shift["value"] = 0.0
+    assert [r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path)] == ["carried"]
+    assert published.current("X.1", "ancient", "now-X.1")

@@ -85,7 +85,10 @@ def run_at(root: Path, claim_ids: list[str], budget: str, seed: int, results_dir
             str(workers), "--results", str(results_dir)]
     for cid in claim_ids:
         argv += ["-k", cid]
-    proc = subprocess.run(argv, cwd=root, env=_env(root), capture_output=True, text=True)
+    # each run its own hypothesis example database (the standard profile's probes replay what one holds first): the
+    # two versions' probes must start from the same, empty one, not from their checkouts' histories
+    env = _env(root) | {"VERIFY_HYPOTHESIS_DB": str(results_dir / "hypothesis-db")}
+    proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"the canary run at {root} failed: {(proc.stderr or proc.stdout).strip()[-300:]}")
     return {r["claim"]["id"]: r for r in results.read_records(results_dir) if r["claim"]["id"] in claim_ids
@@ -197,7 +200,10 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     rev = commit_of(rev)[:7]
     for c, old, now, froms in todo:
         if c.id in diff:
-            store["carried"].pop(c.id, None)
+            # an earlier carry to other code is dropped; one to the code at ``rev`` stays: it is what makes the rows
+            # current there, so a later carry from ``rev`` (a fixed change, a canary re-run) can chain through it
+            if store["carried"].get(c.id, {}).get("to") != old:
+                store["carried"].pop(c.id, None)
             out.append({"id": c.id, "status": "differs", "why": "; ".join(diff[c.id])})
         else:
             store["carried"][c.id] = {"from": sorted({h for _, h in froms}), "to": now, "rev": rev,
