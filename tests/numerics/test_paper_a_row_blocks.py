@@ -22,24 +22,25 @@ def _setup(B=3):
     return Sigma, W, V, K
 
 
-def _flat(result):
-    """Every tensor of a result (a tensor, a dataclass, dicts and tuples of them) in a fixed order."""
+def _flat(result, path: str = "") -> list[tuple[str, torch.Tensor]]:
+    """Every tensor of a result (a tensor, a dataclass, dicts and tuples of them) with its path, in a fixed order."""
     if isinstance(result, torch.Tensor):
-        return [result]
+        return [(path, result)]
     if isinstance(result, dict):
-        return [(k, t) for k, v in result.items() for t in _flat(v)]
-    if isinstance(result, (tuple, list)):
-        return [t for v in result for t in _flat(v)]
-    if hasattr(result, "__dataclass_fields__"):
-        return [t for f in result.__dataclass_fields__ for t in _flat(getattr(result, f))]
-    return []
+        items = result.items()
+    elif isinstance(result, (tuple, list)):
+        items = enumerate(result)
+    elif hasattr(result, "__dataclass_fields__"):
+        items = ((f, getattr(result, f)) for f in result.__dataclass_fields__)
+    else:
+        return []
+    return [leaf for k, v in items for leaf in _flat(v, f"{path}/{k}")]
 
 
 def _bitwise_equal(a, b) -> bool:
     fa, fb = _flat(a), _flat(b)
-    pairs = [(x[1], y[1]) if isinstance(x, tuple) else (x, y) for x, y in zip(fa, fb)]
-    keys_same = [x[0] for x in fa if isinstance(x, tuple)] == [y[0] for y in fb if isinstance(y, tuple)]
-    return len(fa) == len(fb) > 0 and keys_same and all(torch.equal(x, y) for x, y in pairs)
+    return (len(fa) > 0 and [p for p, _ in fa] == [p for p, _ in fb]
+            and all(torch.equal(x, y) for (_, x), (_, y) in zip(fa, fb)))
 
 
 def _engines():
