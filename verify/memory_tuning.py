@@ -12,7 +12,7 @@
 Why it exists.  On a VM whose balloon driver reports freed pages to the host (the 2-core Firecracker VM the suite is
 developed on), every page given back is faulted in again at a cost: A.T1.1's n-law check spent 10 s in the kernel
 against 6.6 s of its own (6.3 M page faults); with the set, 6.7 s and 110 k faults.  Paper A's Monte Carlo engines
-now work in blocks of about 8 MB (``numerics.paper_a.model.BLOCK_ELEMS``), which glibc serves from its heap anyway,
+work in blocks of about 8 MB (``numerics.paper_a.model.BLOCK_ELEMS``), which glibc serves from its heap anyway,
 so the set gains little there.  Bare metal and most cloud VMs do not pay that, and the set makes every worker's
 memory stay at its largest unit's peak, so it is off unless asked for.  It changes where memory comes from, never a
 result.  A remote scheduler's workers are never reconfigured by a unit.
