@@ -176,3 +176,35 @@ def test_suite_reinstalls_a_venv_copied_from_another_checkout(tmp_path):
                            timeout=60)
     assert again.returncode == 0 and again.stderr == "" and again.stdout == "verify list\n"
     assert (venv / "pip.log").read_text().count("\n") == 1  # this checkout's own install is left alone
+
+
+def test_only_verify_probe_shares_an_example_database_and_its_units_stay_apart(tmp_path, capsys, monkeypatch):
+    """``verify probe`` beyond quick replays a shared database (``$VERIFY_HYPOTHESIS_DB``), so its units are kept apart
+    from a verdict run's at the same seed; every other command drops the variable, and ``main`` puts it back."""
+    from tests.test_verify import _cli_in_process
+    from verify import cli, registry, results
+    from theorems.claim import Context
+
+    shared = tmp_path / "db"
+    monkeypatch.setenv(results.SHARED_EXAMPLES, str(shared))
+    code, _, err = _cli_in_process(capsys, "probe", "A.L8", "--budget", "standard", "--max-examples", "3",
+                                   "--workers", "1", "--results", str(tmp_path / "res"))
+    assert code == 0, err
+    runs = {d.name for d in (tmp_path / "res" / "units" / "A.L8").iterdir()}
+    assert runs and all("-shared-examples-" in d for d in runs), runs
+    assert os.environ[results.SHARED_EXAMPLES] == str(shared)  # put back after main
+    ctx = Context(seed=0, budget="standard")
+    restore = cli._example_database_for(cli.cmd_run)
+    try:
+        assert results.SHARED_EXAMPLES not in os.environ
+        assert "-shared-examples" not in results.unit_dir(tmp_path, registry.get("A.L8"), ctx).name
+    finally:
+        restore()
+    assert os.environ[results.SHARED_EXAMPLES] == str(shared)
+    monkeypatch.delenv(results.SHARED_EXAMPLES)
+    restore = cli._example_database_for(cli.cmd_probe)
+    try:
+        assert os.environ[results.SHARED_EXAMPLES] == ".hypothesis/verify-probes"  # the probe's default
+    finally:
+        restore()
+    assert results.SHARED_EXAMPLES not in os.environ

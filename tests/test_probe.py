@@ -1,4 +1,5 @@
 """The prober itself: four-cell accounting, shrinking, replay, and a planted false claim it must find."""
+import pytest
 from hypothesis import strategies as st
 
 from theorems.claim import Context
@@ -56,7 +57,8 @@ def test_max_examples_override_from_the_cli_context():
     assert out.details["max_examples"] == 7 and out.details["examples_evaluated"] <= 7
 
 
-def test_standard_profile_uses_the_example_database(tmp_path, monkeypatch):
+def test_a_shared_example_database_replays_across_runs(tmp_path, monkeypatch):
+    """``$VERIFY_HYPOTHESIS_DB`` (``verify probe``'s): a counterexample found once is replayed by every later run."""
     monkeypatch.setenv("VERIFY_HYPOTHESIS_DB", str(tmp_path / "db"))
     out = run_probe(Context(seed=0, budget="standard"), planted, planted_conclusion, 50,
                     describe=dict, assumptions=planted_assumptions)
@@ -64,6 +66,41 @@ def test_standard_profile_uses_the_example_database(tmp_path, monkeypatch):
     again = run_probe(Context(seed=99, budget="standard"), planted, planted_conclusion, 5,
                       describe=dict, assumptions=planted_assumptions)
     assert again.status == "fail"  # found again from the database even with 5 examples and another seed
+    assert "shared example database" in again.details["profile"]
+
+
+def _shared_directory(path):
+    """The mutant: every standard probe run reads and writes one directory database (what a calibration's seeds did
+    when they ran in one checkout)."""
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    return lambda ctx: None if ctx.budget == "quick" else DirectoryBasedExampleDatabase(str(path))
+
+
+def _after_another_seed(seed_first: int, seed: int) -> dict:
+    kw = dict(describe=dict, assumptions=planted_assumptions)
+    run_probe(Context(seed=seed_first, budget="standard"), planted, planted_conclusion, 50, **kw)
+    return run_probe(Context(seed=seed, budget="standard"), planted, planted_conclusion, 5, **kw).details
+
+
+@pytest.mark.parametrize("mutant", [None, _shared_directory], ids=["private database", "mutant: one shared directory"])
+def test_a_verdict_probe_does_not_depend_on_the_runs_before_it(tmp_path, monkeypatch, mutant):
+    """Beyond quick, without ``$VERIFY_HYPOTHESIS_DB`` (every command that produces verdicts drops it), a probe's
+    record is a function of code, seed and budget: seed 99 alone and seed 99 after seed 0 (whose search found a
+    counterexample) give the same details.  The mutant, a database shared by the runs, replays seed 0's
+    counterexample at seed 99, and the comparison sees it."""
+    from theorems import probe
+
+    monkeypatch.delenv("VERIFY_HYPOTHESIS_DB", raising=False)
+    if mutant is not None:
+        monkeypatch.setattr(probe, "example_database", mutant(tmp_path / "db"))
+    alone = run_probe(Context(seed=99, budget="standard"), planted, planted_conclusion, 5, describe=dict,
+                      assumptions=planted_assumptions).details
+    after = _after_another_seed(0, 99)
+    if mutant is None:
+        assert after == alone and alone["profile"] == "example database private to this run"
+    else:
+        assert after != alone  # the replayed counterexamples (of seed 99's own run and seed 0's) come first
 
 
 # A planted false claim over matrices, drawn from theorems.strategies pieces: "every covariance with eigenvalues in

@@ -34,9 +34,12 @@ Profiles (chosen by budget):
 
 * ``quick`` (CI): examples as the claim asks at quick budget, fixed seed, **no database**:
   deterministic, nothing read from or written to disk.
-* ``standard`` / ``full``: more examples and hypothesis's example database in
-  ``$VERIFY_HYPOTHESIS_DB`` (default ``.hypothesis/verify-probes``, git-ignored):
-  a counterexample found once is replayed first on every later run.
+* ``standard`` / ``full``: more examples, and an example database private to the probe's run (in memory): its
+  rounds replay what earlier rounds found, and nothing outlives the run, so the record is a function of code, seed
+  and budget alone.  With ``$VERIFY_HYPOTHESIS_DB`` set (``verify probe`` sets it to ``.hypothesis/verify-probes``,
+  git-ignored; the commands that produce verdicts drop it) the database is that directory, shared by every run that
+  reads it: a counterexample found once is replayed first on every later run, a developer's tool, never a verdict's
+  source (a probe control at a later seed would be rejected by the earlier seed's counterexample, not its own search).
 
 Replay.  Hypothesis (>= 6.1xx) seeds part of its draws with the number and string literals of every *local*
 module loaded in the process, so the same probe at the same seed would draw different instances depending on which
@@ -65,7 +68,7 @@ from typing import Any, Callable
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.database import DirectoryBasedExampleDatabase, InMemoryExampleDatabase
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from theorems.claim import Check, Context, Figure, Outcome
@@ -130,10 +133,21 @@ def database_key(conclusion: Callable, strategy) -> bytes:
 
 
 def example_database(ctx: Context):
-    """None for the quick (CI) profile; a directory database otherwise."""
+    """The database of one probe run (see the module docstring): None for the quick (CI) profile; beyond it the
+    directory ``$VERIFY_HYPOTHESIS_DB`` when set (shared across runs: ``verify probe``), else a fresh in-memory one."""
     if ctx.budget == "quick":
         return None
-    return DirectoryBasedExampleDatabase(os.environ.get("VERIFY_HYPOTHESIS_DB", DEFAULT_DB))
+    path = os.environ.get("VERIFY_HYPOTHESIS_DB")
+    return DirectoryBasedExampleDatabase(path) if path else InMemoryExampleDatabase()
+
+
+def _profile(database) -> str:
+    """The record's note of where a probe's replayed examples could come from."""
+    if database is None:
+        return "ci (no database)"
+    if isinstance(database, DirectoryBasedExampleDatabase):
+        return f"shared example database {database.path} (replays earlier runs' counterexamples)"
+    return "example database private to this run"
 
 
 def _settings(ctx: Context, max_examples: int, database=None) -> settings:
@@ -200,8 +214,10 @@ def run_probe(
             return cells.get(HOLD_HOLD, 0) + cells.get(COUNTEREXAMPLE, 0)
         return sum(cells.values()) - cells.get(UNDECIDED, 0)
 
+    database = example_database(ctx)  # one per probe run: its rounds share it
+
     def one_round(seed: int):
-        @_settings(ctx, max_examples, example_database(ctx))
+        @_settings(ctx, max_examples, database)
         @hypothesis.seed(seed)
         @given(strategy)
         def prop(inst):
@@ -252,7 +268,7 @@ def run_probe(
                "max_examples": max_examples, "rounds": len(round_seeds), "rounds_max": ROUNDS,
                "decided_per_round": decided_per_round, "alpha_per_example": alpha_each,
                "hypothesis_seed": ctx.seed, "round_seeds": round_seeds, "cell_examples": examples,
-               "profile": "ci (no database)" if ctx.budget == "quick" else "standard (example database)"}
+               "profile": _profile(database)}
     if undecided:
         details["undecided"] = undecided
     if points:

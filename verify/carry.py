@@ -85,8 +85,9 @@ def run_at(root: Path, claim_ids: list[str], budget: str, seed: int, results_dir
             str(workers), "--results", str(results_dir)]
     for cid in claim_ids:
         argv += ["-k", cid]
-    # each run its own hypothesis example database (the standard profile's probes replay what one holds first): the
-    # two versions' probes must start from the same, empty one, not from their checkouts' histories
+    # each run its own hypothesis example database, empty at its start: code from before the probes' private
+    # databases (theorems.probe) reads the directory this names, and would otherwise replay its checkout's history;
+    # code since then drops the variable in every verdict command and keeps each probe's database to itself
     env = _env(root) | {"VERIFY_HYPOTHESIS_DB": str(results_dir / "hypothesis-db")}
     proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
     if proc.returncode != 0:

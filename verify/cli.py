@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from theorems.context import BUDGETS, Context
@@ -815,9 +816,10 @@ def _compute_setup() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminated)  # SIGTERM ends a run like Ctrl-C: clean shutdown, finished units kept
-    args = None
+    args = restore_environment = None
     try:
         args = build_parser().parse_args(argv)
+        restore_environment = _example_database_for(args.fn)  # before any worker starts: they inherit it
         if getattr(args, "k", None):  # a mistyped claim id is bad input: said before anything heavy is imported
             from verify import registry
 
@@ -848,6 +850,29 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `verify list | head`: the reader left; end quietly, as other Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    finally:
+        if restore_environment is not None:
+            restore_environment()
+
+
+def _example_database_for(command) -> Callable[[], None]:
+    """``verify probe`` replays what earlier probes found (a shared example database: ``theorems.probe``); every other
+    command drops one set in the environment, so a record is a function of code, seed and budget alone.  Returns what
+    puts the variable back (``main`` called in-process, by a test, must not leave it changed)."""
+    from verify.results import SHARED_EXAMPLES
+
+    before = os.environ.get(SHARED_EXAMPLES)
+    if command is cmd_probe:
+        os.environ.setdefault(SHARED_EXAMPLES, ".hypothesis/verify-probes")
+    else:
+        os.environ.pop(SHARED_EXAMPLES, None)
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(SHARED_EXAMPLES, None)
+        else:
+            os.environ[SHARED_EXAMPLES] = before
+    return restore
 
 
 def _check_data_dir() -> None:

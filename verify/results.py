@@ -122,6 +122,10 @@ def replay_view(record: dict) -> dict:
 # ---------------------------------------------------------------------------
 
 UNITS = "units"
+#: the environment variable naming a hypothesis example database shared across runs (``theorems.probe``): only
+#: ``verify probe`` keeps it; the commands that produce verdicts drop it (``verify.cli``), since a probe replaying
+#: other runs' counterexamples makes its record depend on what ran before it
+SHARED_EXAMPLES = "VERIFY_HYPOTHESIS_DB"
 
 
 def _environment_key() -> str:
@@ -136,6 +140,8 @@ def unit_dir(results_dir: Path, claim, ctx) -> Path:
 
     code_hash = _code_hash(claim)
     examples = "" if ctx.max_examples is None else f"-examples{ctx.max_examples}"
+    if ctx.budget != "quick" and os.environ.get(SHARED_EXAMPLES):
+        examples += "-shared-examples"  # replays of other runs' counterexamples: never reused by a verdict's run
     return (Path(results_dir) / UNITS / claim.id /
             f"{ctx.budget}-seed{ctx.seed}{examples}-{ctx.device}-{code_hash}-{_environment_key()}")
 
