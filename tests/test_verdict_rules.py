@@ -118,3 +118,36 @@ def test_a_record_flags_a_control_whose_override_the_check_ignores():
     rec = runner.run_claim(claim, Context(seed=0))
     (k,) = rec["controls"]
     assert not k["rejected"] and k["same_as_check"] and runner.SAME_AS_CHECK in rec["reason"]
+
+
+def _flaky(errors: list[Exception]):
+    """A check that raises each of ``errors`` in turn, then passes."""
+    left = list(errors)
+
+    def fn(ctx):
+        if left:
+            raise left.pop(0)
+        return Outcome("pass", "ok")
+    return fn
+
+
+RACE = RuntimeError("dictionary changed size during iteration")
+
+
+@pytest.mark.parametrize("errors, status", [
+    ([], "pass"),
+    ([RACE], "pass"),                                   # the library race, once: the unit runs again, from the start
+    ([RACE, RACE], "inconclusive"),                     # twice: reported as a raised check
+    ([RuntimeError("a real defect")], "inconclusive"),  # any other error: never retried
+    ([ValueError("dictionary changed size during iteration")], "inconclusive"),
+])
+def test_a_unit_is_run_again_only_after_the_known_library_race(errors, status):
+    out, _ = runner._run_one(_flaky(errors), Context(seed=0))
+    assert out.status == status and bool((out.details or {}).get("raised")) == (status != "pass")
+
+
+def test_without_the_second_run_the_race_is_a_raised_check(monkeypatch):
+    """The mutant: no error counts as the race; the same flaky unit then comes back raised."""
+    monkeypatch.setattr(runner, "TRANSIENT_ERRORS", ())
+    out, _ = runner._run_one(_flaky([RACE]), Context(seed=0))
+    assert out.status == "inconclusive" and out.details["raised"]
