@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from verify import memory_tuning
+from verify.results import SHARED_EXAMPLES
 
 # Small tensor ops are slower with intra-op threads fighting over 2 cores; checks are batched anyway.
 torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
@@ -12,7 +13,7 @@ torch.set_num_threads(int(os.environ.get("VERIFY_TORCH_THREADS", "1")))
 memory_tuning.tune_process()
 # the claims' records here are verdicts, whose probes keep their example databases to themselves (theorems.probe), as
 # under every verify command but `verify probe`: a VERIFY_HYPOTHESIS_DB exported for that tool must not reach them
-os.environ.pop("VERIFY_HYPOTHESIS_DB", None)
+os.environ.pop(SHARED_EXAMPLES, None)
 
 #: Seeds 0-4 chose sizes and thresholds and 100-139 are calibration seeds (README): a fresh test seed is drawn
 #: above them, so a run of the tests is one more independent draw of every quick-tier verdict.

@@ -88,7 +88,7 @@ def run_at(root: Path, claim_ids: list[str], budget: str, seed: int, results_dir
     # each run its own hypothesis example database, empty at its start: code from before the probes' private
     # databases (theorems.probe) reads the directory this names, and would otherwise replay its checkout's history;
     # code since then drops the variable in every verdict command and keeps each probe's database to itself
-    env = _env(root) | {"VERIFY_HYPOTHESIS_DB": str(results_dir / "hypothesis-db")}
+    env = _env(root) | {results.SHARED_EXAMPLES: str(results_dir / "hypothesis-db")}
     proc = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"the canary run at {root} failed: {(proc.stderr or proc.stdout).strip()[-300:]}")

@@ -863,7 +863,9 @@ def _example_database_for(command) -> Callable[[], None]:
 
     before = os.environ.get(SHARED_EXAMPLES)
     if command is cmd_probe:
-        os.environ.setdefault(SHARED_EXAMPLES, ".hypothesis/verify-probes")
+        from theorems.probe import DEFAULT_DB
+
+        os.environ.setdefault(SHARED_EXAMPLES, DEFAULT_DB)
     else:
         os.environ.pop(SHARED_EXAMPLES, None)
 
