@@ -463,3 +463,35 @@ def test_a_kept_value_is_read_only_for_its_own_key_code_and_torch(tmp_path, monk
     assert value_store.load(path) is value_store.MISSING and not path.exists()
     value_store.save(path, fx.FixtureFailure(RuntimeError("no")))
     assert not path.exists()
+
+
+def test_every_map_run_is_logged_and_leaves_the_calibrations_count_alone(tmp_path, monkeypatch, capsys):
+    """A map at a claim's first confirmation seed is a look at that seed: each run, published or not, finished or
+    interrupted, appends an entry to the confirmation log (mode "map"), which the count of confirmation runs before a
+    calibration's publication does not read."""
+    from verify import calibrate, cli, published, registry
+
+    monkeypatch.setenv("VERIFY_PUBLISHED", str(tmp_path / "published.json"))
+    claim = toy_claim()
+    monkeypatch.setattr(registry, "select", lambda k: [claim])
+    monkeypatch.setattr(registry, "all_claims", lambda: (claim,))
+    monkeypatch.setattr(registry, "code_hash", lambda c, root=None: "hash-1")
+    argv = ["sensitivity", "--budget", "quick", "--points", "2", "--workers", "1", "--results", str(tmp_path / "r")]
+    assert cli.main(argv + ["--publish"]) == 0
+    (entry,) = calibrate.read_log()
+    seed = calibrate.first_confirmation_seeds([claim], "quick")["T.1"]
+    assert (entry["mode"], entry["seeds"], entry["published"], entry["interrupted"]) == ("map", "confirmation", True,
+                                                                                         False)
+    assert entry["claims"]["T.1"] == {"code_hash": "hash-1", "seed": seed, "verdict": "verified", "holds": 6, "of": 9}
+    assert published.load()["maps"]["quick"]["T.1"]["seed"] == seed
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sensitivity, "run", interrupted)
+    assert cli.main(argv + ["--seed", "3"]) != 0
+    last = calibrate.read_log()[-1]
+    assert (last["seeds"], last["published"], last["interrupted"]) == ("development", False, True)
+    assert last["claims"] == {"T.1": {"code_hash": "hash-1", "seed": 3}}
+    assert calibrate.runs_before("T.1", "other", calibrate.read_log()) == 0  # maps are not calibration runs
+    capsys.readouterr()

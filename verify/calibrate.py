@@ -363,23 +363,9 @@ def publish(summary: dict, claim_order: list[str] | None = None) -> Path:
 # ---------------------------------------------------------------------------
 
 def read_log() -> list[dict]:
-    """The confirmation log (``verify.published``): every ``verify calibrate`` run, published or not, oldest first, so
-    that a look at the confirmation seeds before a change leaves a trace."""
+    """The confirmation log (``verify.published``): every ``verify calibrate`` and ``verify sensitivity`` run, published
+    or not, oldest first, so that a look at the confirmation seeds before a change leaves a trace."""
     return published.load()["log"]
-
-
-def _git_head() -> dict:
-    import subprocess
-
-    root = Path(__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        return {"commit": "", "dirty": None}
-    return {"commit": head, "dirty": dirty}
 
 
 def runs_before(claim_id: str, basis: str, log: list[dict]) -> int:
@@ -402,7 +388,7 @@ def log_run(summary: dict, *, published_too: bool, interrupted: bool = False) ->
     seed basis, code hash, seeds run and verdict counts."""
     from collections import Counter
 
-    entry = {"time": results.now_utc(), **_git_head(), "budget": summary.get("budget"), "mode": summary.get("mode"),
+    entry = {**published.stamp(), "budget": summary.get("budget"), "mode": summary.get("mode"),
              "published": bool(published_too), "interrupted": bool(interrupted),
              "claims": {c["id"]: {"seed_basis": c.get("seed_basis"), "code_hash": c.get("code_hash"),
                                   "seeds": len(c.get("seeds") or []),

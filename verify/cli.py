@@ -412,8 +412,9 @@ def cmd_calibrate(args) -> int:
 
 
 def cmd_sensitivity(args) -> int:
-    """Each selected claim's verdict over a design of its free choices; print the maps' headlines and store them."""
-    from verify import registry, sensitivity
+    """Each selected claim's verdict over a design of its free choices; print the maps' headlines, store them and log
+    the run."""
+    from verify import published, registry, sensitivity
 
     if args.points is not None and args.points < 2:
         raise UsageError("--points must be at least 2 (both ends of each range)")
@@ -432,14 +433,23 @@ def cmd_sensitivity(args) -> int:
             raise UsageError(str(e)) from None
     ctx, runs = _runs(args, claims)
     results_dir = ensure_writable_dir(args.results, "results")
-    with _executor(args) as executor:
-        maps = sensitivity.run(claims, runs, results_dir, executor, points=points, rerun=args.rerun)
+    confirmation = args.seed is None
+    try:
+        with _executor(args) as executor:
+            maps = sensitivity.run(claims, runs, results_dir, executor, points=points, rerun=args.rerun)
+    except KeyboardInterrupt:  # a look at the confirmation seeds leaves its trace even when it stops early
+        sensitivity.log_run([], ctx.budget, confirmation=confirmation, published_too=False,
+                            selected={c.id: {"code_hash": registry.code_hash(c), "seed": (runs[c.id] if isinstance(runs, dict) else runs).seed}
+                                      for c in claims})
+        raise
     w = max(len(m["claim"]) for m in maps)
     for m in maps:
         print(f"{m['claim']:<{w}}  {m['headline']}")
     print(f"maps written to {results_dir / sensitivity.SENSITIVITY}")
     if args.publish:
         print(f"published to {sensitivity.publish(maps, ctx.budget)}")
+    sensitivity.log_run(maps, ctx.budget, confirmation=confirmation, published_too=args.publish)
+    print(f"logged to {published.path()} (the confirmation log)")
     return 0
 
 

@@ -2,14 +2,14 @@
 
 What the suite publishes about its claims are measurements of their code: the operating characteristics over the
 confirmation seeds (``verify calibrate --publish``: per budget, a summary with a row per claim) and the sensitivity
-maps (``verify sensitivity --publish``: per budget, a map per claim), with the append-only log of every calibration run
-(published or not) and the record of what was carried forward to changed code.  They live in one file::
+maps (``verify sensitivity --publish``: per budget, a map per claim), with the append-only log of every calibration and
+map run (published or not) and the record of what was carried forward to changed code.  They live in one file::
 
     {"schema": 1,
      "calibration": {"quick": {summary}, "standard": {summary}},
      "maps": {"quick": {"A.L5": {map}, ...}, "standard": {...}},
      "carried": {"A.L5": {"from": ["<code hash>"], "to": "<code hash>", "canary": {...}, "commit": "..."}},
-     "log": [{one calibration run}, ...]}
+     "log": [{one calibration or map run}, ...]}
 
 **One staleness rule** (:func:`current`): a published row or map measures the claim's current code when its code hash
 is the claim's code hash now, or when the claim was *carried forward* from that hash to the current one: a change whose
@@ -60,6 +60,22 @@ def update(section: str, key: str, value) -> Path:
     data = load()
     data[section][key] = value
     return save(data)
+
+
+def stamp() -> dict:
+    """When and at what code a run happened, for its log entry: the time, the commit, and whether tracked files
+    differed from it (``dirty``; None with ``commit`` "" where git cannot say)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return {"time": results.now_utc(), "commit": "", "dirty": None}
+    return {"time": results.now_utc(), "commit": head, "dirty": dirty}
 
 
 def append_log(entry: dict) -> Path:

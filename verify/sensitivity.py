@@ -408,6 +408,22 @@ def publish(records: list[dict], budget: str) -> Path:
     return published.save(store)
 
 
+def log_run(maps: list[dict], budget: str, *, confirmation: bool, published_too: bool,
+            selected: dict[str, dict] | None = None) -> dict:
+    """Append one entry for a map run to the confirmation log (``verify.published``): a map at a claim's first
+    confirmation seed is a look at that seed, so it leaves a trace as a calibration run does.  Per claim its code hash,
+    seed and what the map found; ``selected`` (claim id -> code hash and seed) stands in for ``maps`` when the run was
+    interrupted before any map was summarised.  ``mode`` "map" keeps these entries out of the count of confirmation runs
+    before a calibration's publication (``verify.calibrate.runs_before``)."""
+    claims = {m["claim"]: {"code_hash": m["code_hash"], "seed": m["seed"], "verdict": m["verdict"],
+                           "holds": m["holds"], "of": m["of"]} for m in maps} or dict(selected or {})
+    entry = {**published.stamp(), "budget": budget, "mode": "map", "seeds": "confirmation" if confirmation
+             else "development", "published": bool(published_too), "interrupted": not maps and bool(selected),
+             "claims": claims}
+    published.append_log(entry)
+    return entry
+
+
 def load_published(budget: str = "standard") -> dict:
     """The published maps of ``budget`` (claim id -> map)."""
     return published.load()["maps"].get(budget, {})
