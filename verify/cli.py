@@ -438,9 +438,9 @@ def cmd_sensitivity(args) -> int:
         with _executor(args) as executor:
             maps = sensitivity.run(claims, runs, results_dir, executor, points=points, rerun=args.rerun)
     except KeyboardInterrupt:  # a look at the confirmation seeds leaves its trace even when it stops early
+        seed_of = (lambda c: runs[c.id].seed) if isinstance(runs, dict) else (lambda c: runs.seed)
         sensitivity.log_run([], ctx.budget, confirmation=confirmation, published_too=False,
-                            selected={c.id: {"code_hash": registry.code_hash(c), "seed": (runs[c.id] if isinstance(runs, dict) else runs).seed}
-                                      for c in claims})
+                            selected={c.id: {"code_hash": registry.code_hash(c), "seed": seed_of(c)} for c in claims})
         raise
     w = max(len(m["claim"]) for m in maps)
     for m in maps:
