@@ -83,6 +83,11 @@ def _runs(args, claims) -> tuple[Context, "Context | dict[str, Context]"]:
     return ctx, {c.id: replace(ctx, seed=seeds[c.id]) for c in claims}
 
 
+def _seed_of(runs: "Context | dict[str, Context]", claim_id: str) -> int:
+    """The seed claim ``claim_id`` runs at, from what :func:`_runs` returned."""
+    return (runs[claim_id] if isinstance(runs, dict) else runs).seed
+
+
 def _executor(args):
     from verify.execution import Executor
 
@@ -283,9 +288,9 @@ def cmd_report(args) -> int:
             maps = sensitivity.run(claims, runs, results_dir, executor, rerun=args.rerun)
     else:  # maps a `verify sensitivity` of this run stored, else the published ones (of older code, flagged)
         hashes = {c.id: registry.code_hash(c) for c in claims if c.free_choices}
-        seed_of = (lambda cid: runs[cid].seed) if isinstance(runs, dict) else (lambda cid: runs.seed)
         maps = [m for cid, h in hashes.items()
-                for m in [sensitivity.read(results_dir, cid, budget=ctx.budget, seed=seed_of(cid), code_hash=h)] if m]
+                for m in [sensitivity.read(results_dir, cid, budget=ctx.budget, seed=_seed_of(runs, cid),
+                                           code_hash=h)] if m]
         have = {m["claim"] for m in maps}
         maps += sensitivity.published_maps({cid: h for cid, h in hashes.items() if cid not in have},
                                            older=True).values()
@@ -438,9 +443,9 @@ def cmd_sensitivity(args) -> int:
         with _executor(args) as executor:
             maps = sensitivity.run(claims, runs, results_dir, executor, points=points, rerun=args.rerun)
     except KeyboardInterrupt:  # a look at the confirmation seeds leaves its trace even when it stops early
-        seed_of = (lambda c: runs[c.id].seed) if isinstance(runs, dict) else (lambda c: runs.seed)
         sensitivity.log_run([], ctx.budget, confirmation=confirmation, published_too=False,
-                            selected={c.id: {"code_hash": registry.code_hash(c), "seed": seed_of(c)} for c in claims})
+                            selected={c.id: {"code_hash": registry.code_hash(c), "seed": _seed_of(runs, c.id)}
+                                      for c in claims})
         raise
     w = max(len(m["claim"]) for m in maps)
     for m in maps:

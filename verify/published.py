@@ -68,14 +68,15 @@ def stamp() -> dict:
     import subprocess
 
     root = Path(__file__).resolve().parent.parent
+    when = {"time": results.now_utc()}
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               timeout=10).stdout.strip()
         dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                     capture_output=True, text=True, timeout=10).stdout.strip())
     except (OSError, subprocess.SubprocessError):
-        return {"time": results.now_utc(), "commit": "", "dirty": None}
-    return {"time": results.now_utc(), "commit": head, "dirty": dirty}
+        return when | {"commit": "", "dirty": None}
+    return when | {"commit": head, "dirty": dirty}
 
 
 def append_log(entry: dict) -> Path:
