@@ -126,6 +126,9 @@ def test_probe_counts_say_why_more_ran_than_asked():
                                                 "instances draws another")
     shrunk = dict(one, examples_evaluated=39, counterexample={"why": "w"})
     assert _probe_counts(shrunk, "x").endswith("39 run: drawing stops at a counterexample; shrinking it ran the rest")
+    first = dict(one, examples_evaluated=3, counterexample={"why": "w", "shrunk": False})
+    assert _probe_counts(first, "x").endswith("3 run: drawing stops at the first counterexample (not shrunk: the "
+                                               "outcome is its decision alone)")
     assert _probe_counts(dict(one, examples_evaluated=7), "x").endswith("7 run: hypothesis found no further distinct "
                                                                          "example to draw")
     passed = {"rejected": False, "status": "pass", "summary": "no counterexample in 20 decided of 20 examples"}

@@ -278,3 +278,47 @@ def test_a_probe_strategy_draws_outside_its_assumptions():
     inside = find(l3_instances(), lambda inst: inst["spread"] == 0 and inst["kind"] == "orthogonal", settings=quiet)
     assert outside["spread"] > 0 and inside["spread"] == 0
 
+
+
+def _recorded(calls: list):
+    """The planted conclusion, recording each instance it is called on (in order)."""
+    def conclusion(inst, alpha):
+        calls.append(dict(inst))
+        return planted_conclusion(inst, alpha)
+    return conclusion
+
+
+def test_a_control_stops_at_its_first_counterexample_with_the_checks_outcome():
+    """An outcome that is its decision alone (``ctx.figures`` off: a control, a map's setting) does not shrink: its
+    draws are the check's up to the check's first failure, it ends there with the same status, counts that instance
+    once (hypothesis's replay of it to report it is not evaluated again) and says it is not shrunk.  The check's own
+    counterexample is shrunk (to the boundary)."""
+    from dataclasses import replace
+
+    from theorems.probe import probe_check
+
+    ctx = Context(seed=0, budget="quick")
+    kw = dict(describe=dict, assumptions=planted_assumptions)
+    check_calls, control_calls = [], []
+    check = probe_check(ctx, planted, _recorded(check_calls), (50, 50), **kw)
+    control = probe_check(replace(ctx, figures=False), planted, _recorded(control_calls), (50, 50), **kw)
+    assert check.status == control.status == "fail"
+    first = next(i for i, c in enumerate(check_calls) if c["x"] <= 0.5 and c["k"] * c["x"] >= 10)
+    assert control_calls == check_calls[:first + 1]  # the same search, stopped at its first counterexample
+    assert control.details["cells"][COUNTEREXAMPLE] == 1
+    assert not control.details["counterexample"]["shrunk"] and "(shrunk)" not in control.summary
+    assert check.details["counterexample"]["shrunk"] and check.details["counterexample"]["k"] == 20
+    assert check.summary.startswith("COUNTEREXAMPLE found (shrunk)")
+
+
+@pytest.mark.parametrize("budget, figures, shrunk", [("quick", True, False), ("standard", True, False),
+                                                     ("full", True, True), ("full", False, False)])
+def test_the_cells_minimal_examples_are_shrunk_at_the_full_budget_only(budget, figures, shrunk):
+    """The "assumption fails" cells keep their first example; their minimal one (a search of its own, several times
+    the probe's) is an illustration of the full budget, and never of an outcome that is its decision alone."""
+    from theorems.probe import probe_check
+
+    out = probe_check(Context(seed=0, budget=budget, figures=figures), planted, planted_conclusion, (20, 20, 20),
+                      describe=dict, assumptions=lambda i: {"k*x < 10": i["k"] * i["x"] < 10})
+    assert out.status == "pass"
+    assert out.details["cell_examples"][FAIL_FAIL]["shrunk"] is shrunk

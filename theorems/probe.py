@@ -3,7 +3,8 @@
 A probe is a strategy over instances plus the claim's conclusion as a predicate.
 Hypothesis draws instances (seeded from the run seed, so a probe replays), and
 when the conclusion fails it shrinks the instance to a minimal counterexample,
-which is returned in the outcome's details.
+which is returned in the outcome's details.  A control (an outcome that is its
+decision alone) stops at its first counterexample instead (:func:`probe_check`).
 
 With ``assumptions`` (a function ``instance -> {name: holds}``) every drawn
 instance lands in one of four cells:
@@ -24,9 +25,10 @@ logit bound, nu*) returns it as a fourth value, a dict: ``(holds, label, detail,
 ``parameters`` and ``describe`` then receive them as their parameter ``facts`` (when they have one), so nothing is written
 into the drawn instance and nothing depends on the order of the calls.
 
-Without ``assumptions`` every failure of the conclusion is a counterexample.  For the
-two "assumption fails" cells a second, bounded hypothesis search (``hypothesis.find``)
-shrinks a minimal example of the cell.  With ``parameters`` (``instance -> {name: float}``,
+Without ``assumptions`` every failure of the conclusion is a counterexample.  Each cell
+keeps the first example drawn into it; at the full budget, for the two "assumption fails"
+cells a second, bounded hypothesis search (``hypothesis.find``) shrinks a minimal example
+of the cell.  With ``parameters`` (``instance -> {name: float}``,
 e.g. the Ass 1 parameter ``nu`` or the A3 bound) every example is kept as a point and
 plotted against each parameter, showing where along it the conclusion starts to fail.
 
@@ -150,9 +152,11 @@ def _profile(database) -> str:
     return "example database private to this run"
 
 
-def _settings(ctx: Context, max_examples: int, database=None) -> settings:
-    return settings(max_examples=max_examples, database=database, deadline=None,
-                    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+def _settings(ctx: Context, max_examples: int, database=None, shrink: bool = True) -> settings:
+    """Without ``shrink`` hypothesis stops drawing at the first counterexample (with it, it goes on looking for
+    distinct ones while it shrinks)."""
+    phases = (Phase.explicit, Phase.reuse, Phase.generate) + ((Phase.shrink,) if shrink else ())
+    return settings(max_examples=max_examples, database=database, deadline=None, phases=phases,
                     suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
 
 
@@ -175,6 +179,7 @@ def run_probe(
     shrink_cells: bool = True,
     iff: bool = False,
     min_decided: int = 1,
+    shrink: bool = True,
 ) -> Outcome:
     """Search for a counterexample.
 
@@ -188,6 +193,9 @@ def run_probe(
     ``iff``: the claim is an equivalence (its assumptions are also necessary: outside them the conclusion is the
     other branch of the iff, built into ``conclusion``), so an instance in the "assumption fails, conclusion
     fails" cell fails the probe too.
+    ``shrink``: shrink a counterexample to a minimal one, for a reader; without it the search stops at the first
+    counterexample, which decides the outcome as well (a control's outcome is its decision: a shrunk counterexample
+    to a mutant shows nothing the first one does not).
     """
     max_examples = ctx.max_examples or max_examples
     alpha_each = ctx.alpha / (max_examples * ROUNDS)
@@ -216,27 +224,35 @@ def run_probe(
 
     database = example_database(ctx)  # one per probe run: its rounds share it
 
+    def record(inst) -> tuple[bool, str]:
+        """Classify one drawn instance into its cell and keep its example, point and failure; (counterexample?, why)."""
+        holds, cell, counter, detail, a, facts = classify(inst)
+        cells[cell] = cells.get(cell, 0) + 1
+        if holds is None:
+            undecided[undecided_why[0]] = undecided.get(undecided_why[0], 0) + 1
+        if assumptions is not None and cell not in (HOLD_HOLD, UNDECIDED) and cell not in examples:
+            examples[cell] = with_facts(describe, inst, facts) | {
+                "failed_assumptions": [k for k, v in a.items() if not v], "detail": detail, "shrunk": False}
+        if parameters is not None:
+            points.append(with_facts(parameters, inst, facts) | {"holds": None if holds is None else bool(holds),
+                                                                 "assumptions_hold": all(a.values()) if a else True})
+        if counter:
+            failures.append((inst, detail, facts))
+        return counter, detail
+
     def one_round(seed: int):
-        @_settings(ctx, max_examples, database)
+        @_settings(ctx, max_examples, database, shrink)
         @hypothesis.seed(seed)
         @given(strategy)
         def prop(inst):
-            holds, cell, counter, detail, a, facts = classify(inst)
-            cells[cell] = cells.get(cell, 0) + 1
-            if holds is None:
-                undecided[undecided_why[0]] = undecided.get(undecided_why[0], 0) + 1
-            if assumptions is not None and cell not in (HOLD_HOLD, UNDECIDED) and cell not in examples:
-                examples[cell] = with_facts(describe, inst, facts) | {
-                    "failed_assumptions": [k for k, v in a.items() if not v], "detail": detail, "shrunk": False}
-            if parameters is not None:
-                points.append(with_facts(parameters, inst, facts) | {"holds": None if holds is None else bool(holds),
-                                                                     "assumptions_hold": all(a.values()) if a else True})
+            # without shrinking, a call after a failure is hypothesis's replay of that one example to report it: its
+            # outcome is known, and counting it again would make one instance two
+            counter, detail = (True, failures[-1][1]) if failures and not shrink else record(inst)
             if counter:
-                failures.append((inst, detail, facts))
                 raise AssertionError(detail)
 
-        # one database key per probe (all probes share this wrapper's source, hypothesis's default key)
-        prop._hypothesis_internal_database_key = database_key(conclusion, strategy)
+        if database is not None:  # one key per probe (all probes share this wrapper's source, hypothesis's default)
+            prop._hypothesis_internal_database_key = database_key(conclusion, strategy)
         try:
             prop()
         except AssertionError:
@@ -277,8 +293,9 @@ def run_probe(
     figures = [_parameter_plot(plotted)] if plotted and ctx.figures else []
     if failures:
         inst, detail, facts = failures[-1]
-        details["counterexample"] = with_facts(describe, inst, facts) | {"why": detail}
-        return Outcome("fail", f"COUNTEREXAMPLE found (shrunk): {detail}", figures=figures, details=details)
+        details["counterexample"] = with_facts(describe, inst, facts) | {"why": detail, "shrunk": shrink}
+        return Outcome("fail", f"COUNTEREXAMPLE found{' (shrunk)' if shrink else ''}: {detail}", figures=figures,
+                       details=details)
     why = "; ".join(f"{v} {k}" for k, v in sorted(undecided.items()))
     cell_txt = ", ".join(f"{v} {k}" + (f" ({why})" if k == UNDECIDED and why else "") for k, v in sorted(cells.items()))
     if iff and cells.get(FAIL_FAIL):
@@ -315,8 +332,13 @@ def probe_check(
         Control("probe: 10 α", "probe", "...", {"mutant": {"alpha_factor": 10.0}}),
 
     The conclusion is called ``conclusion(instance, alpha_each, **mutant)`` (``Claim`` refuses a mutant the conclusion
-    does not take).  ``examples`` is the example count at the quick / standard / full budget; ``shrink_cells=None``
-    shrinks the cells' minimal examples beyond the quick (CI) budget only.
+    does not take).  ``examples`` is the example count at the quick / standard / full budget.
+
+    What is shrunk.  A check's counterexample is shrunk, for its reader.  An outcome that is its decision alone (a
+    control, a map's setting: ``ctx.figures`` off) stops at its first counterexample: shrinking changes no status.
+    ``shrink_cells=None`` shrinks the "assumption fails" cells' minimal examples at the full budget only: each cell's
+    search is another ``max_examples`` draws and their shrinking, several times the probe's own search (A.L3's
+    standard probe: 73 s with them, 6 s without), for an illustration the cell's first example also gives.
     """
     mutant = dict(mutant or {})
 
@@ -325,9 +347,11 @@ def probe_check(
 
     bound.__qualname__ = getattr(conclusion, "__qualname__", "conclusion")  # the database key names the conclusion
     bound.__module__ = getattr(conclusion, "__module__", "")
+    if shrink_cells is None:
+        shrink_cells = ctx.budget == "full" and ctx.figures
     return run_probe(ctx, strategy, bound, ctx.pick(*examples), describe, assumptions=assumptions,
-                     parameters=parameters, shrink_cells=ctx.budget != "quick" if shrink_cells is None else shrink_cells,
-                     iff=iff, min_decided=min_decided)
+                     parameters=parameters, shrink_cells=shrink_cells, iff=iff, min_decided=min_decided,
+                     shrink=ctx.figures)
 
 
 def probe(text: str, settings: dict | None = None, /, *, fn: Callable[..., Outcome] = probe_check,

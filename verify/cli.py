@@ -616,9 +616,9 @@ def _control_verdict(entry: dict) -> str:
 
 def _probe_counts(details: dict, asked_by: str) -> str:
     """How many examples a probe was asked for and how many it ran, and why they differ (``theorems.probe``): a
-    round that decided too few instances draws another; hypothesis stops drawing at the first counterexample and
-    then runs variants of it while shrinking it (every run is counted); it stops early when the strategy has no new
-    example to draw."""
+    round that decided too few instances draws another; hypothesis stops drawing at the first counterexample and,
+    for a check, then runs variants of it while shrinking it (every run is counted; a control does not shrink); it
+    stops early when the strategy has no new example to draw."""
     asked, ran, rounds = details["max_examples"], details["examples_evaluated"], details.get("rounds", 1)
     text = f"{asked} examples asked ({asked_by}); {ran} run"
     why = []
@@ -626,7 +626,9 @@ def _probe_counts(details: dict, asked_by: str) -> str:
         why.append(f"{rounds} rounds of up to {asked}, as a round that decided fewer than {details['min_decided']} "
                    "instances draws another")
     if details.get("counterexample"):
-        if ran != asked * rounds:
+        if not details["counterexample"].get("shrunk", True):
+            why.append("drawing stops at the first counterexample (not shrunk: the outcome is its decision alone)")
+        elif ran != asked * rounds:
             why.append("drawing stops at a counterexample; shrinking it ran the rest")
     elif ran < asked * rounds:
         why.append("hypothesis found no further distinct example to draw")
