@@ -14,7 +14,9 @@ Projection.  The task stream holds every fixture task and every unit task with i
 dependencies of each unit (``runner.unit_requests``) they form the run's task graph.  ``--project W ...`` list-schedules
 that graph on W identical workers (a task is ready when the fixtures it uses are done; ready tasks longest remaining
 path first; data transfer and start-up not counted, so the projection is a lower bound) and names the critical path:
-the chain of fixture and unit that no number of workers can shorten.  Then where the work is: task time by kind
+the chain of fixture and unit that no number of workers can shorten.  It reads each makespan against the target
+(``RATIO`` x the longest task, no task over ``CAP`` s) and says what bounds it: the work (task time / W) or the
+longest task.  Then where the work is: task time by kind
 (fixture values, checks, controls, probes, probe controls), by claim, and the longest tasks.  ``--project-only`` runs
 only the parallel run (the projection of a standard tier needs its task stream, not the serial comparison).
 ``--keep DIR`` keeps the task stream (``DIR/task-stream.json``); ``--from-stream`` projects a kept stream again
@@ -255,6 +257,25 @@ def where_the_work_is(seconds: dict[str, float], most: int = 12) -> list[str]:
     return out
 
 
+#: the target a cluster run is read against: on W workers within RATIO x the longest task, no task over CAP seconds
+RATIO, CAP = 1.3, 60.0
+
+
+def against_target(total: float, longest: float, makespans: dict[int, float], ratio: float = RATIO,
+                   cap: float = CAP) -> list[str]:
+    """The projection read against the target: each makespan as a multiple of the longest task, and what bounds it.
+    On W workers no schedule beats ``total / W``, so within ``ratio`` x the longest task needs task time at most
+    ``ratio * W * longest``: past that, shortening the critical path cannot help, only less work can."""
+    out = [f"  against the target (within {ratio:g}x the longest task, no task over {cap:g} s): longest task "
+           f"{longest:.1f} s ({'over' if longest > cap else 'within'} {cap:g} s)"]
+    for w, m in makespans.items():
+        allowed = ratio * w * longest
+        bound = "the work" if total / w >= longest else "the longest task"
+        out.append(f"    W = {w:3d}: {m / longest:.2f}x ({'met' if m <= ratio * longest else 'not met'}; bounded by "
+                   f"{bound}: task time {total:.0f} s, at most {allowed:.0f} s for {ratio:g}x)")
+    return out
+
+
 def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
     seconds, waits = task_graph(stream, budget)
     total = sum(seconds.values())
@@ -262,8 +283,10 @@ def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
     n_fix = sum(k.startswith("fixture|") for k in seconds)
     out = [f"  projection ({len(seconds) - n_fix} units, {n_fix} fixture values, {total:.0f} s of task time; "
            "list scheduling, no start-up or transfer):"]
-    out += [f"    W = {w:3d}: {list_schedule(seconds, waits, w):8.1f} s" for w in workers]
+    makespans = {w: list_schedule(seconds, waits, w) for w in workers}
+    out += [f"    W = {w:3d}: {m:8.1f} s" for w, m in makespans.items()]
     out.append(f"  critical path {length:.1f} s: " + " -> ".join(f"{k} ({seconds.get(k, 0.0):.1f} s)" for k in path))
+    out += against_target(total, max(seconds.values(), default=0.0), makespans)
     return out + where_the_work_is(seconds)
 
 

@@ -4,8 +4,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks.parallel_runner import (cpu_time, critical_path, list_schedule, where_the_time_went,  # noqa: E402
-                                        where_the_work_is)
+from benchmarks.parallel_runner import (against_target, cpu_time, critical_path, list_schedule,  # noqa: E402
+                                        where_the_time_went, where_the_work_is)
 
 
 def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
@@ -82,3 +82,13 @@ def test_cpu_time_reads_the_difference_of_two_usages():
     import os
 
     assert f"{100 * 12 / (6 * (os.cpu_count() or 1)):.0f} % of" in line
+
+
+def test_the_projection_is_read_against_the_target_with_what_bounds_it():
+    # 1632 s of task time, longest task 72 s: on 16 workers the work bounds it (102 s = 1.42x; 1.3x allows 1498 s);
+    # on 64 the longest task does (met)
+    lines = against_target(1632.0, 72.0, {16: 102.0, 64: 72.3})
+    assert "longest task 72.0 s (over 60 s)" in lines[0]
+    assert "W =  16: 1.42x (not met; bounded by the work: task time 1632 s, at most 1498 s for 1.3x)" in lines[1]
+    assert "W =  64: 1.00x (met; bounded by the longest task" in lines[2]
+    assert "(within 60 s)" in against_target(100.0, 10.0, {2: 50.0})[0]
