@@ -279,7 +279,6 @@ def test_a_probe_strategy_draws_outside_its_assumptions():
     assert outside["spread"] > 0 and inside["spread"] == 0
 
 
-
 def _recorded(calls: list):
     """The planted conclusion, recording each instance it is called on (in order)."""
     def conclusion(inst, alpha):
