@@ -321,3 +321,35 @@ def test_the_cells_minimal_examples_are_shrunk_at_the_full_budget_only(budget, f
                       describe=dict, assumptions=lambda i: {"k*x < 10": i["k"] * i["x"] < 10})
     assert out.status == "pass"
     assert out.details["cell_examples"][FAIL_FAIL]["shrunk"] is shrunk
+
+
+def test_a_checks_shrink_starts_from_its_first_counterexample():
+    """Hypothesis stops drawing at the first counterexample and shrinks that one (by default it would go on drawing
+    for up to 10 s of wall time, so which instance is shrunk, and the counts, would depend on the machine's speed).
+    The shrinker only tries smaller integers than its current one, so no call after the first failure may exceed it."""
+    for seed in range(5):
+        calls = []
+
+        def conclusion(k, alpha):
+            calls.append(k)
+            return k < 1000, "", f"{k} >= 1000"
+
+        out = run_probe(Context(seed=seed, budget="quick"), st.integers(0, 10**6), conclusion, 200)
+        first = next(i for i, k in enumerate(calls) if k >= 1000)
+        assert max(calls[first:]) == calls[first], seed
+        assert out.details["counterexample"]["instance"] == "1000"
+
+
+def test_a_private_example_database_formats_no_key(monkeypatch):
+    """A verdict's database is private to its probe run, so the default key serves: the key's strategy repr (which
+    can iterate ``sys.modules`` while a worker thread imports) is never formatted on a verdict's path."""
+    import theorems.probe as P
+
+    def no_key(*args):
+        raise AssertionError("a private database formatted a key")
+
+    monkeypatch.delenv("VERIFY_HYPOTHESIS_DB", raising=False)
+    monkeypatch.setattr(P, "database_key", no_key)
+    out = run_probe(Context(seed=0, budget="standard"), planted, planted_conclusion, 30, describe=dict,
+                    assumptions=planted_assumptions)
+    assert out.status == "fail" and out.details["profile"] == "example database private to this run"

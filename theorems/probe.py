@@ -126,8 +126,9 @@ def _stable(v) -> str:
 
 
 def database_key(conclusion: Callable, strategy) -> bytes:
-    """One example-database key per probe *and parameterization*: a control's conclusion (the same function with
-    other bound values) gets its own key, so a check never replays its control's counterexamples."""
+    """One key per probe *and parameterization* in the shared directory ``verify probe`` reads: a control's conclusion
+    (the same function with other bound values) gets its own key, so a check never replays its control's
+    counterexamples."""
     cells = getattr(conclusion, "__closure__", None) or ()
     bound = [_stable(c.cell_contents) for c in cells]
     where = f"{_stable(conclusion)}[{', '.join(bound)}]:{strategy!r}"
@@ -152,12 +153,17 @@ def _profile(database) -> str:
     return "example database private to this run"
 
 
-def _settings(ctx: Context, max_examples: int, database=None, shrink: bool = True) -> settings:
-    """Without ``shrink`` hypothesis stops drawing at the first counterexample (with it, it goes on looking for
-    distinct ones while it shrinks)."""
+def _settings(max_examples: int, database=None, shrink: bool = True) -> settings:
+    """Hypothesis stops drawing at the first counterexample, and with ``shrink`` then shrinks that one.
+
+    ``report_multiple_bugs=False``: by default hypothesis goes on drawing after a first failure, looking for distinct
+    ones before it shrinks, until 10 s of wall time have passed since it; which instance is shrunk, and how many
+    instances the record counts, would then depend on the machine's speed.  Without it a record is a function of
+    code and seed.  (Hypothesis also stops shrinking after 300 s; no probe's search comes near it.)"""
     phases = (Phase.explicit, Phase.reuse, Phase.generate) + ((Phase.shrink,) if shrink else ())
     return settings(max_examples=max_examples, database=database, deadline=None, phases=phases,
-                    suppress_health_check=list(HealthCheck), derandomize=False, print_blob=False)
+                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck), derandomize=False,
+                    print_blob=False)
 
 
 def _cell(holds: bool | None, assumptions_ok: bool) -> str:
@@ -241,7 +247,7 @@ def run_probe(
         return counter, detail
 
     def one_round(seed: int):
-        @_settings(ctx, max_examples, database, shrink)
+        @_settings(max_examples, database, shrink)
         @hypothesis.seed(seed)
         @given(strategy)
         def prop(inst):
@@ -251,7 +257,10 @@ def run_probe(
             if counter:
                 raise AssertionError(detail)
 
-        if database is not None:  # one key per probe (all probes share this wrapper's source, hypothesis's default)
+        if isinstance(database, DirectoryBasedExampleDatabase):
+            # a shared directory needs one key per probe (every probe shares this wrapper's source, hypothesis's
+            # default key); a private database holds this probe's rounds alone, so the default serves, and the
+            # strategy's repr (which can iterate sys.modules while a worker imports) is never formatted
             prop._hypothesis_internal_database_key = database_key(conclusion, strategy)
         try:
             prop()
