@@ -3,6 +3,7 @@
     python benchmarks/parallel_runner.py [--budget quick] [--workers 2] [--seed 0] [--keep DIR]
     python benchmarks/parallel_runner.py --budget standard --project-only [--project 16 64] [--keep DIR]
     python benchmarks/parallel_runner.py --budget standard --from-stream DIR/task-stream.json [--project 16 64]
+                                         [--what-if '|joint_run|=0.667' ...]
 
 Runs the tier twice in fresh results directories, each in a child process (``--workers 1``: every unit in one
 process; ``--workers N``: a local Dask cluster of N single-threaded workers), prints both wall times and their ratio
@@ -20,7 +21,8 @@ longest task.  Then where the work is: task time by kind
 (fixture values, checks, controls, probes, probe controls), by claim, and the longest tasks.  ``--project-only`` runs
 only the parallel run (the projection of a standard tier needs its task stream, not the serial comparison).
 ``--keep DIR`` keeps the task stream (``DIR/task-stream.json``); ``--from-stream`` projects a kept stream again
-without running anything.
+without running anything, and ``--what-if PATTERN=FACTOR`` projects it with the matching tasks sped up or slowed down
+(a route measured on its own, read against the target before it is taken; printed as not measured).
 """
 from __future__ import annotations
 
@@ -276,13 +278,39 @@ def against_target(total: float, longest: float, makespans: dict[int, float], ra
     return out
 
 
-def projection(stream: Path, budget: str, workers: list[int]) -> list[str]:
+def what_if(seconds: dict[str, float], factors: list[tuple[str, float]]) -> dict[str, float]:
+    """``seconds`` with each task whose name contains a pattern of ``factors`` ((pattern, factor), the first that
+    matches) taking ``factor`` times as long: a route's measured speed-up projected before the route is taken."""
+    def factor(name: str) -> float:
+        return next((f for pattern, f in factors if pattern in name), 1.0)
+
+    return {k: t * factor(k) for k, t in seconds.items()}
+
+
+def parse_what_if(text: str) -> tuple[str, float]:
+    """``PATTERN=FACTOR`` (e.g. ``|joint_run|=0.667``) as (pattern, factor); argparse's type."""
+    pattern, sep, value = text.rpartition("=")
+    try:
+        factor = float(value)
+    except ValueError:
+        factor = -1.0
+    if not sep or not pattern or not factor >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected PATTERN=FACTOR with a factor >= 0")
+    return pattern, factor
+
+
+def projection(stream: Path, budget: str, workers: list[int],
+               factors: list[tuple[str, float]] | None = None) -> list[str]:
     seconds, waits = task_graph(stream, budget)
+    if factors:
+        seconds = what_if(seconds, factors)
     total = sum(seconds.values())
     length, path = critical_path(seconds, waits)
     n_fix = sum(k.startswith("fixture|") for k in seconds)
     out = [f"  projection ({len(seconds) - n_fix} units, {n_fix} fixture values, {total:.0f} s of task time; "
            "list scheduling, no start-up or transfer):"]
+    if factors:
+        out.insert(0, "  WHAT IF (not measured): " + ", ".join(f"tasks matching {p!r} take {f:g}x" for p, f in factors))
     makespans = {w: list_schedule(seconds, waits, w) for w in workers}
     out += [f"    W = {w:3d}: {m:8.1f} s" for w, m in makespans.items()]
     out.append(f"  critical path {length:.1f} s: " + " -> ".join(f"{k} ({seconds.get(k, 0.0):.1f} s)" for k in path))
@@ -301,12 +329,19 @@ def main() -> int:
     ap.add_argument("--project-only", action="store_true", help="only the parallel run and its projection")
     ap.add_argument("--from-stream", type=Path, default=None,
                     help="project a task stream kept by an earlier run (--keep DIR: DIR/task-stream.json), run nothing")
+    ap.add_argument("--what-if", type=parse_what_if, action="append", default=[], metavar="PATTERN=FACTOR",
+                    help="project with the tasks whose name contains PATTERN taking FACTOR times as long (repeatable; "
+                         "with --from-stream): a route's measured speed-up read against the target before it is taken")
     args = ap.parse_args()
+    if args.what_if and not args.from_stream:
+        print("parallel_runner: --what-if reads a kept task stream: add --from-stream DIR/task-stream.json",
+              file=sys.stderr)
+        return 2
     if args.from_stream:
         if not args.from_stream.is_file():
             print(f"parallel_runner: no task stream at {args.from_stream}", file=sys.stderr)
             return 2
-        print("\n".join(projection(args.from_stream, args.budget, args.project)))
+        print("\n".join(projection(args.from_stream, args.budget, args.project, args.what_if)))
         return 0
 
     from verify import results

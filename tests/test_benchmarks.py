@@ -1,11 +1,14 @@
 """The benchmark's accounting of a parallel run's wall time (benchmarks/parallel_runner.py)."""
+import argparse
 import json
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.parallel_runner import (against_target, cpu_time, critical_path, list_schedule,  # noqa: E402
-                                        where_the_time_went, where_the_work_is)
+                                        parse_what_if, what_if, where_the_time_went, where_the_work_is)
 
 
 def test_where_the_time_went_splits_start_up_busy_idle_and_tail(tmp_path):
@@ -92,3 +95,15 @@ def test_the_projection_is_read_against_the_target_with_what_bounds_it():
     assert "W =  16: 1.42x (not met; bounded by the work: task time 1632 s, at most 1498 s for 1.3x)" in lines[1]
     assert "W =  64: 1.00x (met; bounded by the longest task" in lines[2]
     assert "(within 60 s)" in against_target(100.0, 10.0, {2: 50.0})[0]
+
+
+def test_a_what_if_scales_the_matching_tasks_and_refuses_a_malformed_factor():
+    seconds = {"fixture|joint_run|ab12": 60.0, "B.T2|check|loss-law": 10.0, "fixture|joint_run_x|cd34": 8.0}
+    assert what_if(seconds, [("|joint_run|", 0.5)]) == {"fixture|joint_run|ab12": 30.0, "B.T2|check|loss-law": 10.0,
+                                                        "fixture|joint_run_x|cd34": 8.0}
+    assert what_if(seconds, [("B.T2", 0.0), ("|check|", 3.0)])["B.T2|check|loss-law"] == 0.0  # the first match
+    assert parse_what_if("|joint_run|=0.667") == ("|joint_run|", 0.667)
+    assert parse_what_if("a=b=2") == ("a=b", 2.0)
+    for bad in ("joint_run", "=0.5", "x=-1", "x=nan", "x=fast"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse_what_if(bad)
