@@ -109,10 +109,13 @@ def test_carry_compares_the_canary_records_and_records_the_proof(tmp_path, monke
         return {cid: _rec(cid, 1.0 + seed + (moved[cid] if now else 0.0)) for cid in ids}
 
     monkeypatch.setattr(carry, "run_at", run_at)
+    commits = iter(["abc1234", "def5678"])  # a commit made while the canary runs is not the code it measured
+    monkeypatch.setattr(published, "stamp", lambda: {"time": "t", "commit": next(commits), "dirty": True})
     got = {r["id"]: r["status"] for r in carry.carry("HEAD", claims, workdir=tmp_path)}
     assert got == {"X.1": "carried", "X.2": "differs", "X.3": "current"}
     store = published.load()
     assert store["carried"]["X.1"]["from"] == ["old-X.1"] and store["carried"]["X.1"]["to"] == "now-X.1"
+    assert store["carried"]["X.1"]["commit"] == "abc1234" and store["carried"]["X.1"]["dirty"] is True
     assert set(store["carried"]["X.1"]["canary"]["digests"]) == {"quick-seed0", "quick-seed1"}
     assert store["carried"]["X.1"]["rev"] == carry.commit_of("HEAD")[:7] != "HEAD"  # the commit, not a name that moves
     assert "X.2" not in store["carried"]

@@ -147,6 +147,9 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
         raise ValueError(f"carrying the rows of {', '.join(rows)} needs the canary at those budgets (it runs at "
                          f"{', '.join(budgets)})")
     store = published.load()
+    # the code the canary measures is the working tree's now: its commit is read before the runs, not after them
+    # (``dirty``: tracked files differed from that commit, so the commit alone does not hold the measured code)
+    at = published.stamp()
     then = code_hashes_at(worktree(rev, workdir))
     out, todo, unchanged = [], [], []
     hashes = {c.id: registry.code_hash(c) for c in claims}
@@ -197,7 +200,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                 if d:
                     diff.setdefault(cid, []).append(f"{tag}: {', '.join(d)}")
                 digests[cid][tag] = digest(after[cid])
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    code = {"commit": at["commit"], "dirty": at["dirty"]}
     rev = commit_of(rev)[:7]
     for c, old, now, froms in todo:
         if c.id in diff:
@@ -207,8 +210,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                 store["carried"].pop(c.id, None)
             out.append({"id": c.id, "status": "differs", "why": "; ".join(diff[c.id])})
         else:
-            store["carried"][c.id] = {"from": sorted({h for _, h in froms}), "to": now, "rev": rev,
-                                      "commit": head.strip(),
+            store["carried"][c.id] = {"from": sorted({h for _, h in froms}), "to": now, "rev": rev, **code,
                                       "canary": {"budgets": list(budgets), "seeds": list(seeds),
                                                  "digests": digests[c.id]}, "time": results.now_utc()}
             if rows is not None:
@@ -216,7 +218,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
             out.append({"id": c.id, "status": "carried", "why": f"identical at {len(digests[c.id])} canary records"})
     for c in mates:
         now = hashes[c.id]
-        store["carried"][c.id] = {"from": [now], "to": now, "rev": rev, "commit": head.strip(),
+        store["carried"][c.id] = {"from": [now], "to": now, "rev": rev, **code,
                                   "canary": {"budgets": [], "seeds": [], "digests": {},
                                              "why": "code unchanged; the seed basis moved with a fixture mate's code"},
                                   "time": results.now_utc()}
