@@ -149,7 +149,7 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
     store = published.load()
     # the code the canary measures is the working tree's now: its commit is read before the runs, not after them
     # (``dirty``: tracked files differed from that commit, so the commit alone does not hold the measured code)
-    at = published.stamp()
+    code = {k: v for k, v in published.stamp().items() if k in ("commit", "dirty")}
     then = code_hashes_at(worktree(rev, workdir))
     out, todo, unchanged = [], [], []
     hashes = {c.id: registry.code_hash(c) for c in claims}
@@ -200,7 +200,6 @@ def carry(rev: str, claims: list, *, workdir: Path, budgets: tuple[str, ...] = (
                 if d:
                     diff.setdefault(cid, []).append(f"{tag}: {', '.join(d)}")
                 digests[cid][tag] = digest(after[cid])
-    code = {"commit": at["commit"], "dirty": at["dirty"]}
     rev = commit_of(rev)[:7]
     for c, old, now, froms in todo:
         if c.id in diff:
