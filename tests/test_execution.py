@@ -26,6 +26,18 @@ def _units(results_dir: Path) -> list[Path]:
     return sorted((results_dir / "units").rglob("*-*.json"))
 
 
+def test_a_claims_run_is_the_one_run_or_its_entry_in_any_mapping():
+    """Execution, calibration and sensitivity read a claim's run through one helper, so a run per claim id passed as
+    any mapping (not only a dict) is read as such in all three."""
+    import types
+
+    a, b = toy_claims.GOOD[:2]
+    one = Context(seed=3, budget="quick")
+    assert runner.run_of(one)(a) is one and runner.run_of(one)(b) is one
+    per = types.MappingProxyType({a.id: Context(seed=1), b.id: Context(seed=2)})
+    assert [runner.run_of(per)(c).seed for c in (a, b)] == [1, 2]
+
+
 def test_two_workers_give_the_serial_records(tmp_path):
     claims = [registry.get(i) for i in ("A.L5", "B.L7")]
     ctx = Context(seed=0, budget="quick")

@@ -236,7 +236,7 @@ def reusable_records(claims: list[Claim], ctx: Context | Mapping[str, Context], 
     """The stored records of ``claims`` that ``execute(..., reuse_records=True)`` uses as they are (same code, seed,
     budget and kinds, no unit that could not run), by claim id.  Reading them writes nothing, so a command whose
     every record is here needs no writable results directory."""
-    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, Mapping) else (lambda c: ctx)
+    run_of = runner.run_of(ctx)
     stored = {r["claim"]["id"]: r for r in results.read_records(results_dir)} if Path(results_dir).is_dir() else {}
     want_kinds = sorted(kinds) if kinds else "all"
     out = {}
@@ -262,7 +262,7 @@ def execute(claims: list[Claim], ctx: Context | Mapping[str, Context], results_d
     """
     results_dir = Path(results_dir)
     executor = executor or Executor(workers=1)
-    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, Mapping) else (lambda c: ctx)
+    run_of = runner.run_of(ctx)
     reused = reusable_records(claims, ctx, results_dir, kinds) if reuse_records else {}
     records: dict[str, dict] = {}
     have: dict[str, dict[Unit, dict]] = {}

@@ -138,6 +138,14 @@ def evidence_count(checks: list[dict]) -> str:
             f"check{'s' * (impl != 1)}")
 
 
+def run_of(ctx: "Context | Mapping[str, Context]") -> Callable[[Claim], Context]:
+    """``claim -> its run``: ``ctx`` itself for every claim, or, when ``ctx`` maps claim ids to runs (a confirmation
+    calibration runs each claim at seeds its own code derives), the claim's entry."""
+    if isinstance(ctx, Mapping):
+        return lambda c: ctx[c.id]
+    return lambda c: ctx
+
+
 @dataclass(frozen=True)
 class Unit:
     """One unit of work: one check or one control of one claim (at the run's seed and budget), or one check at one

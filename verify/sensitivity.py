@@ -336,7 +336,7 @@ def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: P
     that verify, on ``executor``, each finished unit kept for resume."""
     from verify import execution
 
-    run_of = (lambda c: ctx[c.id]) if isinstance(ctx, dict) else (lambda c: ctx)
+    run_of = runner.run_of(ctx)
     claims = mapped(claims)
     if not claims:
         return []
