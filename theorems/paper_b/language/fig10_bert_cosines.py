@@ -88,7 +88,7 @@ def check_concentrate(ctx: Context, vectors: dict, reading=embedding_vectors, ta
         _decide(ev, np.array([s.mean() for s in shares]),
                 f"share of word pairs with |cos| ≤ {tau:g}, {reading.__name__} (mean over {len(units)} runs)")
         init = [share_within(*embedding_vectors(dict(u, table=u["init"])), (tau,))[:, 0].mean() for u in units]
-        ev.measure(f"the same at initialization (random table; not decided)", float(np.mean(init)))
+        ev.measure("the same at initialization (random table; not decided)", float(np.mean(init)))
     if ev.plots:
         ev.figure("Figure 10: cosine similarities of token embeddings within sentences", _plot(units),
                   "Histogram over every pair of word positions of every sentence read.")
