@@ -419,6 +419,8 @@ def test_a_row_whose_seed_basis_moved_reads_as_older_unless_carried(tmp_path, mo
         published.update("calibration", "quick", {"mode": "confirmation", "claims": [{**row, "seed_basis": recorded}]})
         c = calibrate.load_summary(None, "quick")["claims"][0]
         assert (c["stale"], c["carried"]) == (stale, carried)
+        # its code is this code: carried for its seeds alone, with no canary, and said so (verify.record)
+        assert c["seeds_carried"] == carried
 
 
 def test_a_carried_claim_is_drawn_at_the_first_seed_its_published_row_was_measured_at(tmp_path, monkeypatch):

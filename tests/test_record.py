@@ -45,6 +45,14 @@ def test_a_calibration_of_older_code_is_flagged_and_yields_to_a_disagreeing_draw
     assert differ["verdict"] == "inconclusive" and "re-calibrate" in differ["text"]
 
 
+def test_a_carried_row_says_whether_a_canary_carried_its_code_or_only_its_seeds_were_kept():
+    by_canary = record.of_record(None, {**_row(["verified"] * 5), "carried": True}, "standard")
+    assert by_canary["text"].endswith("carried forward to this code (identical at the canary seeds)")
+    seeds = record.of_record(None, {**_row(["verified"] * 5), "carried": True, "seeds_carried": True}, "standard")
+    assert "canary" not in seeds["text"] and seeds["text"].endswith("at seeds derived before a claim sharing its fixtures changed")
+    assert seeds["verdict"] == by_canary["verdict"] == "verified" and not seeds["older_code"]
+
+
 def test_without_a_calibration_only_a_confirmation_draw_counts():
     draw = {"verdict": "verified", "code_hash": "h"}
     assert record.of_record(draw, None, "quick")["text"].startswith("verified at 1 of 1 quick confirmation seed")

@@ -430,10 +430,13 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
         c["confirmed"] = summary["mode"] == "confirmation" and confirmed(c)
         now = hashes.get(c["id"])
         if now is None:  # a claim since removed or renamed
-            c["stale"], c["carried"] = True, False
+            c["stale"], c["carried"], c["seeds_carried"] = True, False, False
             continue
         state = published.row_state(c["id"], c, now, store["carried"], bases[c["id"]], budget)
         c["stale"], c["carried"] = state == "older", state == "carried"
+        # carried without a canary: the row measures this very code, at the seeds its fixture mates' earlier code
+        # derived (a carry keeps them); a row of other code was carried by its canary's identical records
+        c["seeds_carried"] = c["carried"] and c["code_hash"] == now
     return summary
 
 

@@ -110,7 +110,9 @@ def of_record(draw: dict | None, row: dict | None, budget: str, *, confirmation_
         verdict = from_counts(counts)
         older = bool(row.get("stale"))
         text = describe(counts, budget)
-        if row.get("carried"):
+        if row.get("seeds_carried"):
+            text += ", measured at this code at seeds derived before a claim sharing its fixtures changed"
+        elif row.get("carried"):
             text += ", carried forward to this code (identical at the canary seeds)"
         if older:
             text += ", of older code"
