@@ -434,8 +434,8 @@ def load_summary(results_dir: Path | None, budget: str) -> dict | None:
             continue
         state = published.row_state(c["id"], c, now, store["carried"], bases[c["id"]], budget)
         c["stale"], c["carried"] = state == "older", state == "carried"
-        # carried without a canary: the row measures this very code, at the seeds its fixture mates' earlier code
-        # derived (a carry keeps them); a row of other code was carried by its canary's identical records
+        # carried without a canary: the row measures this very code, at the seeds derived from the earlier code of a
+        # claim it shares fixtures with (a carry keeps them); a row of other code was carried by its canary's records
         c["seeds_carried"] = c["carried"] and c["code_hash"] == now
     return summary
 
