@@ -37,7 +37,7 @@ import itertools
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from theorems import fixture as fx
 from theorems.claim import Claim, Context, worst_status
@@ -328,7 +328,7 @@ def adopt_calibration_units(claims: list[Claim], run_of, results_dir: Path) -> i
     return copied
 
 
-def run(claims: list[Claim], ctx: "Context | dict[str, Context]", results_dir: Path, executor, *,
+def run(claims: list[Claim], ctx: "Context | Mapping[str, Context]", results_dir: Path, executor, *,
         points: int | None = None, rerun: bool = False, write: bool = True) -> list[dict]:
     """The sensitivity records of ``claims`` (those with free choices) at ``ctx`` (one run for all, or a run per
     claim id): their own runs (stored ones reused, and those a confirmation calibration in ``results_dir`` computed:
